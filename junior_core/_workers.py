@@ -1,0 +1,100 @@
+"""Daemon worker threads and a background event loop for running handlers with timeouts.
+
+``concurrent.futures.ThreadPoolExecutor`` joins its threads at interpreter exit,
+so one handler hung past its timeout would hang the host's exit; these threads
+are daemons and are simply abandoned when a call times out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+import threading
+from collections.abc import Callable, Coroutine
+from concurrent.futures import Future
+from typing import Any
+
+__all__ = ["BackgroundLoop", "DaemonPool"]
+
+
+class DaemonPool:
+    """Runs callables on daemon threads, starting a new one whenever none is idle."""
+
+    def __init__(self, name: str = "junior-tool") -> None:
+        self._tasks: queue.SimpleQueue[tuple[Future[Any], Callable[..., Any], tuple[Any, ...]] | None] = (
+            queue.SimpleQueue()
+        )
+        self._lock = threading.Lock()
+        self._idle = 0
+        self._threads = 0
+        self._name = name
+        self._closed = False
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the runtime is closed")
+            if self._idle == 0:
+                self._threads += 1
+                threading.Thread(target=self._work, name=f"{self._name}-{self._threads}", daemon=True).start()
+            else:
+                self._idle -= 1
+        self._tasks.put((future, fn, args))
+        return future
+
+    def _work(self) -> None:
+        while True:
+            task = self._tasks.get()
+            if task is None:
+                return
+            future, fn, args = task
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(fn(*args))
+                except BaseException as exc:  # noqa: BLE001 - handed to the caller, who maps it to an error code
+                    future.set_exception(exc)
+            with self._lock:
+                self._idle += 1
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            count = self._idle
+            self._idle = 0
+        for _ in range(count):
+            self._tasks.put(None)
+
+
+class BackgroundLoop:
+    """An event loop on a daemon thread, for running async handlers from synchronous code."""
+
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                ready = threading.Event()
+
+                def run() -> None:
+                    asyncio.set_event_loop(loop)
+                    loop.call_soon(ready.set)
+                    loop.run_forever()
+
+                threading.Thread(target=run, name="junior-loop", daemon=True).start()
+                ready.wait()
+                self._loop = loop
+            return self._loop
+
+    def submit(self, coro: Coroutine[Any, Any, Any]) -> Future[Any]:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    def close(self) -> None:
+        with self._lock:
+            loop, self._loop = self._loop, None
+        if loop is not None:
+            loop.call_soon_threadsafe(loop.stop)

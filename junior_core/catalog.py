@@ -1,0 +1,284 @@
+"""Sources, tools and the catalog that holds what every plugin registered."""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import re
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Literal
+
+import attrs
+
+from junior_core.errors import RegistrationError
+
+__all__ = [
+    "ANNOTATION_HINTS",
+    "Catalog",
+    "CatalogTool",
+    "Handler",
+    "Provider",
+    "Source",
+    "SourceEntry",
+    "Tool",
+    "make_tool_name",
+]
+
+SOURCE_ID = re.compile(r"^[a-z][a-z0-9-]*(:[a-z0-9][a-z0-9_-]*)?$")
+TOOL_LOCAL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
+TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+MAX_TOOL_NAME = 64
+ANNOTATION_HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+EXPOSURES = ("deferred", "direct", "hidden")
+
+Handler = Callable[[dict[str, Any], Any], Any]
+"""``handler(arguments, context)``: sync or async, returns a JSON-serialisable value."""
+
+Provider = Callable[[], Iterable["Tool"]]
+"""Called by the catalog to (re)list a run-time source's tools."""
+
+
+def make_tool_name(source_id: str, name: str) -> str:
+    """``<source id with ':' as '__'>__<name>``, shortened with a hash suffix past 64 characters."""
+    full = f"{source_id.replace(':', '__')}__{name}"
+    if len(full) <= MAX_TOOL_NAME:
+        return full
+    digest = hashlib.sha256(full.encode()).hexdigest()[:8]
+    return f"{full[: MAX_TOOL_NAME - 9]}_{digest}"
+
+
+def _check_source_id(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, str) or not SOURCE_ID.match(value):
+        raise ValueError(
+            f"invalid source id {value!r}: use lowercase letters, digits and '-', "
+            "optionally ':' and a sub-id, e.g. 'memory' or 'mcp:time'"
+        )
+
+
+def _check_description(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{type(instance).__name__} {attribute.name} must be a non-empty string, got {value!r}")
+
+
+@attrs.frozen
+class Source:
+    """A named group of tools, e.g. ``Source("memory", "Long-term memory ...")``."""
+
+    id: str = attrs.field(validator=_check_source_id)
+    description: str = attrs.field(validator=_check_description)
+
+
+def _check_local_name(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, str) or not TOOL_LOCAL_NAME.match(value):
+        raise ValueError(f"invalid tool name {value!r}: use letters, digits, '_' and '-', starting with a letter or digit")
+
+
+def _check_schema(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
+    if not isinstance(value, Mapping):
+        raise ValueError(f"input_schema must be a JSON Schema object, got {type(value).__name__}")
+    if value.get("type") != "object":
+        raise ValueError("input_schema must describe an object: set \"type\": \"object\"")
+    try:
+        Draft202012Validator.check_schema(dict(value))
+    except SchemaError as exc:
+        raise ValueError(f"input_schema is not a valid JSON Schema: {exc.message}") from None
+
+
+def _check_annotations(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is None:
+        return
+    if not isinstance(value, Mapping):
+        raise ValueError(f"annotations must be a mapping of MCP hints, got {type(value).__name__}")
+    for key, hint in value.items():
+        if key in ANNOTATION_HINTS and not isinstance(hint, bool):
+            raise ValueError(f"annotation {key} must be true or false, got {hint!r}")
+        if key == "title" and not isinstance(hint, str):
+            raise ValueError(f"annotation title must be a string, got {hint!r}")
+        if key not in ANNOTATION_HINTS and key != "title":
+            raise ValueError(f"unknown annotation {key!r}: use {', '.join(ANNOTATION_HINTS)} or title")
+
+
+def _check_exposure(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value not in EXPOSURES:
+        raise ValueError(f"exposure must be one of {', '.join(EXPOSURES)}, got {value!r}")
+
+
+def _check_handler(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not callable(value):
+        raise ValueError(f"handler must be callable, got {type(value).__name__}")
+
+
+def _check_timeout(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int | float) or value <= 0):
+        raise ValueError(f"timeout_s must be a positive number of seconds or None, got {value!r}")
+
+
+def _freeze_mapping(value: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    return None if value is None else dict(value)
+
+
+@attrs.frozen
+class Tool:
+    """A callable tool: ``handler(arguments, context)`` returning a JSON-serialisable value.
+
+    ``description`` is indexed in full; its first paragraph is the summary a
+    model sees in search results.
+    """
+
+    name: str = attrs.field(validator=_check_local_name)
+    description: str = attrs.field(validator=_check_description)
+    input_schema: dict[str, Any] = attrs.field(converter=dict, validator=_check_schema)
+    handler: Handler = attrs.field(validator=_check_handler, eq=False)
+    annotations: dict[str, Any] | None = attrs.field(
+        default=None, converter=_freeze_mapping, validator=_check_annotations
+    )
+    exposure: Literal["deferred", "direct", "hidden"] = attrs.field(default="deferred", validator=_check_exposure)
+    timeout_s: float | None = attrs.field(default=None, validator=_check_timeout)
+
+    @property
+    def is_async(self) -> bool:
+        return inspect.iscoroutinefunction(self.handler) or inspect.iscoroutinefunction(
+            getattr(self.handler, "__call__", None)
+        )
+
+
+@attrs.frozen
+class CatalogTool:
+    """A registered tool with the names the catalog gave it."""
+
+    tool_name: str
+    source_id: str
+    tool: Tool
+    plugin: str
+
+    @property
+    def name(self) -> str:
+        return self.tool.name
+
+
+@attrs.frozen
+class SourceEntry:
+    """A registered source, the plugin that registered it, and its provider if its tools change at run time."""
+
+    source: Source
+    plugin: str
+    provider: Provider | None = attrs.field(default=None, eq=False)
+
+
+class Catalog:
+    """Every registered source and tool; first registration wins, duplicates are refused.
+
+    ``version`` increases on every change so the search index knows when to rebuild.
+    """
+
+    def __init__(self) -> None:
+        self._sources: dict[str, SourceEntry] = {}
+        self._tools: dict[str, CatalogTool] = {}
+        self._by_source: dict[str, list[str]] = {}
+        self._lock = threading.RLock()
+        self.version = 0
+
+    # -- reading -------------------------------------------------------------------------------
+    @property
+    def sources(self) -> list[SourceEntry]:
+        """Registered sources sorted by id."""
+        return [self._sources[key] for key in sorted(self._sources)]
+
+    def source(self, source_id: str) -> SourceEntry | None:
+        return self._sources.get(source_id)
+
+    def get(self, tool_name: str) -> CatalogTool | None:
+        return self._tools.get(tool_name)
+
+    def tools(self, source_id: str | None = None) -> list[CatalogTool]:
+        """Tools sorted by tool_name, optionally of one source (every exposure)."""
+        if source_id is None:
+            return [self._tools[name] for name in sorted(self._tools)]
+        return [self._tools[name] for name in sorted(self._by_source.get(source_id, ()))]
+
+    def find_local(self, source_id: str, name: str) -> CatalogTool | None:
+        """The tool of ``source_id`` whose local name is ``name``."""
+        for tool_name in self._by_source.get(source_id, ()):
+            entry = self._tools[tool_name]
+            if entry.tool.name == name:
+                return entry
+        return None
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    # -- writing -------------------------------------------------------------------------------
+    def add_source(
+        self, plugin: str, source: Source, tools: Iterable[Tool] = (), provider: Provider | None = None
+    ) -> None:
+        """Register a source and its tools atomically, or raise ``RegistrationError`` naming the plugin."""
+        if not isinstance(source, Source):
+            raise RegistrationError(plugin, f"register() takes a junior_core.Source, got {type(source).__name__}")
+        with self._lock:
+            existing = self._sources.get(source.id)
+            if existing is not None:
+                raise RegistrationError(
+                    plugin,
+                    f"source {source.id!r} is already registered by plugin {existing.plugin!r}; "
+                    "the first registration wins",
+                )
+            entries = self._check_tools(plugin, source.id, tools)
+            self._sources[source.id] = SourceEntry(source, plugin, provider)
+            self._by_source[source.id] = []
+            self._install(source.id, entries)
+
+    def remove_plugin(self, plugin: str) -> None:
+        """Forget every source a plugin registered (used to roll back a failed plugin)."""
+        with self._lock:
+            for source_id in [s for s, entry in self._sources.items() if entry.plugin == plugin]:
+                for tool_name in self._by_source.pop(source_id, []):
+                    del self._tools[tool_name]
+                del self._sources[source_id]
+            self.version += 1
+
+    def replace_tools(self, source_id: str, tools: Iterable[Tool]) -> None:
+        """Swap a run-time source's tools for a fresh list (invalid or duplicate tools refuse the whole list)."""
+        with self._lock:
+            entry = self._sources.get(source_id)
+            if entry is None:
+                raise KeyError(f"unknown source {source_id!r}")
+            entries = self._check_tools(entry.plugin, source_id, tools, replacing=True)
+            for tool_name in self._by_source[source_id]:
+                del self._tools[tool_name]
+            self._by_source[source_id] = []
+            self._install(source_id, entries)
+
+    def _check_tools(
+        self, plugin: str, source_id: str, tools: Iterable[Tool], replacing: bool = False
+    ) -> list[CatalogTool]:
+        entries: list[CatalogTool] = []
+        seen: dict[str, str] = {}
+        own = set(self._by_source.get(source_id, ())) if replacing else set()
+        for tool in tools:
+            if not isinstance(tool, Tool):
+                raise RegistrationError(
+                    plugin, f"source {source_id!r}: tools must be junior_core.Tool, got {type(tool).__name__}"
+                )
+            tool_name = make_tool_name(source_id, tool.name)
+            if tool.name in seen.values() or tool_name in seen:
+                raise RegistrationError(plugin, f"source {source_id!r} registers tool {tool.name!r} twice")
+            other = self._tools.get(tool_name)
+            if other is not None and tool_name not in own:
+                raise RegistrationError(
+                    plugin,
+                    f"tool_name {tool_name!r} is already registered by plugin {other.plugin!r} "
+                    f"(source {other.source_id!r}); the first registration wins",
+                )
+            seen[tool_name] = tool.name
+            entries.append(CatalogTool(tool_name, source_id, tool, plugin))
+        return entries
+
+    def _install(self, source_id: str, entries: list[CatalogTool]) -> None:
+        for entry in entries:
+            self._tools[entry.tool_name] = entry
+            self._by_source[source_id].append(entry.tool_name)
+        self.version += 1

@@ -1,0 +1,101 @@
+"""The hooks a junior plugin can implement (pluggy project ``junior``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+if TYPE_CHECKING:
+    import click
+
+    from junior_core.catalog import Tool
+    from junior_core.context import Message, ToolContext
+    from junior_core.registry import Register
+    from junior_core.runtime import Runtime
+
+hookspec = pluggy.HookspecMarker("junior")
+hookimpl = pluggy.HookimplMarker("junior")
+
+
+@hookspec
+def register_sources(register: Register) -> None:
+    """Declare sources and their tools.
+
+    :param register: call ``register(Source(...), tools=[Tool(...), ...])`` once per
+        source; a source whose tools are discovered at run time passes
+        ``provider=callable`` instead, returning its current tools. The core stamps
+        each registration with the plugin that made it.
+    """
+
+
+@hookspec
+def register_commands(cli: click.Group) -> None:
+    """Add click commands to the ``junior`` command line.
+
+    :param cli: the top-level ``junior`` click group; add a group of your own,
+        e.g. ``junior memory ...``.
+    """
+
+
+@hookspec
+def prompt_context(context: ToolContext, user_text: str) -> str | Sequence[str] | None:
+    """Return bounded text blocks to inject before a model turn (e.g. recalled memories).
+
+    :param context: the live actor and conversation of the turn.
+    :param user_text: what the user just said.
+    :return: a block, a list of blocks, or None.
+    """
+
+
+@hookspec
+def after_turn(context: ToolContext, transcript: Sequence[Message]) -> None:
+    """Observe a finished turn (e.g. passive memory extraction).
+
+    :param context: the live actor and conversation of the turn.
+    :param transcript: the turn's messages: user messages with their actor,
+        assistant replies, and tool calls with the results the model saw.
+    """
+
+
+@hookspec
+def before_tool_execute(tool: Tool, arguments: dict[str, Any], context: ToolContext) -> str | None:
+    """Veto or allow a tool call.
+
+    :param tool: the tool about to run.
+    :param arguments: the validated arguments.
+    :param context: the live context of the call.
+    :return: None to allow; a string to veto, which the model receives as the
+        message of a ``not_permitted`` error, so say what to do instead.
+    """
+
+
+@hookspec
+def startup(runtime: Runtime) -> None:
+    """Open resources (database engines, MCP sessions) when a runtime starts.
+
+    Runs after every plugin registered its sources and before run-time sources
+    are listed, so a provider can use what was opened here.
+
+    :param runtime: the starting runtime.
+    """
+
+
+@hookspec
+def shutdown(runtime: Runtime) -> None:
+    """Close what ``startup`` opened; runs once, on ``runtime.close()`` or at interpreter exit.
+
+    :param runtime: the closing runtime.
+    """
+
+
+HOOK_NAMES = (
+    "register_sources",
+    "register_commands",
+    "prompt_context",
+    "after_turn",
+    "before_tool_execute",
+    "startup",
+    "shutdown",
+)
