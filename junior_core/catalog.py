@@ -240,6 +240,16 @@ class Catalog:
                 del self._sources[source_id]
             self.version += 1
 
+    def describe_source(self, source_id: str, description: str) -> None:
+        """Replace a source's description (a run-time source may only learn it once connected)."""
+        source = Source(source_id, description)
+        with self._lock:
+            entry = self._sources.get(source_id)
+            if entry is None:
+                raise KeyError(f"unknown source {source_id!r}")
+            self._sources[source_id] = attrs.evolve(entry, source=source)
+            self.version += 1
+
     def replace_tools(self, source_id: str, tools: Iterable[Tool]) -> None:
         """Swap a run-time source's tools for a fresh list (invalid or duplicate tools refuse the whole list)."""
         with self._lock:

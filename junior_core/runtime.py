@@ -126,6 +126,10 @@ class Runtime:
         except Exception as exc:  # noqa: BLE001 - reported with the plugin's name
             self._plugins.report_error(entry.plugin, f"listing tools of {source_id!r} failed: {exc}", exc)
 
+    def describe_source(self, source_id: str, description: str) -> None:
+        """Replace a source's description; searchTools' description and the search index follow."""
+        self.catalog.describe_source(source_id, description)
+
     @property
     def sources(self) -> list[dict[str, str]]:
         """``[{"id", "description"}]`` sorted by id."""
