@@ -117,8 +117,8 @@ def _check_timeout(instance: object, attribute: attrs.Attribute[Any], value: obj
         raise ValueError(f"timeout_s must be a positive number of seconds or None, got {value!r}")
 
 
-def _freeze_mapping(value: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    return None if value is None else dict(value)
+def _freeze_mapping(value: Any) -> Any:
+    return dict(value) if isinstance(value, Mapping) else value
 
 
 @attrs.frozen
@@ -131,7 +131,7 @@ class Tool:
 
     name: str = attrs.field(validator=_check_local_name)
     description: str = attrs.field(validator=_check_description)
-    input_schema: dict[str, Any] = attrs.field(converter=dict, validator=_check_schema)
+    input_schema: dict[str, Any] = attrs.field(converter=_freeze_mapping, validator=_check_schema)
     handler: Handler = attrs.field(validator=_check_handler, eq=False)
     annotations: dict[str, Any] | None = attrs.field(
         default=None, converter=_freeze_mapping, validator=_check_annotations

@@ -109,8 +109,12 @@ class Runtime:
                     self.catalog.add_source(name, reg.source, reg.tools, reg.provider)
             except Exception as exc:  # noqa: BLE001 - a broken plugin is reported and skipped
                 self.catalog.remove_plugin(name)
-                message = str(exc) if isinstance(exc, RegistrationError) else f"{type(exc).__name__}: {exc}"
-                self._plugins.fail_loaded(name, f"register_sources failed: {message}", exc)
+                if isinstance(exc, RegistrationError):
+                    refused = exc
+                else:
+                    refused = RegistrationError(name, f"register_sources failed: {type(exc).__name__}: {exc}")
+                    refused.__cause__ = exc
+                self._plugins.fail_loaded(name, str(refused), refused)
 
     def refresh_source(self, source_id: str) -> None:
         """Ask a run-time source's provider for its current tools; the search index follows.

@@ -1,0 +1,247 @@
+"""The ``junior`` command line: sources, search, exec, plugins, tools, and plugin commands."""
+
+from __future__ import annotations
+
+import getpass
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from junior_core.context import Actor, Conversation, ToolContext
+
+if TYPE_CHECKING:
+    from junior_core.plugins import PluginSet
+    from junior_core.runtime import Runtime
+
+__all__ = ["cli", "local_context", "main"]
+
+
+def local_context(
+    *,
+    platform: str = "local",
+    team: str = "local",
+    user: str | None = None,
+    channel: str = "cli",
+    thread: str | None = "main",
+    private: bool = False,
+) -> ToolContext:
+    """The context CLI calls run in: the OS user on platform ``local``, one local conversation."""
+    actor = Actor(platform, team, user or _os_user())
+    conversation = Conversation(
+        platform, team, channel, thread_ts=thread, visibility="private" if private else "public"
+    )
+    return ToolContext(actor=actor, conversation=conversation, tool_call_id=None)
+
+
+def _os_user() -> str:
+    try:
+        name = getpass.getuser()
+    except (KeyError, OSError):
+        name = "user"
+    return "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in name) or "user"
+
+
+def _runtime(ctx: click.Context) -> Runtime:
+    """The CLI's runtime, built once from the plugins already loaded for this invocation."""
+    obj = ctx.ensure_object(dict)
+    if "runtime" not in obj:
+        from junior_core.runtime import Runtime
+
+        runtime = Runtime(_plugin_set=_plugins(ctx))
+        ctx.call_on_close(runtime.close)
+        obj["runtime"] = runtime
+    rt: Runtime = obj["runtime"]
+    return rt
+
+
+def _plugins(ctx: click.Context) -> PluginSet:
+    root = ctx.find_root()
+    plugin_set: PluginSet = root.obj["plugins"] if isinstance(root.obj, dict) and "plugins" in root.obj else _load()
+    return plugin_set
+
+
+def _load() -> PluginSet:
+    from junior_core.plugins import load, strict_from_env
+
+    return load(None, strict=strict_from_env())
+
+
+def _emit(data: Any, as_json: bool, render: Callable[[Any], None]) -> None:
+    if as_json:
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        render(data)
+
+
+def _table(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> None:
+    widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows, strict=False)]
+    widths = [min(width, 60) for width in widths]
+    for i, row in enumerate([headers, *rows]):
+        cells = [str(cell) if len(str(cell)) <= widths[j] else str(cell)[: widths[j] - 3] + "..." for j, cell in enumerate(row)]
+        click.echo("  ".join(cell.ljust(widths[j]) for j, cell in enumerate(cells)).rstrip())
+        if i == 0:
+            click.echo("  ".join("-" * width for width in widths))
+
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print the runtime's JSON exactly.")
+
+
+class JuniorGroup(click.Group):
+    """The top-level group; plugin commands are added when the group is built."""
+
+
+@click.group(cls=JuniorGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="junior-core", prog_name="junior")
+@click.pass_context
+def cli(ctx: click.Context) -> None:
+    """junior: many tools for an agent, found with searchTools and run with executeTool."""
+    ctx.ensure_object(dict)
+
+
+@cli.command()
+@json_option
+@click.pass_context
+def sources(ctx: click.Context, as_json: bool) -> None:
+    """List the sources of every installed plugin."""
+    rt = _runtime(ctx)
+    _emit(rt.sources, as_json, lambda data: _table([[s["id"], s["description"]] for s in data], ["SOURCE", "DESCRIPTION"]))
+
+
+@cli.command()
+@click.argument("query", required=False, default="")
+@click.option("--source", "-s", default=None, help="Search inside one source id.")
+@click.option("--limit", "-n", type=int, default=None, help="Maximum results, 1 to 20 (default 5).")
+@json_option
+@click.pass_context
+def search(ctx: click.Context, query: str, source: str | None, limit: int | None, as_json: bool) -> None:
+    """Search the catalog the way searchTools does."""
+    rt = _runtime(ctx)
+    result = rt.search_tools(query, source, limit)
+    if as_json:
+        _emit(result, True, print)
+    elif not result.get("ok", True):
+        _fail(result["error"]["message"])
+    else:
+        _render_search(result)
+    if "hint" in result and not as_json:
+        click.echo(result["hint"], err=True)
+        ctx.exit(1)
+
+
+def _render_search(result: dict[str, Any]) -> None:
+    if not result["tools"]:
+        click.echo(f"No tools matched ({result['total_eligible_tools']} searched).")
+        return
+    _table([[t["tool_name"], t["description"]] for t in result["tools"]], ["TOOL_NAME", "SUMMARY"])
+    click.echo(f"\n{result['returned_tools']} of {result['total_matches']} matches; run one with `junior exec TOOL_NAME`.")
+
+
+@cli.command(name="exec")
+@click.argument("tool_name")
+@click.option("--args", "args_json", default="{}", help="The tool's arguments as a JSON object.")
+@click.option("--user", default=None, help="Actor user id (default: the OS user).")
+@click.option("--team", default="local", show_default=True, help="Actor and conversation team id.")
+@click.option("--platform", default="local", show_default=True, help="Platform of actor and conversation.")
+@click.option("--channel", default="cli", show_default=True, help="Conversation channel id.")
+@click.option("--thread", default="main", show_default=True, help="Conversation thread timestamp or id.")
+@click.option("--private", is_flag=True, help="Treat the conversation as private.")
+@click.option("--tool-call-id", default=None, help="Idempotency: a retried call with the same id is not repeated.")
+@json_option
+@click.pass_context
+def exec_(
+    ctx: click.Context,
+    tool_name: str,
+    args_json: str,
+    user: str | None,
+    team: str,
+    platform: str,
+    channel: str,
+    thread: str,
+    private: bool,
+    tool_call_id: str | None,
+    as_json: bool,
+) -> None:
+    """Run one tool by its exact tool_name, as executeTool does."""
+    try:
+        arguments = json.loads(args_json)
+    except json.JSONDecodeError as exc:
+        _fail(f"--args is not valid JSON: {exc.msg} at position {exc.pos}")
+    if not isinstance(arguments, dict):
+        _fail(f"--args must be a JSON object, got {type(arguments).__name__}")
+    try:
+        context = local_context(platform=platform, team=team, user=user, channel=channel, thread=thread, private=private)
+    except ValueError as exc:
+        _fail(str(exc))
+    if tool_call_id:
+        context = ToolContext(context.actor, context.conversation, tool_call_id)
+    rt = _runtime(ctx)
+    result = rt.execute_tool(tool_name, arguments, context)
+    if as_json:
+        _emit(result, True, print)
+    elif result["ok"]:
+        click.echo(json.dumps(result["result"], indent=2, ensure_ascii=False))
+    else:
+        err = result["error"]
+        click.echo(f"error ({err['code']}): {err['message']}", err=True)
+    if not result["ok"]:
+        ctx.exit(1)
+
+
+@cli.command()
+@json_option
+@click.pass_context
+def plugins(ctx: click.Context, as_json: bool) -> None:
+    """List plugins: loaded and failed, with reasons."""
+    rt = _runtime(ctx)
+    data = [info.to_dict() for info in rt.plugins]
+    _emit(
+        data,
+        as_json,
+        lambda rows: _table(
+            [[r["name"], r["distribution"] or "-", r["version"] or "-", r["status"], r["error"] or ""] for r in rows],
+            ["PLUGIN", "DISTRIBUTION", "VERSION", "STATUS", "ERROR"],
+        ),
+    )
+
+
+@cli.command()
+@json_option
+@click.pass_context
+def tools(ctx: click.Context, as_json: bool) -> None:
+    """Show the tools a model is given (searchTools, executeTool, direct tools)."""
+    rt = _runtime(ctx)
+    data = rt.model_tools()
+
+    def render(rows: list[dict[str, Any]]) -> None:
+        for row in rows:
+            click.echo(f"## {row['name']}\n{row['description']}\n")
+
+    _emit(data, as_json, render)
+
+
+def _fail(message: str) -> Any:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(2)
+
+
+def build_cli() -> click.Group:
+    """The ``junior`` group with every loaded plugin's commands added."""
+    plugin_set = _load()
+    for name in plugin_set.implementers("register_commands"):
+        try:
+            plugin_set.call_one(name, "register_commands", cli=cli)
+        except Exception as exc:  # noqa: BLE001 - one plugin's broken commands must not break the CLI
+            plugin_set.report_error(name, f"register_commands failed: {exc}", exc)
+    cli.context_settings["obj"] = {"plugins": plugin_set}
+    return cli
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console-script entry point."""
+    import logging
+
+    logging.basicConfig(level=logging.WARNING, format="junior: %(levelname)s %(name)s: %(message)s")
+    build_cli().main(args=list(argv) if argv is not None else None, prog_name="junior")

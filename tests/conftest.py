@@ -1,0 +1,109 @@
+"""Shared fixtures: in-process plugins built per test, runtimes closed after each test."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from junior_core import Runtime, Source, Tool, ToolError, hookimpl
+
+OBJECT: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
+
+
+def echo(arguments: dict[str, Any], context: Any) -> dict[str, Any]:
+    return {"echo": arguments}
+
+
+class SourcePlugin:
+    """A plugin registering one source with the given tools."""
+
+    def __init__(self, source: Source, tools: list[Tool], name: str | None = None) -> None:
+        self.source = source
+        self.tools = tools
+        self.junior_plugin_name = name or f"plugin-{source.id}"
+
+    @hookimpl
+    def register_sources(self, register: Any) -> None:
+        register(self.source, tools=self.tools)
+
+
+def notes_plugin() -> SourcePlugin:
+    """A small realistic source used across tests."""
+    add_schema = {
+        "type": "object",
+        "properties": {
+            "text": {"type": "string", "description": "The note's text."},
+            "tags": {"type": "array", "items": {"type": "string"}, "description": "Labels for filtering."},
+        },
+        "required": ["text"],
+        "additionalProperties": False,
+    }
+
+    def not_found(arguments: dict[str, Any], context: Any) -> None:
+        raise ToolError("not_found", "No note has that id; list notes to see the ids.", id=arguments.get("id"))
+
+    def crash(arguments: dict[str, Any], context: Any) -> None:
+        raise RuntimeError("secret-database-password leaked in a traceback")
+
+    def hang(arguments: dict[str, Any], context: Any) -> None:
+        time.sleep(5)
+
+    def not_json(arguments: dict[str, Any], context: Any) -> object:
+        return {"value": object()}
+
+    return SourcePlugin(
+        Source("notes", "Personal notes: write, find and delete short notes."),
+        [
+            Tool("add_note", "Write a new note with optional tags.\n\nNotes are private to you.", add_schema, echo,
+                 annotations={"readOnlyHint": False}),
+            Tool("find_notes", "Find notes by words in their text.", {
+                "type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"],
+                "additionalProperties": False}, echo, annotations={"readOnlyHint": True}),
+            Tool("delete_note", "Delete a note by its id.", {
+                "type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}, not_found),
+            Tool("crash_note", "A tool whose handler raises.", OBJECT, crash),
+            Tool("hang_note", "A tool whose handler hangs.", OBJECT, hang, timeout_s=0.2),
+            Tool("weird_note", "A tool returning something that is not JSON.", OBJECT, not_json),
+            Tool("admin_purge", "Purge every note for good.", OBJECT, echo, exposure="hidden"),
+            Tool("quick_note", "Jot a quick note, offered to the model directly.", OBJECT, echo, exposure="direct"),
+        ],
+    )
+
+
+def weather_plugin() -> SourcePlugin:
+    async def forecast(arguments: dict[str, Any], context: Any) -> dict[str, Any]:
+        return {"city": arguments["city"], "forecast": "sunny"}
+
+    return SourcePlugin(
+        Source("weather", "Weather forecasts and current conditions."),
+        [
+            Tool("get_forecast", "Get the weather forecast for a city.", {
+                "type": "object", "properties": {"city": {"type": "string", "description": "City name."}},
+                "required": ["city"], "additionalProperties": False}, forecast),
+            Tool("getCurrentConditions", "Current temperature and wind for a city.", {
+                "type": "object", "properties": {"city": {"type": "string"}}}, echo),
+        ],
+    )
+
+
+@pytest.fixture
+def make_runtime() -> Iterator[Callable[..., Runtime]]:
+    """Build runtimes from explicit plugins; every one is closed after the test."""
+    made: list[Runtime] = []
+
+    def make(*plugins: object, **kwargs: Any) -> Runtime:
+        rt = Runtime(plugins=list(plugins), **kwargs)
+        made.append(rt)
+        return rt
+
+    yield make
+    for rt in made:
+        rt.close()
+
+
+@pytest.fixture
+def rt(make_runtime: Callable[..., Runtime]) -> Runtime:
+    return make_runtime(notes_plugin(), weather_plugin())
