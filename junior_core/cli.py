@@ -243,5 +243,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point."""
     import logging
 
+    from junior_core.errors import PluginError
+
     logging.basicConfig(level=logging.WARNING, format="junior: %(levelname)s %(name)s: %(message)s")
-    build_cli().main(args=list(argv) if argv is not None else None, prog_name="junior")
+    try:
+        build_cli().main(args=list(argv) if argv is not None else None, prog_name="junior")
+    except PluginError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)

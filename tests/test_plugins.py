@@ -1,0 +1,162 @@
+"""Plugin loading: real installed distributions, failure isolation, environment switches."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from junior_core import PluginError, Runtime, Source, Tool, hookimpl
+from tests.conftest import OBJECT, SourcePlugin, echo
+
+DISTS = Path(__file__).parent / "dists"
+JUNIOR = [sys.executable, "-m", "junior_core"]
+TEST_PLUGINS = "good,broken-import,bad-hook-arg,misspelled,good-clone"
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The test distributions, really installed (with their entry points) into a target directory."""
+    target = tmp_path_factory.mktemp("site")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--target",
+         str(target), *(str(p) for p in sorted(DISTS.iterdir()))],
+        check=True, capture_output=True,
+    )
+    return target
+
+
+def junior(site: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("JUNIOR_")}
+    environ.update({"PYTHONPATH": str(site), "JUNIOR_LOAD_PLUGINS": TEST_PLUGINS, **env})
+    return subprocess.run([*JUNIOR, *args], capture_output=True, text=True, env=environ, timeout=60)
+
+
+def plugins_json(site: Path, **env: str) -> dict[str, dict[str, Any]]:
+    proc = junior(site, "plugins", "--json", **env)
+    assert proc.returncode == 0, proc.stderr
+    return {row["name"]: row for row in json.loads(proc.stdout)}
+
+
+def test_broken_installed_plugins_are_reported_and_the_rest_load(site: Path) -> None:
+    rows = plugins_json(site)
+    assert rows["good"]["status"] == "loaded"
+    assert rows["good"]["distribution"] == "junior-test-good" and rows["good"]["version"] == "1.2.3"
+    assert rows["good"]["hooks"] == ["register_sources"]
+    broken = rows["broken-import"]
+    assert broken["status"] == "failed" and broken["distribution"] == "junior-test-broken-import"
+    assert "junior_dependency_that_does_not_exist" in broken["error"]
+    assert rows["bad-hook-arg"]["status"] == "failed" and "catalog" in rows["bad-hook-arg"]["error"]
+    assert rows["misspelled"]["status"] == "failed" and "register_source" in rows["misspelled"]["error"]
+    clone = rows["good-clone"]
+    assert clone["status"] == "failed"
+    assert "'good'" in clone["error"] and "already registered by plugin 'good'" in clone["error"]
+    sources = json.loads(junior(site, "sources", "--json").stdout)
+    assert sources == [{"id": "good", "description": "A plugin that works."}]
+    ping = json.loads(junior(site, "exec", "good__ping", "--json").stdout)
+    assert ping == {"ok": True, "tool_name": "good__ping", "result": "pong"}
+
+
+def test_entry_points_load_in_distribution_name_order(site: Path) -> None:
+    names = list(plugins_json(site, JUNIOR_LOAD_PLUGINS="good,good-clone"))
+    assert names == ["good", "good-clone"]
+
+
+def test_strict_mode_raises_naming_the_plugin(site: Path) -> None:
+    proc = junior(site, "sources", JUNIOR_STRICT_PLUGINS="1", JUNIOR_LOAD_PLUGINS="good,broken-import")
+    assert proc.returncode == 1
+    assert "error: plugin 'broken-import'" in proc.stderr and "junior_dependency_that_does_not_exist" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_allowlist_and_denylist_apply_before_import(site: Path) -> None:
+    assert list(plugins_json(site, JUNIOR_LOAD_PLUGINS="good")) == ["good"]
+    assert list(plugins_json(site, JUNIOR_LOAD_PLUGINS="")) == []
+    rows = plugins_json(site, JUNIOR_DISABLE_PLUGINS="broken-import,junior-test-misspelled")
+    assert "broken-import" not in rows and "misspelled" not in rows and "good" in rows
+
+
+def test_trace_prints_hook_calls(site: Path) -> None:
+    proc = junior(site, "sources", JUNIOR_TRACE_PLUGINS="1", JUNIOR_LOAD_PLUGINS="good")
+    assert "[junior] register_sources -> good(register)" in proc.stderr
+
+
+def test_from_entry_points_in_process_sees_installed_example(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("JUNIOR_LOAD_PLUGINS", "units")
+    with Runtime.from_entry_points() as rt:
+        assert [s["id"] for s in rt.sources] == ["units"]
+        out = rt.execute_tool("units__convert_length", {"value": 1, "from_unit": "mile", "to_unit": "metre"})
+        assert out["result"] == {"value": 1609.344, "unit": "metre"}
+
+
+# -- in-process plugins ------------------------------------------------------------------------
+def test_misspelled_hook_is_named(make_runtime: Callable[..., Runtime]) -> None:
+    class Typo:
+        junior_plugin_name = "typo"
+
+        @hookimpl
+        def register_sourcez(self, register: Any) -> None:
+            pass
+
+    with pytest.raises(PluginError, match="typo.*register_sourcez"):
+        make_runtime(Typo())
+
+
+def test_unmarked_methods_are_ignored(make_runtime: Callable[..., Runtime]) -> None:
+    class Plain:
+        junior_plugin_name = "plain"
+
+        def register_sources(self, register: Any) -> None:
+            raise AssertionError("not a hookimpl, never called")
+
+    assert make_runtime(Plain()).sources == []
+
+
+def test_registration_order_is_the_order_given(make_runtime: Callable[..., Runtime]) -> None:
+    first = SourcePlugin(Source("x", "From first."), [Tool("t", "T.", OBJECT, echo)], name="first")
+    second = SourcePlugin(Source("x", "From second."), [Tool("t", "T.", OBJECT, echo)], name="second")
+    assert make_runtime(first, second, strict=False).sources == [{"id": "x", "description": "From first."}]
+    assert make_runtime(second, first, strict=False).sources == [{"id": "x", "description": "From second."}]
+
+
+def test_a_plugin_class_is_instantiated_per_runtime(make_runtime: Callable[..., Runtime]) -> None:
+    class Counter:
+        instances = 0
+
+        def __init__(self) -> None:
+            Counter.instances += 1
+            self.calls = 0
+
+        @hookimpl
+        def register_sources(self, register: Any) -> None:
+            register(Source("counter", "Counts."), tools=[Tool("n", "N.", OBJECT, self.count)])
+
+        def count(self, arguments: dict[str, Any], context: Any) -> int:
+            self.calls += 1
+            return self.calls
+
+    one, two = make_runtime(Counter), make_runtime(Counter)
+    assert Counter.instances == 2
+    assert [one.execute_tool("counter__n")["result"] for _ in range(2)] == [1, 2]
+    assert two.execute_tool("counter__n")["result"] == 1
+
+
+def test_startup_failure_is_reported_when_not_strict(make_runtime: Callable[..., Runtime]) -> None:
+    class BadStart:
+        junior_plugin_name = "bad-start"
+
+        @hookimpl
+        def startup(self, runtime: Runtime) -> None:
+            raise OSError("database refused the connection")
+
+    with pytest.raises(PluginError, match="bad-start.*database refused"):
+        make_runtime(BadStart())
+    rt = make_runtime(BadStart(), SourcePlugin(Source("x", "X."), [Tool("t", "T.", OBJECT, echo)]), strict=False)
+    assert rt.execute_tool("x__t")["ok"] is True
+    assert "database refused" in ({i.name: i for i in rt.plugins}["bad-start"].error or "")
