@@ -1,0 +1,217 @@
+"""The bridge: every configured server's session on one event loop of its own, and their tools as junior tools."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any
+
+from junior_core import Tool, ToolContext, ToolError
+from junior_mcp_bridge.config import ServerConfig
+from junior_mcp_bridge.connection import ServerConnection
+from junior_mcp_bridge.convert import annotations_of, local_names
+
+__all__ = ["Bridge", "BridgeLoop"]
+
+log = logging.getLogger("junior.mcp")
+_CALL_SLACK_S = 2.0
+_SHUTDOWN_TIMEOUT_S = 15.0
+
+
+class BridgeLoop:
+    """An asyncio loop on a thread of its own, so sync and async hosts alike can reach the sessions."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        ready = threading.Event()
+
+        def run() -> None:
+            asyncio.set_event_loop(self.loop)
+            self.loop.call_soon(ready.set)
+            self.loop.run_forever()
+
+        self._thread = threading.Thread(target=run, name="junior-mcp-loop", daemon=True)
+        self._thread.start()
+        ready.wait()
+
+    def run(self, coro: Coroutine[Any, Any, Any], timeout: float | None = None) -> Any:
+        """Run ``coro`` on the loop and wait for it from another thread."""
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def close(self) -> None:
+        if self.loop.is_closed():
+            return
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(5)
+        if not self._thread.is_alive():
+            self.loop.close()
+
+
+class Bridge:
+    """Connections to the enabled servers of ``configs``; ``on_change(name)`` runs when a server's tools change."""
+
+    def __init__(self, configs: Sequence[ServerConfig], on_change: Callable[[str], None] | None = None) -> None:
+        self.configs = list(configs)
+        self.connections = {c.name: ServerConnection(c, self._changed) for c in self.configs if c.enabled}
+        self.on_change = on_change
+        self._loop: BridgeLoop | None = None
+        self._closed = False
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def start(self) -> None:
+        """Connect to every server in parallel; returns when each is ready or has failed (its own timeout)."""
+        if not self.connections or self._closed:
+            return
+        self._loop = BridgeLoop()
+        bound = max(c.config.startup_timeout_s for c in self.connections.values()) + 10.0
+
+        async def start_all() -> None:
+            await asyncio.gather(*(conn.start() for conn in self.connections.values()))
+
+        try:
+            self._loop.run(start_all(), bound)
+        except TimeoutError:
+            log.error("MCP servers did not all start within %.0f s; continuing without them", bound)
+
+    def close(self) -> None:
+        """Close every session and reap every server process."""
+        if self._closed:
+            return
+        self._closed = True
+        loop, self._loop = self._loop, None
+        if loop is None:
+            return
+
+        async def stop_all() -> None:
+            await asyncio.gather(*(conn.stop() for conn in self.connections.values()), return_exceptions=True)
+
+        try:
+            loop.run(stop_all(), _SHUTDOWN_TIMEOUT_S)
+        except Exception:  # shutdown goes on; what is left is logged
+            log.exception("closing MCP sessions failed")
+        finally:
+            loop.close()
+
+    def _changed(self, connection: ServerConnection) -> None:
+        if self.on_change is not None:
+            self.on_change(connection.name)
+
+    # -- what the catalog sees ----------------------------------------------------------------
+    def description(self, name: str) -> str:
+        """From config, else the first paragraph of the server's instructions, else its title or name."""
+        config = self._config(name)
+        if config.description:
+            return config.description
+        conn = self.connections.get(name)
+        if conn is not None and conn.instructions and conn.instructions.strip():
+            return conn.instructions.strip().split("\n\n", 1)[0].strip()
+        if conn is not None and (conn.server_title or conn.server_name):
+            return f"Tools of the MCP server {conn.server_title or conn.server_name}."
+        text = f"Tools of the MCP server {name!r}."
+        if conn is not None and conn.state == "failed" and not conn.listed:
+            text += f" Unavailable: {conn.error}."
+        return text
+
+    def tools(self, name: str) -> list[Tool]:
+        """The junior tools of one server: its last listing, or stubs for ``allowed_tools`` before it connects."""
+        conn = self.connections.get(name)
+        if conn is None:
+            return []
+        config = conn.config
+        allowed = set(config.allowed_tools) if config.allowed_tools is not None else None
+        if not conn.listed:
+            # Named in config but never listed: stubs that reconnect on call, or answer `unavailable`.
+            return [self._stub(config, tool) for tool in sorted(allowed or ())]
+        by_name = {tool.name: tool for tool in conn.tools}
+        result = []
+        for local, server_name in local_names(by_name).items():
+            if allowed is not None and server_name not in allowed and local not in allowed:
+                continue
+            built = self._tool(config, local, by_name[server_name])
+            if built is not None:
+                result.append(built)
+        return result
+
+    def _tool(self, config: ServerConfig, local: str, tool: Any) -> Tool | None:
+        description = (tool.description or "").strip() or (tool.title or "").strip() or f"{tool.name} (no description)"
+        try:
+            return Tool(
+                name=local,
+                description=description,
+                input_schema=tool.input_schema,
+                handler=self._handler(config.name, tool.name),
+                annotations=annotations_of(tool),
+                timeout_s=config.timeout_s + _CALL_SLACK_S,
+            )
+        except ValueError as exc:
+            log.warning("MCP server %r: tool %r skipped: %s", config.name, tool.name, exc)
+            return None
+
+    def _stub(self, config: ServerConfig, name: str) -> Tool:
+        from junior_mcp_bridge.convert import sanitize_name
+
+        return Tool(
+            name=sanitize_name(name),
+            description=f"{name} on the MCP server {config.name!r} (not connected; its schema is not known yet).",
+            input_schema={"type": "object"},
+            handler=self._handler(config.name, name),
+            timeout_s=config.startup_timeout_s + config.timeout_s + _CALL_SLACK_S,
+        )
+
+    def _handler(self, server: str, tool: str) -> Callable[[dict[str, Any], ToolContext], Coroutine[Any, Any, Any]]:
+        async def call_mcp_tool(arguments: dict[str, Any], context: ToolContext) -> Any:
+            return await self.acall(server, tool, arguments)
+
+        call_mcp_tool.__qualname__ = f"mcp:{server}:{tool}"
+        return call_mcp_tool
+
+    async def acall(self, server: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Call ``tool`` on ``server`` from any thread or loop."""
+        loop = self._loop
+        conn = self.connections.get(server)
+        if loop is None or conn is None or self._closed:
+            raise ToolError("unavailable", f"MCP server {server!r} is not running. Try another tool.")
+        coro = conn.call(tool, dict(arguments))
+        try:
+            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop.loop:
+            result: dict[str, Any] = await coro
+            return result
+        try:
+            future = asyncio.run_coroutine_threadsafe(coro, loop.loop)
+        except RuntimeError:
+            coro.close()
+            raise ToolError("unavailable", f"MCP server {server!r} is shut down. Try another tool.") from None
+        return await asyncio.wrap_future(future)  # type: ignore[no-any-return]
+
+    def _config(self, name: str) -> ServerConfig:
+        for config in self.configs:
+            if config.name == name:
+                return config
+        raise KeyError(name)
+
+    def status(self) -> list[dict[str, Any]]:
+        """One row per configured server: state, tool count, error (no env or header values)."""
+        rows = []
+        for config in self.configs:
+            conn = self.connections.get(config.name)
+            rows.append({
+                "name": config.name,
+                "source": config.source_id,
+                "transport": config.transport,
+                "target": config.target,
+                "enabled": config.enabled,
+                "state": conn.state if conn is not None else "disabled",
+                "tools": len(self.tools(config.name)) if conn is not None and conn.listed else None,
+                "server": (f"{conn.server_name} {conn.server_version or ''}".strip()
+                           if conn is not None and conn.server_name else None),
+                "protocol_version": conn.protocol_version if conn is not None else None,
+                "connect_s": round(conn.connect_s, 3) if conn is not None and conn.connect_s is not None else None,
+                "error": conn.error if conn is not None else None,
+                "origin": config.origin,
+            })
+        return rows

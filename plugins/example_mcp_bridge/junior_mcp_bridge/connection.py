@@ -1,0 +1,311 @@
+"""One MCP server's session, run on the bridge's event loop: connect, list, call, follow changes, reconnect."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from typing import Any, Literal
+
+import anyio
+import mcp_types as types
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
+
+from junior_core import ToolError
+from junior_mcp_bridge.config import ServerConfig
+from junior_mcp_bridge.convert import error_text, result_json
+
+__all__ = ["RETRY_INTERVAL_S", "ServerConnection", "State"]
+
+log = logging.getLogger("junior.mcp")
+State = Literal["stopped", "starting", "ready", "failed"]
+RETRY_INTERVAL_S = 30.0
+"""After a failed connect, calls answer ``unavailable`` this long before the next attempt."""
+_MAX_PAGES = 1000
+_STOP_TIMEOUT_S = 10.0
+
+
+class ServerConnection:
+    """A server's session, owned by one task on the bridge loop from connect to close.
+
+    Every coroutine here runs on the bridge loop; other threads read the plain
+    attributes (``state``, ``tools`` ...), which are replaced, never mutated.
+    """
+
+    def __init__(self, config: ServerConfig, on_change: Callable[[ServerConnection], None]) -> None:
+        self.config = config
+        self.state: State = "stopped"
+        self.error: str | None = None
+        self.tools: list[types.Tool] = []
+        self.listed = False
+        self.server_name: str | None = None
+        self.server_title: str | None = None
+        self.server_version: str | None = None
+        self.instructions: str | None = None
+        self.protocol_version: str | None = None
+        self.connect_s: float | None = None
+        self._on_change = on_change
+        self._session: ClientSession | None = None
+        self._runner: asyncio.Task[None] | None = None
+        self._stop: asyncio.Event | None = None
+        self._lock = asyncio.Lock()
+        self._background: set[asyncio.Task[Any]] = set()
+        self._reaping: set[asyncio.Task[None]] = set()
+        self._retry_at = 0.0
+        self._closed = False
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    async def start(self) -> None:
+        """Connect and list tools within ``startup_timeout_s``; a failure is recorded, never raised."""
+        async with self._lock:
+            await self._connect()
+
+    async def _connect(self) -> None:
+        if self._closed:
+            return
+        await self._drop_session()
+        self.state, self.error = "starting", None
+        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._stop = asyncio.Event()
+        started = time.perf_counter()
+        self._runner = asyncio.create_task(self._run(ready, self._stop), name=f"mcp:{self.name}")
+        try:
+            await ready
+        except Exception as exc:  # noqa: BLE001 - any failure to connect makes the server unavailable
+            self.state, self.error = "failed", _describe(exc, self.config)
+            self._retry_at = time.monotonic() + RETRY_INTERVAL_S
+            log.warning("MCP server %r is unavailable: %s", self.name, self.error)
+        else:
+            self.state = "ready"
+            self.connect_s = time.perf_counter() - started
+            log.info("MCP server %r ready in %.2f s with %d tools", self.name, self.connect_s, len(self.tools))
+        self._notify()
+
+    async def _run(self, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
+        """Hold the transport and session open until ``stop``; their teardown reaps the server process."""
+        try:
+            async with AsyncExitStack() as stack:
+                try:
+                    # Contexts are entered outside the timeout's scope: anyio scopes must nest strictly.
+                    read, write = await self._open_transport(stack)
+                    session = ClientSession(read, write, message_handler=self._on_message)
+                    await stack.enter_async_context(session)
+                    with anyio.fail_after(self.config.startup_timeout_s):
+                        init = await session.initialize()
+                        tools = await _list_all(session)
+                except BaseException as exc:
+                    # Reported now, not after the teardown below: a hung server takes seconds to kill.
+                    if not ready.done():
+                        ready.set_exception(exc if isinstance(exc, Exception) else ConnectionError("cancelled"))
+                    raise
+                info = init.server_info
+                self.server_name, self.server_title, self.server_version = info.name, info.title, info.version
+                self.instructions = init.instructions
+                self.protocol_version = init.protocol_version
+                self.tools, self.listed = tools, True
+                self._session = session
+                ready.set_result(None)
+                await stop.wait()
+        except Exception as exc:  # noqa: BLE001 - logged; callers learn of it through ``ready`` or ``state``
+            log.debug("MCP server %r session ended: %r", self.name, exc)
+        finally:
+            self._session = None
+            if not ready.done():
+                ready.set_exception(ConnectionError("the session ended before it was ready"))
+
+    async def _open_transport(self, stack: AsyncExitStack) -> tuple[Any, Any]:
+        config = self.config
+        if config.url is not None:
+            from mcp.client.streamable_http import streamable_http_client
+            from mcp.shared._httpx_utils import create_mcp_http_client
+
+            http = await stack.enter_async_context(create_mcp_http_client(headers=dict(config.headers)))
+            streams = await stack.enter_async_context(streamable_http_client(config.url, http_client=http))
+            return streams[0], streams[1]
+        assert config.command is not None
+        params = StdioServerParameters(command=config.command, args=list(config.args), env=dict(config.env),
+                                       cwd=config.cwd)
+        errlog = _stderr_to_log(self.name)
+        try:
+            read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
+        finally:
+            # The child holds its own copy; closing ours lets the log thread end when the server exits.
+            errlog.close()
+        return read, write
+
+    async def stop(self) -> None:
+        """Close the session and reap the server process (bounded)."""
+        self._closed = True
+        for task in list(self._background):
+            task.cancel()
+        await self._drop_session()
+        if self._reaping:
+            await asyncio.wait(list(self._reaping), timeout=_STOP_TIMEOUT_S)
+        self.state = "stopped"
+
+    async def _drop_session(self) -> None:
+        runner, self._runner = self._runner, None
+        if self._stop is not None:
+            self._stop.set()
+        self._session = None
+        if runner is not None and not runner.done():
+            try:
+                await asyncio.wait_for(asyncio.shield(runner), _STOP_TIMEOUT_S)
+            except TimeoutError:
+                log.warning("MCP server %r did not shut down within %.0f s", self.name, _STOP_TIMEOUT_S)
+
+    # -- calls --------------------------------------------------------------------------------
+    async def call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Call one tool; every failure is a ``ToolError`` the model can act on."""
+        session = await self._ready_session()
+        try:
+            result = await session.call_tool(tool, arguments, read_timeout_seconds=self.config.timeout_s)
+        except MCPError as exc:
+            if exc.code == types.CONNECTION_CLOSED:
+                await self._crashed("the server closed the connection")
+                raise self._unavailable(f"MCP server {self.name!r} stopped during the call") from None
+            if exc.code == types.REQUEST_TIMEOUT:
+                raise ToolError(
+                    "timeout",
+                    f"{tool} on MCP server {self.name!r} did not answer within {self.config.timeout_s:g} seconds. "
+                    "Try again later, or with a smaller request.",
+                ) from None
+            if exc.code == types.INVALID_PARAMS and "unknown tool" in exc.error.message.lower():
+                self._spawn(self._relist())
+            raise ToolError(
+                "tool_failed",
+                f"MCP server {self.name!r} refused the call to {tool}: {_bounded(exc.error.message)}. "
+                "Check the arguments against the tool's schema, or search for another tool.",
+            ) from None
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError) as exc:
+            await self._crashed(f"{type(exc).__name__}: {exc}")
+            raise self._unavailable(f"MCP server {self.name!r} stopped during the call") from None
+        if result.is_error:
+            raise ToolError("tool_failed", f"{tool} on MCP server {self.name!r} failed: {error_text(result)}")
+        return result_json(result)
+
+    async def _ready_session(self) -> ClientSession:
+        session = self._session
+        if session is not None and self.state == "ready":
+            return session
+        if self._closed:
+            raise self._unavailable(f"MCP server {self.name!r} is shut down")
+        async with self._lock:
+            if self._session is None or self.state != "ready":
+                if time.monotonic() < self._retry_at:
+                    raise self._unavailable(
+                        f"MCP server {self.name!r} is unavailable ({self.error}); junior retries it "
+                        f"{RETRY_INTERVAL_S:g} s after each failed attempt"
+                    )
+                log.info("reconnecting to MCP server %r", self.name)
+                await self._connect()
+            if self._session is None:
+                raise self._unavailable(f"MCP server {self.name!r} is unavailable ({self.error})")
+            return self._session
+
+    def _unavailable(self, message: str) -> ToolError:
+        return ToolError("unavailable", f"{message}. Tell the user this tool is down, or try another tool.")
+
+    async def _crashed(self, reason: str) -> None:
+        log.warning("MCP server %r crashed: %s; it will be restarted on the next call", self.name, reason)
+        self.state, self.error = "failed", f"crashed: {reason}"
+        self._retry_at = 0.0  # the next call reconnects straight away
+        runner, self._runner = self._runner, None
+        if self._stop is not None:
+            self._stop.set()
+        self._session = None
+        if runner is not None:
+            # Reaped in the background so the failing call answers at once.
+            self._reaping.add(runner)
+            runner.add_done_callback(self._reaping.discard)
+
+    # -- change notifications -----------------------------------------------------------------
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            self._spawn(self._relist())
+        elif isinstance(message, Exception):
+            log.warning("MCP server %r sent something unreadable: %s", self.name, message)
+
+    async def _relist(self) -> None:
+        session = self._session
+        if session is None:
+            return
+        try:
+            tools = await _list_all(session)
+        except Exception as exc:  # noqa: BLE001 - the source keeps its last listing
+            log.warning("re-listing the tools of MCP server %r failed: %s", self.name, exc)
+            return
+        if session is self._session:
+            self.tools = tools
+            log.info("MCP server %r changed its tools; now %d", self.name, len(tools))
+            self._notify()
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def _notify(self) -> None:
+        try:
+            self._on_change(self)
+        except Exception:  # a failing listener must not break the session
+            log.exception("updating the catalog for MCP server %r failed", self.name)
+
+
+async def _list_all(session: ClientSession) -> list[types.Tool]:
+    """Every page of ``tools/list``."""
+    tools: list[types.Tool] = []
+    cursor: str | None = None
+    seen: set[str] = set()
+    for _ in range(_MAX_PAGES):
+        params = types.PaginatedRequestParams(cursor=cursor) if cursor is not None else None
+        page = await session.list_tools(params=params)
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if cursor is None or cursor in seen:
+            break
+        seen.add(cursor)
+    return tools
+
+
+def _describe(exc: BaseException, config: ServerConfig) -> str:
+    if isinstance(exc, TimeoutError):
+        return f"no answer within {config.startup_timeout_s:g} s of starting"
+    if isinstance(exc, FileNotFoundError) and config.command is not None:
+        return f"command not found: {config.command!r}"
+    if isinstance(exc, MCPError):
+        if exc.code == types.CONNECTION_CLOSED:
+            return "the server exited before it answered (see the log for its stderr)"
+        return f"the server answered with an error: {_bounded(exc.error.message)}"
+    if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        return _describe(exc.exceptions[0], config)
+    return _bounded(f"{type(exc).__name__}: {exc}")
+
+
+def _bounded(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _stderr_to_log(name: str) -> Any:
+    """A writable file whose lines go to the ``junior.mcp.<name>`` logger instead of the terminal."""
+    read_fd, write_fd = os.pipe()
+    logger = logging.getLogger(f"junior.mcp.{name}")
+
+    def pump() -> None:
+        with os.fdopen(read_fd, "r", encoding="utf-8", errors="replace") as stream:
+            for line in stream:
+                if line.strip():
+                    logger.info("%s", line.rstrip())
+
+    threading.Thread(target=pump, name=f"mcp-{name}-stderr", daemon=True).start()
+    return os.fdopen(write_fd, "w")

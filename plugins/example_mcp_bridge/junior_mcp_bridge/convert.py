@@ -1,0 +1,82 @@
+"""MCP tools and results in junior's terms: local names, annotations, JSON results."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = ["ANNOTATION_KEYS", "annotations_of", "local_names", "result_json", "sanitize_name"]
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+ANNOTATION_KEYS = ("title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+
+
+def sanitize_name(name: str) -> str:
+    """A local tool name junior accepts: other characters become ``_``, leading ``_``/``-`` dropped."""
+    cleaned = _UNSAFE.sub("_", name).lstrip("_-")
+    return cleaned or "tool"
+
+
+def local_names(names: Iterable[str]) -> dict[str, str]:
+    """``{local name: server's name}``; a name that is changed, or collides, gets a short hash of the original."""
+    result: dict[str, str] = {}
+    for name in names:
+        local = sanitize_name(name)
+        if local != name or local in result:
+            # A hash of the server's name keeps the local name stable across restarts and list changes.
+            local = f"{local}_{hashlib.sha256(name.encode()).hexdigest()[:6]}"
+        result[local] = name
+    return result
+
+
+def annotations_of(tool: Any) -> dict[str, Any] | None:
+    """The MCP hints of an ``mcp.types.Tool`` in wire spelling (``readOnlyHint`` ...), or None."""
+    raw = tool.annotations
+    if raw is None:
+        return None
+    dumped = raw.model_dump(by_alias=True, exclude_none=True, mode="json")
+    picked = {key: dumped[key] for key in ANNOTATION_KEYS if key in dumped}
+    if "title" in picked and not isinstance(picked["title"], str):
+        del picked["title"]
+    return {key: value for key, value in picked.items() if key == "title" or isinstance(value, bool)} or None
+
+
+def result_json(result: Any) -> dict[str, Any]:
+    """A ``CallToolResult`` as JSON: ``text``, ``structured_content`` and any other ``content`` blocks.
+
+    Text that only repeats the structured content as JSON is dropped, so the
+    model does not read the same data twice.
+    """
+    texts: list[str] = []
+    others: list[dict[str, Any]] = []
+    for block in result.content:
+        if getattr(block, "type", None) == "text":
+            texts.append(block.text)
+        else:
+            others.append(block.model_dump(by_alias=True, exclude_none=True, mode="json"))
+    out: dict[str, Any] = {}
+    structured = result.structured_content
+    if texts and not (structured is not None and len(texts) == 1 and _same_json(texts[0], structured)):
+        out["text"] = "\n".join(texts)
+    if structured is not None:
+        out["structured_content"] = structured
+    if others:
+        out["content"] = others
+    return out
+
+
+def error_text(result: Any, limit: int = 1000) -> str:
+    """The server's message of an ``is_error`` result, bounded."""
+    texts = [block.text for block in result.content if getattr(block, "type", None) == "text"]
+    text = " ".join(" ".join(texts).split()) or "the server gave no message"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _same_json(text: str, value: Any) -> bool:
+    try:
+        return bool(json.loads(text) == value)
+    except ValueError:
+        return False

@@ -1,0 +1,87 @@
+"""The junior plugin: each configured MCP server is a run-time source ``mcp:<name>``."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from junior_core import Source, hookimpl
+from junior_mcp_bridge.config import ServerConfig, load_config
+
+if TYPE_CHECKING:
+    import click
+
+    from junior_core import Runtime
+    from junior_core.registry import Register
+    from junior_mcp_bridge.bridge import Bridge
+
+__all__ = ["MCPBridge"]
+
+log = logging.getLogger("junior.mcp")
+
+
+class MCPBridge:
+    """One instance per runtime (the entry point names the class), holding that runtime's sessions."""
+
+    junior_plugin_name = "mcp"
+
+    def __init__(self, configs: list[ServerConfig] | None = None) -> None:
+        self._configs = configs
+        self._runtime: Runtime | None = None
+        self.bridge: Bridge | None = None
+
+    @property
+    def configs(self) -> list[ServerConfig]:
+        if self._configs is None:
+            self._configs = load_config()
+        return self._configs
+
+    @hookimpl
+    def register_sources(self, register: Register) -> None:
+        from junior_mcp_bridge.bridge import Bridge
+
+        self.bridge = Bridge(self.configs, on_change=self._changed)
+        for config in self.configs:
+            if config.enabled:
+                register(Source(config.source_id, self.bridge.description(config.name)),
+                         provider=self._provider(config.name))
+
+    def _provider(self, name: str) -> Any:
+        def list_tools() -> list[Any]:
+            return self.bridge.tools(name) if self.bridge is not None else []
+
+        return list_tools
+
+    @hookimpl
+    def startup(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+        if self.bridge is None:
+            return
+        self.bridge.start()
+        me = runtime.plugin_set.pm.get_name(self) or self.junior_plugin_name
+        for row in self.bridge.status():
+            if row["state"] == "failed":
+                runtime.plugin_set.report_error(
+                    me, f"MCP server {row['name']!r} is unavailable: {row['error']}", ConnectionError(row["error"])
+                )
+
+    @hookimpl
+    def shutdown(self, runtime: Runtime) -> None:
+        if self.bridge is not None:
+            self.bridge.close()
+
+    @hookimpl
+    def register_commands(self, cli: click.Group) -> None:
+        from junior_mcp_bridge.cli import mcp
+
+        cli.add_command(mcp)
+
+    def _changed(self, name: str) -> None:
+        runtime, bridge = self._runtime, self.bridge
+        if runtime is None or bridge is None or runtime.closed:
+            return
+        source_id = f"mcp:{name}"
+        describe = getattr(runtime, "describe_source", None)
+        if describe is not None:
+            describe(source_id, bridge.description(name))
+        runtime.refresh_source(source_id)
