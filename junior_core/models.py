@@ -226,6 +226,10 @@ def parse_openai_request(body: Mapping[str, Any]) -> ModelRequest:
     return ModelRequest("\n\n".join(system), tuple(items), tools)
 
 
+def _arguments_text(arguments: Any) -> str:
+    return arguments if isinstance(arguments, str) else json.dumps(arguments)
+
+
 def openai_response(
     reply: ModelReply, model: str = "scripted", response_id: str = "chatcmpl-scripted"
 ) -> dict[str, Any]:
@@ -233,7 +237,8 @@ def openai_response(
     message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
     if reply.tool_calls:
         message["tool_calls"] = [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
+            # A string is sent as-is, so a script can reproduce a model's malformed arguments.
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": _arguments_text(c.arguments)}}
             for c in reply.tool_calls
         ]
     return {

@@ -109,7 +109,7 @@ def test_bad_arguments_and_tool_errors_go_back_to_the_model_as_data() -> None:
     seen: list[Any] = []
 
     def script(view: ScriptView) -> Generator[ModelReply, Any, None]:
-        seen.append((yield ModelReply(tool_calls=(ToolCall("c1", "executeTool", None, "bad json"),))))
+        seen.append((yield ModelReply(tool_calls=(ToolCall("", "executeTool", '{"tool_name": '),))))
         seen.append((yield call("executeTool", {"tool_name": "notes__add", "arguments": {"text": "boom"}})))
         seen.append((yield call("executeTool", {"tool_name": "notes__add", "arguments": {"txt": 1}})))
         yield say("done")
@@ -118,7 +118,7 @@ def test_bad_arguments_and_tool_errors_go_back_to_the_model_as_data() -> None:
     with Runtime(plugins=[notes]) as rt:
         turn = run_turn(ScriptedModel(script), rt, CONTEXT, [Message("user", "go", actor=ALICE)])
     assert turn.text == "done"
-    assert seen[0]["error"]["code"] == "invalid_arguments" and "bad json" in seen[0]["error"]["message"]
+    assert seen[0]["error"]["code"] == "invalid_arguments" and "not valid JSON" in seen[0]["error"]["message"]
     assert seen[1]["error"] == {"code": "rejected", "message": "Notes cannot say boom; rephrase."}
     assert seen[2]["error"]["code"] == "invalid_arguments"
     assert len(notes.calls) == 1

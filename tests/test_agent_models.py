@@ -181,7 +181,8 @@ def test_anthropic_client_sends_messages_and_merges_tool_results(stand_in: Stand
 
     path, body, headers = stand_in.requests[0]
     assert path == "/v1/messages"
-    assert headers["x-api-key"] == "k"
+    assert "k" in (headers.get("x-api-key"), headers.get("authorization", "").removeprefix("Bearer "))
+    assert headers["anthropic-version"]
     assert body["system"] == "Be brief." and body["max_tokens"] == 300
     assert body["messages"] == [
         {"role": "user", "content": [{"type": "text", "text": "<@U1>: what time is it?"}]},
