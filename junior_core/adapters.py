@@ -21,4 +21,6 @@ def to_openai_tools(model_tools: Iterable[Mapping[str, Any]]) -> list[dict[str, 
 
 def to_anthropic_tools(model_tools: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Messages API ``tools``: ``{"name", "description", "input_schema"}``."""
-    return [{"name": t["name"], "description": t["description"], "input_schema": t["input_schema"]} for t in model_tools]
+    return [
+        {"name": t["name"], "description": t["description"], "input_schema": t["input_schema"]} for t in model_tools
+    ]

@@ -71,7 +71,9 @@ class Source:
 
 def _check_local_name(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if not isinstance(value, str) or not TOOL_LOCAL_NAME.match(value):
-        raise ValueError(f"invalid tool name {value!r}: use letters, digits, '_' and '-', starting with a letter or digit")
+        raise ValueError(
+            f"invalid tool name {value!r}: use letters, digits, '_' and '-', starting with a letter or digit"
+        )
 
 
 def _check_schema(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -81,7 +83,7 @@ def _check_schema(instance: object, attribute: attrs.Attribute[Any], value: obje
     if not isinstance(value, Mapping):
         raise ValueError(f"input_schema must be a JSON Schema object, got {type(value).__name__}")
     if value.get("type") != "object":
-        raise ValueError("input_schema must describe an object: set \"type\": \"object\"")
+        raise ValueError('input_schema must describe an object: set "type": "object"')
     try:
         Draft202012Validator.check_schema(dict(value))
     except SchemaError as exc:
@@ -141,9 +143,8 @@ class Tool:
 
     @property
     def is_async(self) -> bool:
-        return inspect.iscoroutinefunction(self.handler) or inspect.iscoroutinefunction(
-            getattr(self.handler, "__call__", None)
-        )
+        call = self.handler if inspect.isfunction(self.handler) else type(self.handler).__call__
+        return inspect.iscoroutinefunction(self.handler) or inspect.iscoroutinefunction(call)
 
 
 @attrs.frozen

@@ -80,7 +80,10 @@ def _table(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> None:
     widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows, strict=False)]
     widths = [min(width, 60) for width in widths]
     for i, row in enumerate([headers, *rows]):
-        cells = [str(cell) if len(str(cell)) <= widths[j] else str(cell)[: widths[j] - 3] + "..." for j, cell in enumerate(row)]
+        cells = [
+            str(cell) if len(str(cell)) <= widths[j] else str(cell)[: widths[j] - 3] + "..."
+            for j, cell in enumerate(row)
+        ]
         click.echo("  ".join(cell.ljust(widths[j]) for j, cell in enumerate(cells)).rstrip())
         if i == 0:
             click.echo("  ".join("-" * width for width in widths))
@@ -107,7 +110,9 @@ def cli(ctx: click.Context) -> None:
 def sources(ctx: click.Context, as_json: bool) -> None:
     """List the sources of every installed plugin."""
     rt = _runtime(ctx)
-    _emit(rt.sources, as_json, lambda data: _table([[s["id"], s["description"]] for s in data], ["SOURCE", "DESCRIPTION"]))
+    _emit(
+        rt.sources, as_json, lambda data: _table([[s["id"], s["description"]] for s in data], ["SOURCE", "DESCRIPTION"])
+    )
 
 
 @cli.command()
@@ -136,7 +141,9 @@ def _render_search(result: dict[str, Any]) -> None:
         click.echo(f"No tools matched ({result['total_eligible_tools']} searched).")
         return
     _table([[t["tool_name"], t["description"]] for t in result["tools"]], ["TOOL_NAME", "SUMMARY"])
-    click.echo(f"\n{result['returned_tools']} of {result['total_matches']} matches; run one with `junior exec TOOL_NAME`.")
+    click.echo(
+        f"\n{result['returned_tools']} of {result['total_matches']} matches; run one with `junior exec TOOL_NAME`."
+    )
 
 
 @cli.command(name="exec")
@@ -172,7 +179,9 @@ def exec_(
     if not isinstance(arguments, dict):
         _fail(f"--args must be a JSON object, got {type(arguments).__name__}")
     try:
-        context = local_context(platform=platform, team=team, user=user, channel=channel, thread=thread, private=private)
+        context = local_context(
+            platform=platform, team=team, user=user, channel=channel, thread=thread, private=private
+        )
     except ValueError as exc:
         _fail(str(exc))
     if tool_call_id:

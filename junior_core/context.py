@@ -37,7 +37,8 @@ def parse_slack_ts(value: str) -> str:
 def _non_empty_id(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if not isinstance(value, str) or not _ID.match(value):
         raise ValueError(
-            f"{type(instance).__name__}.{attribute.name} must be a non-empty string without ':' or spaces, got {value!r}"
+            f"{type(instance).__name__}.{attribute.name} must be a non-empty string without ':' or spaces, "
+            f"got {value!r}"
         )
 
 

@@ -99,7 +99,9 @@ def validation_error(errors: list[Any], what: str, tool_name: str | None = None)
     where = "" if first["path"] == "(root)" else f" at '{first['path']}'"
     return error(
         "invalid_arguments",
-        _clip(f"Invalid {what}{where}: {first['message']}. Fix the arguments to match the input_schema and call again."),
+        _clip(
+            f"Invalid {what}{where}: {first['message']}. Fix the arguments to match the input_schema and call again."
+        ),
         tool_name,
         details=details,
     )
@@ -153,7 +155,7 @@ class Discovery:
         if not isinstance(arguments, Mapping):
             return error(
                 "invalid_arguments",
-                "searchTools takes an object such as {\"query\": \"remember a preference\"}.",
+                'searchTools takes an object such as {"query": "remember a preference"}.',
                 details=[{"path": "(root)", "message": f"expected an object, got {type(arguments).__name__}"}],
             )
         errors = list(self._search_validator.iter_errors(dict(arguments)))
@@ -266,7 +268,7 @@ class Discovery:
         if not isinstance(arguments, Mapping):
             return error(
                 "invalid_arguments",
-                "executeTool takes an object such as {\"tool_name\": \"memory__list\", \"arguments\": {}}.",
+                'executeTool takes an object such as {"tool_name": "memory__list", "arguments": {}}.',
                 details=[{"path": "(root)", "message": f"expected an object, got {type(arguments).__name__}"}],
             )
         tool_name = arguments.get("tool_name")
@@ -277,10 +279,13 @@ class Discovery:
                 "invalid_arguments",
                 _clip(
                     f"Unexpected top-level key(s) {', '.join(extra)}: put the tool's arguments inside "
-                    "'arguments', e.g. {\"tool_name\": \"...\", \"arguments\": {...}}."
+                    '\'arguments\', e.g. {"tool_name": "...", "arguments": {...}}.'
                 ),
                 named,
-                details=[{"path": key, "message": "not an executeTool field; nest it under 'arguments'"} for key in extra[:10]],
+                details=[
+                    {"path": key, "message": "not an executeTool field; nest it under 'arguments'"}
+                    for key in extra[:10]
+                ],
             )
         errors = list(self._execute_validator.iter_errors(dict(arguments)))
         if errors:

@@ -6,7 +6,7 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from importlib import metadata
 from types import ModuleType
 from typing import Any
@@ -72,8 +72,9 @@ class PluginSet:
         self._trace = os.environ.get("JUNIOR_TRACE_PLUGINS", "") not in ("", "0")
 
     # -- loading ------------------------------------------------------------------------------
-    def add(self, plugin: object, name: str | None = None, *, distribution: str | None = None,
-            version: str | None = None) -> PluginInfo:
+    def add(
+        self, plugin: object, name: str | None = None, *, distribution: str | None = None, version: str | None = None
+    ) -> PluginInfo:
         """Register one plugin object or module; a class is instantiated so its state is per runtime."""
         name = name or plugin_name(plugin)
         info = PluginInfo(name=name, distribution=distribution, version=version)
@@ -195,7 +196,9 @@ class PluginSet:
             try:
                 results.append((name, self.call_one(name, hook, **kwargs)))
             except Exception as exc:  # noqa: BLE001 - reported with the plugin's name
-                self.report_error(name, f"{hook} failed: {type(exc).__name__}: {exc}", exc, fatal_if_strict=fatal_if_strict)
+                self.report_error(
+                    name, f"{hook} failed: {type(exc).__name__}: {exc}", exc, fatal_if_strict=fatal_if_strict
+                )
         return results
 
 

@@ -11,6 +11,7 @@ import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from junior_core._workers import BackgroundLoop, DaemonPool
 from junior_core.catalog import Catalog, CatalogTool
 from junior_core.context import Message, ToolContext
 from junior_core.discovery import (
@@ -28,7 +29,6 @@ from junior_core.errors import RegistrationError, ToolError
 from junior_core.plugins import PluginInfo, PluginSet, load, strict_from_env
 from junior_core.registry import Register
 from junior_core.search import summarize
-from junior_core._workers import BackgroundLoop, DaemonPool
 
 __all__ = ["Runtime"]
 
@@ -83,9 +83,7 @@ class Runtime:
             raise
 
     @classmethod
-    def from_entry_points(
-        cls, *, strict: bool | None = None, default_timeout_s: float = DEFAULT_TIMEOUT_S
-    ) -> Runtime:
+    def from_entry_points(cls, *, strict: bool | None = None, default_timeout_s: float = DEFAULT_TIMEOUT_S) -> Runtime:
         """A runtime of every installed ``junior`` entry point (see ``JUNIOR_LOAD_PLUGINS`` and friends)."""
         plugin_set = load(None, strict=strict_from_env() if strict is None else strict)
         return cls(default_timeout_s=default_timeout_s, _plugin_set=plugin_set)
@@ -149,7 +147,11 @@ class Runtime:
         for entry in self.catalog.tools():
             if entry.tool.exposure == "direct":
                 tools.append(
-                    {"name": entry.tool_name, "description": entry.tool.description, "input_schema": entry.tool.input_schema}
+                    {
+                        "name": entry.tool_name,
+                        "description": entry.tool.description,
+                        "input_schema": entry.tool.input_schema,
+                    }
                 )
         return tools
 
@@ -199,7 +201,9 @@ class Runtime:
             if entry.tool.is_async:
                 value = await asyncio.wait_for(entry.tool.handler(args, ctx), timeout)
             else:
-                value = await asyncio.wait_for(asyncio.wrap_future(self._pool.submit(entry.tool.handler, args, ctx)), timeout)
+                value = await asyncio.wait_for(
+                    asyncio.wrap_future(self._pool.submit(entry.tool.handler, args, ctx)), timeout
+                )
         except TimeoutError:
             return self._timeout(entry, timeout)
         except asyncio.CancelledError:
@@ -212,7 +216,9 @@ class Runtime:
         self, tool_name: str, arguments: Mapping[str, Any] | None = None, context: ToolContext | None = None
     ) -> dict[str, Any]:
         """Async twin of ``execute_tool``."""
-        return await self.acall_model_tool(EXECUTE_TOOL, {"tool_name": tool_name, "arguments": arguments or {}}, context)
+        return await self.acall_model_tool(
+            EXECUTE_TOOL, {"tool_name": tool_name, "arguments": arguments or {}}, context
+        )
 
     async def asearch_tools(
         self, query: str | None = None, source: str | None = None, max_results: int | None = None
@@ -253,8 +259,10 @@ class Runtime:
         ctx = context or ToolContext()
         for plugin in self._plugins.implementers("before_tool_execute"):
             try:
-                veto = self._plugins.call_one(plugin, "before_tool_execute", tool=entry.tool, arguments=args, context=ctx)
-            except Exception as exc:  # noqa: BLE001 - a failing policy check denies the call
+                veto = self._plugins.call_one(
+                    plugin, "before_tool_execute", tool=entry.tool, arguments=args, context=ctx
+                )
+            except Exception:
                 log.exception("before_tool_execute of plugin %r failed; denying %s", plugin, tool_name)
                 return error(
                     "not_permitted", f"{tool_name} could not be cleared to run (a policy check failed).", tool_name
@@ -357,5 +365,5 @@ class Runtime:
         self.close()
 
     def __repr__(self) -> str:
-        return f"<Runtime sources={len(self.catalog.sources)} tools={len(self.catalog)} plugins={len(self._plugins.loaded)}>"
-
+        counts = f"sources={len(self.catalog.sources)} tools={len(self.catalog)} plugins={len(self._plugins.loaded)}"
+        return f"<Runtime {counts}>"

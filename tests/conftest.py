@@ -57,13 +57,31 @@ def notes_plugin() -> SourcePlugin:
     return SourcePlugin(
         Source("notes", "Personal notes: write, find and delete short notes."),
         [
-            Tool("add_note", "Write a new note with optional tags.\n\nNotes are private to you.", add_schema, echo,
-                 annotations={"readOnlyHint": False}),
-            Tool("find_notes", "Find notes by words in their text.", {
-                "type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"],
-                "additionalProperties": False}, echo, annotations={"readOnlyHint": True}),
-            Tool("delete_note", "Delete a note by its id.", {
-                "type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}, not_found),
+            Tool(
+                "add_note",
+                "Write a new note with optional tags.\n\nNotes are private to you.",
+                add_schema,
+                echo,
+                annotations={"readOnlyHint": False},
+            ),
+            Tool(
+                "find_notes",
+                "Find notes by words in their text.",
+                {
+                    "type": "object",
+                    "properties": {"query": {"type": "string"}},
+                    "required": ["query"],
+                    "additionalProperties": False,
+                },
+                echo,
+                annotations={"readOnlyHint": True},
+            ),
+            Tool(
+                "delete_note",
+                "Delete a note by its id.",
+                {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]},
+                not_found,
+            ),
             Tool("crash_note", "A tool whose handler raises.", OBJECT, crash),
             Tool("hang_note", "A tool whose handler hangs.", OBJECT, hang, timeout_s=0.2),
             Tool("weird_note", "A tool returning something that is not JSON.", OBJECT, not_json),
@@ -80,11 +98,23 @@ def weather_plugin() -> SourcePlugin:
     return SourcePlugin(
         Source("weather", "Weather forecasts and current conditions."),
         [
-            Tool("get_forecast", "Get the weather forecast for a city.", {
-                "type": "object", "properties": {"city": {"type": "string", "description": "City name."}},
-                "required": ["city"], "additionalProperties": False}, forecast),
-            Tool("getCurrentConditions", "Current temperature and wind for a city.", {
-                "type": "object", "properties": {"city": {"type": "string"}}}, echo),
+            Tool(
+                "get_forecast",
+                "Get the weather forecast for a city.",
+                {
+                    "type": "object",
+                    "properties": {"city": {"type": "string", "description": "City name."}},
+                    "required": ["city"],
+                    "additionalProperties": False,
+                },
+                forecast,
+            ),
+            Tool(
+                "getCurrentConditions",
+                "Current temperature and wind for a city.",
+                {"type": "object", "properties": {"city": {"type": "string"}}},
+                echo,
+            ),
         ],
     )
 

@@ -11,7 +11,8 @@ def test_parse_slack_ts_accepts_digits_with_optional_fraction(value: str) -> Non
 
 
 @pytest.mark.parametrize(
-    "value", ["17000000.memory-explicit", "", "  ", "1700000000.", ".5", "abc", "1e9", "-1700000000.1", "1700000000.1.2"]
+    "value",
+    ["17000000.memory-explicit", "", "  ", "1700000000.", ".5", "abc", "1e9", "-1700000000.1", "1700000000.1.2"],
 )
 def test_parse_slack_ts_refuses_invalid_values_naming_them(value: str) -> None:
     with pytest.raises(ValueError, match="invalid Slack timestamp") as info:
@@ -27,7 +28,9 @@ def test_slack_conversation_with_label_suffixed_thread_ts_fails_at_construction(
 def test_source_key_prefers_thread_ts_and_trims() -> None:
     conv = Conversation("slack", "T1", "C1", thread_ts=" 1700000000.000100 ", message_ts="1700000001.000200")
     assert conv.source_key == "slack:T1:C1:1700000000.000100"
-    assert Conversation("slack", "T1", "C1", message_ts="1700000001.000200").source_key == "slack:T1:C1:1700000001.000200"
+    assert (
+        Conversation("slack", "T1", "C1", message_ts="1700000001.000200").source_key == "slack:T1:C1:1700000001.000200"
+    )
     assert conv.workspace_key == "slack:T1"
 
 

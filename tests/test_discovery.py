@@ -43,8 +43,10 @@ def test_search_all_sources_shape(rt: Runtime) -> None:
     assert out["tools"][0]["tool_name"] == "weather__get_forecast"
     assert out["tools"][0]["source"] == "weather"
     assert set(out["tools"][0]) == {"tool_name", "description", "source", "input_schema", "annotations"}
-    assert out["sources"] == [{"id": s, "description": rt.catalog.source(s).source.description}  # type: ignore[union-attr]
-                              for s in sorted({t["source"] for t in out["tools"]})]
+    assert out["sources"] == [
+        {"id": s, "description": rt.catalog.source(s).source.description}  # type: ignore[union-attr]
+        for s in sorted({t["source"] for t in out["tools"]})
+    ]
     assert out["execution_tool"] == "executeTool"
     assert out["total_catalog_tools"] == 9  # 10 registered, one hidden
     assert out["total_eligible_tools"] == 9
@@ -79,7 +81,11 @@ def test_blank_query_with_source_lists_its_tools_deterministically(rt: Runtime, 
 def test_blank_query_without_source_samples_across_sources(rt: Runtime) -> None:
     out = rt.search_tools(None, max_results=4)
     assert [t["tool_name"] for t in out["tools"]] == [
-        "notes__add_note", "weather__getCurrentConditions", "notes__crash_note", "weather__get_forecast"]
+        "notes__add_note",
+        "weather__getCurrentConditions",
+        "notes__crash_note",
+        "weather__get_forecast",
+    ]
     assert [s["id"] for s in out["sources"]] == ["notes", "weather"]
     assert out == rt.search_tools("", max_results=4) | {"query": None}
 
@@ -91,9 +97,14 @@ def test_hidden_tools_are_never_found(rt: Runtime) -> None:
     assert "notes__admin_purge" not in [t["tool_name"] for t in rt.search_tools(None, "notes", 20)["tools"]]
 
 
-@pytest.mark.parametrize(("query", "source"), [("weather__getCurrentConditions", None),
-                                               ("getCurrentConditions", "weather"),
-                                               ("  weather__getCurrentConditions ", None)])
+@pytest.mark.parametrize(
+    ("query", "source"),
+    [
+        ("weather__getCurrentConditions", None),
+        ("getCurrentConditions", "weather"),
+        ("  weather__getCurrentConditions ", None),
+    ],
+)
 def test_exact_name_comes_first(rt: Runtime, query: str, source: str | None) -> None:
     assert rt.search_tools(query, source)["tools"][0]["tool_name"] == "weather__getCurrentConditions"
 
@@ -107,8 +118,10 @@ def test_exact_name_wins_even_against_better_text_matches(make_runtime: Callable
 
 def test_summaries_are_first_paragraph_capped_at_180(make_runtime: Callable[..., Runtime]) -> None:
     long = "word " * 60
-    tools = [Tool("long", long + "\n\nSecond paragraph.", OBJECT, echo),
-             Tool("short", "Short   text\n  wrapped.\n\nHidden detail.", OBJECT, echo)]
+    tools = [
+        Tool("long", long + "\n\nSecond paragraph.", OBJECT, echo),
+        Tool("short", "Short   text\n  wrapped.\n\nHidden detail.", OBJECT, echo),
+    ]
     rt = make_runtime(SourcePlugin(Source("x", "X."), tools))
     by_name = {t["tool_name"]: t["description"] for t in rt.search_tools(None, "x")["tools"]}
     assert by_name["x__short"] == "Short text wrapped."
@@ -116,8 +129,10 @@ def test_summaries_are_first_paragraph_capped_at_180(make_runtime: Callable[...,
 
 
 def test_full_description_is_indexed(make_runtime: Callable[..., Runtime]) -> None:
-    tools = [Tool("alpha", "Does a thing.\n\nMentions zeppelins only in the second paragraph.", OBJECT, echo),
-             Tool("beta", "Does another thing.", OBJECT, echo)]
+    tools = [
+        Tool("alpha", "Does a thing.\n\nMentions zeppelins only in the second paragraph.", OBJECT, echo),
+        Tool("beta", "Does another thing.", OBJECT, echo),
+    ]
     rt = make_runtime(SourcePlugin(Source("x", "X."), tools))
     assert [t["tool_name"] for t in rt.search_tools("zeppelin")["tools"]] == ["x__alpha"]
 
@@ -233,7 +248,11 @@ def test_handler_exception_is_tool_failed_without_its_text(rt: Runtime, caplog: 
 
 def test_tool_error_codes_and_details_reach_the_model(rt: Runtime) -> None:
     out = rt.execute_tool("notes__delete_note", {"id": "n1"})
-    assert out["error"] == {"code": "not_found", "message": "No note has that id; list notes to see the ids.", "id": "n1"}
+    assert out["error"] == {
+        "code": "not_found",
+        "message": "No note has that id; list notes to see the ids.",
+        "id": "n1",
+    }
 
 
 def test_handler_past_its_timeout_is_a_timeout_error(rt: Runtime) -> None:
@@ -291,11 +310,15 @@ def test_veto_becomes_not_permitted_and_the_handler_never_runs(make_runtime: Cal
             return None
 
     tool_w = Tool("write", "Write.", OBJECT, lambda a, c: calls.append("write"), annotations={"readOnlyHint": False})
-    tool_r = Tool("read", "Read.", OBJECT, lambda a, c: calls.append("read") or "ok", annotations={"readOnlyHint": True})
+    tool_r = Tool(
+        "read", "Read.", OBJECT, lambda a, c: calls.append("read") or "ok", annotations={"readOnlyHint": True}
+    )
     rt = make_runtime(SourcePlugin(Source("x", "X."), [tool_w, tool_r]), Policy())
     out = rt.execute_tool("x__write", {})
-    assert out["error"] == {"code": "not_permitted",
-                            "message": "Writing notes needs approval; ask the user to approve it in the app first."}
+    assert out["error"] == {
+        "code": "not_permitted",
+        "message": "Writing notes needs approval; ask the user to approve it in the app first.",
+    }
     assert rt.execute_tool("x__read", {})["ok"] is True
     assert calls == ["read"]
 

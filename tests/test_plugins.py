@@ -25,9 +25,20 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The test distributions, really installed (with their entry points) into a target directory."""
     target = tmp_path_factory.mktemp("site")
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--target",
-         str(target), *(str(p) for p in sorted(DISTS.iterdir()))],
-        check=True, capture_output=True,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--target",
+            str(target),
+            *(str(p) for p in sorted(DISTS.iterdir())),
+        ],
+        check=True,
+        capture_output=True,
     )
     return target
 

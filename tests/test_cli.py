@@ -1,0 +1,118 @@
+"""The ``junior`` command line, with its --json output equal to the runtime's dicts."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+from click.testing import CliRunner, Result
+
+from junior_core import Runtime
+from junior_core import cli as cli_module
+from junior_core.plugins import PluginSet
+from tests.conftest import notes_plugin, weather_plugin
+
+
+@pytest.fixture
+def run(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[CliRunner, Runtime]]:
+    def fake_load() -> PluginSet:
+        plugin_set = PluginSet(strict=True)
+        plugin_set.add(notes_plugin())
+        plugin_set.add(weather_plugin())
+        return plugin_set
+
+    monkeypatch.setattr(cli_module, "_load", fake_load)
+    reference = Runtime(plugins=[notes_plugin(), weather_plugin()])
+    yield CliRunner(), reference
+    reference.close()
+
+
+def invoke(runner: CliRunner, *args: str) -> Result:
+    return runner.invoke(cli_module.build_cli(), list(args))
+
+
+def test_sources_json_is_the_runtime_dict(run: tuple[CliRunner, Runtime]) -> None:
+    runner, rt = run
+    result = invoke(runner, "sources", "--json")
+    assert result.exit_code == 0
+    assert json.loads(result.output) == rt.sources
+
+
+def test_sources_table(run: tuple[CliRunner, Runtime]) -> None:
+    result = invoke(run[0], "sources")
+    lines = result.output.splitlines()
+    assert lines[0].split() == ["SOURCE", "DESCRIPTION"]
+    assert lines[2].startswith("notes") and lines[3].startswith("weather")
+
+
+def test_search_json_and_table(run: tuple[CliRunner, Runtime]) -> None:
+    runner, rt = run
+    result = invoke(runner, "search", "weather forecast", "--json")
+    assert json.loads(result.output) == rt.search_tools("weather forecast")
+    table = invoke(runner, "search", "weather forecast", "--source", "weather", "--limit", "1")
+    assert table.exit_code == 0
+    assert "weather__get_forecast" in table.output and "notes__" not in table.output
+
+
+def test_search_unknown_source_exits_non_zero_with_the_hint(run: tuple[CliRunner, Runtime]) -> None:
+    result = invoke(run[0], "search", "x", "--source", "nope")
+    assert result.exit_code == 1
+    assert "Known sources: notes, weather" in result.output
+
+
+@pytest.mark.parametrize("limit", ["0", "21"])
+def test_search_bad_limit_is_one_clear_line(run: tuple[CliRunner, Runtime], limit: str) -> None:
+    result = invoke(run[0], "search", "x", "--limit", limit)
+    assert result.exit_code == 2
+    assert result.output.startswith("error: Invalid searchTools input at 'max_results'")
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def test_exec_json_success_and_failure(run: tuple[CliRunner, Runtime]) -> None:
+    runner, rt = run
+    ok = invoke(runner, "exec", "notes__add_note", "--args", '{"text": "buy milk"}', "--json")
+    assert ok.exit_code == 0
+    assert json.loads(ok.output) == {
+        "ok": True,
+        "tool_name": "notes__add_note",
+        "result": {"echo": {"text": "buy milk"}},
+    }
+    bad = invoke(runner, "exec", "notes__add_note", "--args", '{"txt": 1}', "--json")
+    assert bad.exit_code == 1
+    assert json.loads(bad.output) == rt.execute_tool("notes__add_note", {"txt": 1})
+
+
+@pytest.mark.parametrize(("args", "message"), [("{", "--args is not valid JSON"), ("[1]", "must be a JSON object")])
+def test_exec_bad_json_args(run: tuple[CliRunner, Runtime], args: str, message: str) -> None:
+    result = invoke(run[0], "exec", "notes__add_note", "--args", args)
+    assert result.exit_code == 2 and message in result.output
+
+
+def test_exec_prints_result_or_error_line(run: tuple[CliRunner, Runtime]) -> None:
+    ok = invoke(run[0], "exec", "notes__add_note", "--args", '{"text": "t"}')
+    assert json.loads(ok.output) == {"echo": {"text": "t"}}
+    missing = invoke(run[0], "exec", "notes__nope")
+    assert missing.exit_code == 1 and missing.output.startswith("error (unknown_tool): No tool named 'notes__nope'")
+
+
+def test_exec_runs_in_a_local_context_by_default() -> None:
+    ctx = cli_module.local_context(user="alice")
+    assert ctx.actor is not None and ctx.actor.key == "local:local:alice"
+    assert ctx.conversation is not None and ctx.conversation.source_key == "local:local:cli:main"
+    with pytest.raises(ValueError, match="invalid Slack timestamp"):
+        cli_module.local_context(platform="slack", team="T1", thread="not-a-ts")
+
+
+def test_exec_refuses_invalid_slack_thread(run: tuple[CliRunner, Runtime]) -> None:
+    result = invoke(run[0], "exec", "notes__add_note", "--platform", "slack", "--thread", "17000000.memory-explicit")
+    assert result.exit_code == 2 and "invalid Slack timestamp '17000000.memory-explicit'" in result.output
+
+
+def test_plugins_and_tools(run: tuple[CliRunner, Runtime]) -> None:
+    runner, rt = run
+    plugins = json.loads(invoke(runner, "plugins", "--json").output)
+    assert [p["name"] for p in plugins] == ["plugin-notes", "plugin-weather"]
+    assert all(p["status"] == "loaded" for p in plugins)
+    assert json.loads(invoke(runner, "tools", "--json").output) == rt.model_tools()
+    assert "## searchTools" in invoke(runner, "tools").output

@@ -1,0 +1,63 @@
+"""Runtime API: adapters, turn hooks, concurrency."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from junior_core import Runtime, Source, Tool
+from junior_core.adapters import to_anthropic_tools, to_openai_tools
+from tests.conftest import OBJECT, SourcePlugin
+
+
+def test_openai_and_anthropic_formats(rt: Runtime) -> None:
+    tools = rt.model_tools()
+    openai = to_openai_tools(tools)
+    assert openai[0] == {
+        "type": "function",
+        "function": {
+            "name": "searchTools",
+            "description": tools[0]["description"],
+            "parameters": tools[0]["input_schema"],
+        },
+    }
+    anthropic = to_anthropic_tools(tools)
+    assert [t["name"] for t in anthropic] == ["searchTools", "executeTool", "notes__quick_note"]
+    assert anthropic[1]["input_schema"]["required"] == ["tool_name"]
+
+
+def test_model_tool_names_fit_the_apis(rt: Runtime) -> None:
+    import re
+
+    assert all(re.match(r"^[a-zA-Z0-9_-]{1,64}$", t["name"]) for t in rt.model_tools())
+
+
+def test_concurrent_calls_all_complete(make_runtime: Callable[..., Runtime]) -> None:
+    barrier = threading.Barrier(8, timeout=5)
+
+    def wait(arguments: dict[str, Any], context: Any) -> int:
+        barrier.wait()  # only passes if eight handlers really run at once
+        return int(arguments["i"])
+
+    schema = {"type": "object", "properties": {"i": {"type": "integer"}}}
+    rt = make_runtime(SourcePlugin(Source("x", "X."), [Tool("wait", "Wait.", schema, wait, timeout_s=10)]))
+    results: list[Any] = [None] * 8
+
+    def call(i: int) -> None:
+        results[i] = rt.execute_tool("x__wait", {"i": i})["result"]
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert results == list(range(8))
+
+
+def test_search_sees_sources_registered_with_no_tools(make_runtime: Callable[..., Runtime]) -> None:
+    rt = make_runtime(SourcePlugin(Source("empty", "Nothing yet."), []))
+    out = rt.search_tools("anything", source="empty")
+    assert out["tools"] == [] and out["sources"] == [{"id": "empty", "description": "Nothing yet."}]
+    assert "hint" not in out
+    assert OBJECT["type"] == "object"
