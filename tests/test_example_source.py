@@ -1,0 +1,33 @@
+"""The documented example source, really installed, shows up in `junior sources` and works."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import junior_example_units
+
+from junior_core import Runtime
+
+JUNIOR = Path(sys.executable).parent / "junior"
+
+
+def test_installed_example_is_listed_by_the_junior_command() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JUNIOR_")} | {"JUNIOR_LOAD_PLUGINS": "units"}
+    proc = subprocess.run([str(JUNIOR), "sources", "--json"], capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == [{"id": "units", "description": "Unit conversions: temperature and length."}]
+
+
+def test_example_as_documented() -> None:
+    with Runtime(plugins=[junior_example_units]) as rt:
+        assert rt.search_tools("fahrenheit")["tools"][0]["tool_name"] == "units__convert_temperature"
+        out = rt.execute_tool("units__convert_length", {"value": 1, "from_unit": "mile", "to_unit": "metre"})
+        assert out == {"ok": True, "tool_name": "units__convert_length", "result": {"value": 1609.344, "unit": "metre"}}
+        cold = rt.execute_tool(
+            "units__convert_temperature", {"value": -500, "from_unit": "celsius", "to_unit": "kelvin"}
+        )
+        assert cold["error"]["code"] == "rejected" and "absolute zero" in cold["error"]["message"]
