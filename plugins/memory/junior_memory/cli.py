@@ -1,0 +1,175 @@
+"""``junior memory ...``: operator commands that work on the store directly (every scope, archived rows too)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, date, datetime, time
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from junior_memory.store import MemoryRecord, MemoryStore
+
+__all__ = ["memory_group"]
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+
+
+def _emit(data: Any, as_json: bool, text: Callable[[], str]) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False) if as_json else text())
+
+
+@contextmanager
+def _errors() -> Iterator[None]:
+    from junior_memory.store import MemoryUnavailable
+
+    try:
+        yield
+    except MemoryUnavailable as exc:
+        raise click.ClickException(f"{exc}. Check JUNIOR_MEMORY_URL and that the database server is running.") from exc
+
+
+def _line(record: MemoryRecord) -> str:
+    state = f" [archived: {record.archive_reason}]" if record.archived_at else ""
+    content = " ".join(record.content.split())
+    if len(content) > 80:
+        content = content[:77] + "..."
+    return f"{record.id[:12]}  {record.kind:<10} {record.scope:<12} {record.scope_key}{state}\n    {content}"
+
+
+def _resolve(store: MemoryStore, ident: str) -> str:
+    ids = store.resolve_id(ident)
+    if not ids:
+        raise click.ClickException(f"no memory with id {ident!r}")
+    if len(ids) > 1:
+        raise click.ClickException(f"id {ident!r} is ambiguous: {', '.join(ids)}")
+    return ids[0]
+
+
+def _parse_date(value: str) -> datetime:
+    try:
+        if len(value.strip()) == 10:
+            return datetime.combine(date.fromisoformat(value.strip()), time(0), tzinfo=UTC)
+        parsed = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not an ISO-8601 date such as 2026-01-31") from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def memory_group(get_store: Callable[[], MemoryStore]) -> click.Group:
+    """The ``memory`` click group, bound to a store getter (the plugin's, so it honours its URL)."""
+
+    @click.group("memory")
+    def memory() -> None:
+        """Inspect and administer long-term memory (all scopes; operator view)."""
+
+    @memory.command("info")
+    @json_option
+    def info(as_json: bool) -> None:
+        """Show where memory is stored and its schema revision."""
+        from junior_memory.config import default_path
+        from junior_memory.store import HEAD_REVISION, MemoryUnavailable
+
+        store = None
+        data: dict[str, Any] = {"default_path": str(default_path()), "head_revision": HEAD_REVISION}
+        try:
+            store = get_store()
+            data.update(url=store.display_url, backend=store.backend)
+            data["revision"] = store.revision()
+            data["reachable"] = True
+        except MemoryUnavailable as exc:
+            data.update(reachable=False, error=str(exc))
+            if store is None:
+                data.setdefault("url", None)
+        _emit(data, as_json, lambda: "\n".join(f"{key}: {value}" for key, value in data.items()))
+        if not data["reachable"]:
+            raise SystemExit(1)
+
+    @memory.command("migrate")
+    @json_option
+    def migrate(as_json: bool) -> None:
+        """Create or upgrade the memory tables (also done automatically on first use)."""
+        with _errors():
+            store = get_store()
+            before = store.revision()
+            after = store.migrate()
+        data = {"url": store.display_url, "from": before, "to": after}
+        _emit(data, as_json, lambda: f"{store.display_url}: {before or 'empty'} -> {after}")
+
+    @memory.command("list")
+    @click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 10000))
+    @click.option("--archived", is_flag=True, help="Include archived memories.")
+    @click.option("--scope", type=click.Choice(["personal", "conversation"]))
+    @click.option("--kind", type=click.Choice(["preference", "procedure", "knowledge"]))
+    @json_option
+    def list_(limit: int, archived: bool, scope: str | None, kind: str | None, as_json: bool) -> None:
+        """List memories in every scope, newest first."""
+        with _errors():
+            records = get_store().list_all(limit=limit, include_archived=archived, scope=scope, kind=kind)
+        _emit(
+            {"memories": [r.admin() for r in records]},
+            as_json,
+            lambda: "\n".join(_line(r) for r in records) or "no memories",
+        )
+
+    @memory.command("show")
+    @click.argument("memory_id")
+    @json_option
+    def show(memory_id: str, as_json: bool) -> None:
+        """Show one memory (id or unique prefix) with its event history."""
+        with _errors():
+            store = get_store()
+            record = store.get(_resolve(store, memory_id))
+            assert record is not None
+            events = store.events(record.id)
+        data = {**record.admin(), "events": events}
+
+        def text() -> str:
+            lines = [f"{key}: {value}" for key, value in record.admin().items()]
+            lines.append("events:")
+            lines += [f"  {e['created_at']} {e['event']} {e['reason'] or ''} by {e['actor_key']}" for e in events]
+            return "\n".join(lines)
+
+        _emit(data, as_json, text)
+
+    @memory.command("forget")
+    @click.argument("memory_id")
+    @json_option
+    def forget(memory_id: str, as_json: bool) -> None:
+        """Archive one memory (id or unique prefix); it stays until purged."""
+        with _errors():
+            store = get_store()
+            record = store.archive(_resolve(store, memory_id), reason="admin_removed", origin="api")
+            assert record is not None
+        _emit({"forgotten": record.admin()}, as_json, lambda: f"archived {record.id} ({record.archive_reason})")
+
+    @memory.command("purge")
+    @click.option("--archived-before", required=True, help="Delete memories archived before this ISO-8601 date.")
+    @json_option
+    def purge(archived_before: str, as_json: bool) -> None:
+        """Delete archived memories for good."""
+        cutoff = _parse_date(archived_before)
+        with _errors():
+            count = get_store().purge(archived_before=cutoff)
+        _emit({"purged": count, "archived_before": cutoff.isoformat()}, as_json, lambda: f"purged {count} memories")
+
+    @memory.command("stats")
+    @json_option
+    def stats(as_json: bool) -> None:
+        """Count memories by state, scope, kind and origin."""
+        with _errors():
+            data = get_store().stats()
+
+        def text() -> str:
+            lines = [f"total: {data['total']}", f"events: {data['events']}"]
+            for group in ("by_state", "by_scope", "by_kind", "by_origin"):
+                parts = ", ".join(f"{k}={v}" for k, v in sorted(data[group].items()))
+                lines.append(f"{group[3:]}: {parts or '-'}")
+            return "\n".join(lines)
+
+        _emit(data, as_json, text)
+
+    return memory

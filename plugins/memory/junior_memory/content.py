@@ -1,0 +1,147 @@
+"""What a memory may contain: size limits, credential refusals, and the normal form used for dedup."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from datetime import UTC, date, datetime, time
+
+from junior_core import ToolError
+
+__all__ = [
+    "MAX_CONTENT",
+    "check_content",
+    "content_hash",
+    "credential_kind",
+    "format_time",
+    "normalise",
+    "parse_expires",
+    "utcnow",
+]
+
+MAX_CONTENT = 4000
+
+# Each pattern names what it found so the refusal can say so without echoing the secret.
+_CREDENTIALS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("a private key block", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")),
+    ("an AWS access key", re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b")),
+    (
+        "an AWS secret key",
+        re.compile(r"(?i)aws.{0,20}?(?:secret|key).{0,20}?[=:\s][\"']?[A-Za-z0-9/+]{40}\b"),
+    ),
+    ("a Google API key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
+    ("a Google OAuth token", re.compile(r"\bya29\.[0-9A-Za-z_\-]{20,}")),
+    ("an Azure account key", re.compile(r"(?i)AccountKey=[A-Za-z0-9+/=]{40,}")),
+    ("a GitHub token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})\b")),
+    ("a GitLab token", re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}\b")),
+    ("a Slack token", re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{10,}")),
+    ("a Slack webhook URL", re.compile(r"hooks\.slack\.com/services/T[A-Za-z0-9_]+/B[A-Za-z0-9_]+/[A-Za-z0-9_]+")),
+    ("an OpenAI or Anthropic API key", re.compile(r"\bsk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}")),
+    ("a Stripe key", re.compile(r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}\b")),
+    ("a JSON Web Token", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),
+    (
+        "a connection string with a password",
+        re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]+:[^\s@/]+@[^\s/]+"),
+    ),
+    (
+        "a password",
+        re.compile(r"(?i)\b(?:password|passwd|pwd)\s*[=:]\s*\S{4,}"),
+    ),
+    (
+        "an API key or secret",
+        re.compile(
+            r"(?i)\b(?:api[_\-]?key|secret[_\-]?key|client[_\-]?secret|access[_\-]?token|auth[_\-]?token)"
+            r"\s*[=:]\s*[\"']?[A-Za-z0-9_\-./+]{16,}"
+        ),
+    ),
+)
+
+# Control characters other than tab, newline and carriage return: Postgres refuses NUL, and none belong in a memory.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def credential_kind(text: str) -> str | None:
+    """What kind of credential ``text`` appears to contain, or None."""
+    for name, pattern in _CREDENTIALS:
+        if pattern.search(text):
+            return name
+    return None
+
+
+def check_content(content: str) -> str:
+    """Return the content to store (surrounding whitespace trimmed) or raise ``ToolError('rejected')``."""
+    text = content.strip()
+    if not text:
+        raise ToolError("rejected", "The memory is empty. Nothing was saved; pass the fact to remember as content.")
+    if len(text) > MAX_CONTENT:
+        raise ToolError(
+            "rejected",
+            f"The memory is {len(text)} characters; the limit is {MAX_CONTENT}. Nothing was saved; "
+            "remember one short, durable fact per call.",
+        )
+    if _CONTROL.search(text):
+        raise ToolError(
+            "rejected", "The memory contains control characters. Nothing was saved; send plain text."
+        )
+    found = credential_kind(text)
+    if found is not None:
+        raise ToolError(
+            "rejected",
+            f"This looks like it contains {found}. Memory never stores credentials, so nothing was saved. "
+            "Tell the user to keep secrets in a secret manager; you may remember where a secret is kept, "
+            "never the secret itself.",
+        )
+    return text
+
+
+def normalise(content: str) -> str:
+    """The form two memories must share to count as the same: NFKC, case-folded, whitespace collapsed."""
+    text = unicodedata.normalize("NFKC", content).casefold()
+    text = " ".join(text.split())
+    return text.rstrip(".!;").strip()
+
+
+def content_hash(content: str) -> str:
+    """SHA-256 of the normal form: the dedup key within a scope and kind."""
+    return hashlib.sha256(normalise(content).encode("utf-8")).hexdigest()
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def parse_expires(value: str | None, now: datetime) -> datetime | None:
+    """``None`` or ``"never"`` → no expiry; an ISO-8601 date or time (naive means UTC) in the future."""
+    if value is None or value.strip().lower() == "never":
+        return None
+    raw = value.strip()
+    try:
+        if len(raw) == 10:
+            parsed = datetime.combine(date.fromisoformat(raw), time(0), tzinfo=UTC)
+        else:
+            parsed = datetime.fromisoformat(raw)
+    except ValueError:
+        raise ToolError(
+            "invalid_arguments",
+            f"expires_at {value[:40]!r} is not 'never' or an ISO-8601 date/time such as '2026-06-30' or "
+            "'2026-06-30T17:00:00Z'. Nothing was saved; call again with a valid value or leave it out.",
+        ) from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    parsed = parsed.astimezone(UTC)
+    if parsed <= now:
+        raise ToolError(
+            "rejected",
+            f"expires_at {raw} is in the past. Nothing was saved; use a future time, or 'never'.",
+        )
+    return parsed
+
+
+def format_time(value: datetime | None) -> str | None:
+    """ISO-8601 in UTC with a ``Z``, or None."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")

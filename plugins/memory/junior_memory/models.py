@@ -1,0 +1,108 @@
+"""The memory tables (DESIGN §6 names), as SQLAlchemy 2 typed ORM models."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import BigInteger, DateTime, Index, Integer, MetaData, String, Text, text
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
+
+__all__ = ["Base", "Event", "Memory", "UTCDateTime"]
+
+KEY = 512  # platform:team:channel:ts keys stay far below this
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Timezone-aware UTC datetimes on every backend (SQLite stores naive UTC text)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if isinstance(value, str):
+            value = datetime.fromisoformat(value)
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(
+        naming_convention={
+            "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+            "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+            "pk": "pk_%(table_name)s",
+        }
+    )
+
+
+class Memory(Base):
+    """One memory. Archived rows stay (forget archives); an admin purge deletes them."""
+
+    __tablename__ = "junior_memory_memories"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    scope: Mapped[str] = mapped_column(String(16))
+    scope_key: Mapped[str] = mapped_column(String(KEY))
+    kind: Mapped[str] = mapped_column(String(16))
+    subject_type: Mapped[str] = mapped_column(String(16))
+    subject_key: Mapped[str] = mapped_column(String(KEY))
+    content: Mapped[str] = mapped_column(Text)
+    # Not in the DESIGN column list: SHA-256 of the normalised content, so dedup is an index lookup.
+    content_hash: Mapped[str] = mapped_column(String(64))
+    actor_key: Mapped[str | None] = mapped_column(String(KEY))
+    source_key: Mapped[str | None] = mapped_column(String(KEY))
+    origin: Mapped[str] = mapped_column(String(16))
+    tool_call_id: Mapped[str | None] = mapped_column(String(256))
+    idempotency_key: Mapped[str | None] = mapped_column(String(1024), unique=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    observed_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    archived_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    archive_reason: Mapped[str | None] = mapped_column(String(32))
+    superseded_by: Mapped[str | None] = mapped_column(String(32))
+
+    __table_args__ = (
+        Index("ix_junior_memory_memories_scope", "scope", "scope_key", "observed_at"),
+        # One active memory per normalised content, scope and kind, even under concurrent writers.
+        Index(
+            "uq_junior_memory_memories_active_content",
+            "scope",
+            "scope_key",
+            "kind",
+            "content_hash",
+            unique=True,
+            sqlite_where=text("archived_at IS NULL"),
+            postgresql_where=text("archived_at IS NULL"),
+        ),
+        Index("ix_junior_memory_memories_archived_at", "archived_at"),
+    )
+
+
+class Event(Base):
+    """Append-only history: created, deduplicated, superseded, archived, expired, purged."""
+
+    __tablename__ = "junior_memory_events"
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
+    memory_id: Mapped[str] = mapped_column(String(32), index=True)
+    event: Mapped[str] = mapped_column(String(16))
+    actor_key: Mapped[str | None] = mapped_column(String(KEY))
+    source_key: Mapped[str | None] = mapped_column(String(KEY))
+    origin: Mapped[str | None] = mapped_column(String(16))
+    tool_call_id: Mapped[str | None] = mapped_column(String(256))
+    reason: Mapped[str | None] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())

@@ -1,0 +1,153 @@
+"""The junior plugin: source ``memory``, recall before a turn, extraction after it, ``junior memory`` commands.
+
+The entry point names the class, so the core makes one instance per Runtime and each runtime owns its engine;
+tests and embedders pass ``MemoryPlugin(url=..., extractor=...)`` explicitly. Importing this module must stay
+cheap (``junior --help``): SQLAlchemy and Alembic load on the first database use.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from junior_core import Message, ToolContext, ToolError, hookimpl
+from junior_memory.config import ENV_EXTRACTOR, resolve_url
+from junior_memory.tools import SOURCE, MemoryTools
+
+if TYPE_CHECKING:
+    import click
+
+    from junior_core.registry import Register
+    from junior_memory.extraction import MemoryExtractor
+    from junior_memory.store import MemoryStore
+
+__all__ = ["MemoryPlugin"]
+
+log = logging.getLogger("junior.memory")
+
+
+def _extractor_from_env() -> MemoryExtractor | None:
+    spec = os.environ.get(ENV_EXTRACTOR, "").strip()
+    if not spec:
+        return None
+    module_name, _, attr = spec.partition(":")
+    try:
+        obj: Any = importlib.import_module(module_name)
+        for part in attr.split(".") if attr else ():
+            obj = getattr(obj, part)
+        return obj() if isinstance(obj, type) else obj  # type: ignore[no-any-return]
+    except Exception:
+        log.exception("%s=%r could not be loaded; passive extraction is off", ENV_EXTRACTOR, spec)
+        return None
+
+
+class MemoryPlugin:
+    """Long-term memory for one runtime.
+
+    :param url: SQLAlchemy URL of the database; default ``JUNIOR_MEMORY_URL``, else a SQLite file in the
+        user data dir.
+    :param extractor: a ``MemoryExtractor`` for passive extraction after each turn; default
+        ``JUNIOR_MEMORY_EXTRACTOR=module:attr``, else none (extraction off).
+    """
+
+    junior_plugin_name = "memory"
+
+    def __init__(self, url: str | None = None, *, extractor: MemoryExtractor | None = None) -> None:
+        self.url = resolve_url(url)
+        self._explicit_url = url is not None
+        self.extractor = extractor if extractor is not None else _extractor_from_env()
+        self._store: MemoryStore | None = None
+        self._lock = threading.Lock()
+        self.tools = MemoryTools(self.store)
+
+    def __repr__(self) -> str:
+        from junior_memory.config import display_url
+
+        return f"<MemoryPlugin {display_url(self.url)}>"
+
+    def store(self) -> MemoryStore:
+        """This runtime's store, created on first use."""
+        if self._store is None:
+            with self._lock:
+                if self._store is None:
+                    from junior_memory.store import MemoryStore, MemoryUnavailable
+
+                    try:
+                        self._store = MemoryStore(self.url, create_dirs=not self._explicit_url)
+                    except Exception as exc:
+                        message = f"cannot open the memory database: {type(exc).__name__}: {exc}"
+                        raise MemoryUnavailable(message) from exc
+        return self._store
+
+    # -- hooks -----------------------------------------------------------------------------------
+    @hookimpl
+    def register_sources(self, register: Register) -> None:
+        register(SOURCE, tools=self.tools.tools())
+
+    @hookimpl
+    def register_commands(self, cli: click.Group) -> None:
+        from junior_memory.cli import memory_group
+
+        cli.add_command(memory_group(self.store))
+
+    @hookimpl
+    def prompt_context(self, context: ToolContext, user_text: str) -> str | None:
+        from junior_memory.recall import MAX_RECALLED, recall_block
+        from junior_memory.scope import read_scopes
+        from junior_memory.store import MemoryUnavailable
+
+        try:
+            scopes = read_scopes(context)
+        except ToolError:
+            return None
+        try:
+            records = self.store().search(scopes, user_text, limit=MAX_RECALLED)
+        except MemoryUnavailable as exc:
+            log.warning("memory recall skipped: %s", exc)
+            return None
+        return recall_block(records)
+
+    @hookimpl
+    def after_turn(self, context: ToolContext, transcript: Sequence[Message]) -> None:
+        if self.extractor is None:
+            return
+        from junior_memory.content import content_hash
+        from junior_memory.extraction import accept, skip_reason, turn_key
+        from junior_memory.store import MemoryUnavailable
+
+        reason = skip_reason(transcript, context)
+        if reason is not None:
+            log.debug("memory extraction skipped: %s", reason)
+            return
+        try:
+            candidates = list(self.extractor.extract(transcript, context))
+        except Exception:
+            log.exception("memory extractor %r failed", self.extractor)
+            return
+        source_key = context.conversation.source_key if context.conversation else None
+        turn = turn_key(transcript)
+        try:
+            for candidate, content, scope in accept(candidates, transcript, context):
+                actor_key = scope.scope_key if scope.scope == "personal" else (
+                    context.actor.key if context.actor else None
+                )
+                self.store().remember(
+                    content=content,
+                    kind=candidate.kind,
+                    scope=scope,
+                    actor_key=actor_key,
+                    source_key=source_key,
+                    origin="extraction",
+                    idempotency_key=f"extraction:{source_key}:{turn}:{content_hash(content)[:16]}",
+                )
+        except MemoryUnavailable as exc:
+            log.warning("memory extraction not saved: %s", exc)
+
+    @hookimpl
+    def shutdown(self) -> None:
+        if self._store is not None:
+            self._store.close()

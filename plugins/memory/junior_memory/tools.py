@@ -1,0 +1,265 @@
+"""The four memory tools: remember, forget, list, search. Identity and scope come only from the ToolContext."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from junior_core import Source, Tool, ToolContext, ToolError
+from junior_memory.content import check_content, format_time, normalise, parse_expires, utcnow
+from junior_memory.scope import KINDS, Kind, Scope, read_scopes, source_key, write_scope
+
+if TYPE_CHECKING:
+    from junior_memory.store import MemoryRecord, MemoryStore
+
+__all__ = ["SOURCE", "MemoryTools", "unavailable"]
+
+SOURCE = Source("memory", "Long-term memory storage, recall, listing, and removal.")
+
+MAX_LIMIT = 50
+_HEX_PREFIX = re.compile(r"^[0-9a-f]{4,32}$")
+
+REMEMBER_DESCRIPTION = """\
+Remember a durable fact, preference or procedure so later conversations recall it. Use when the user asks \
+("remember that I prefer terse PR summaries", "note that deploys need two approvals") or states something \
+lasting that will matter again.
+
+kind: 'preference' is about the speaker personally (their tastes, how they like answers) and is kept for that \
+person only; 'procedure' is how the team does a task (release steps, review rules); 'knowledge' is a durable \
+fact about the shared environment (which service owns what, where things live). Procedures and knowledge are \
+shared with the workspace when said in a public channel and kept to the thread in a private conversation.
+
+Who is speaking and where come from the conversation, never from arguments: do not pass user ids, names or \
+scopes. Write content as one self-contained statement, at most 4,000 characters. Credentials (tokens, \
+passwords, keys, connection strings) are refused. Saying the same thing twice returns the existing memory \
+with created false. expires_at is 'never' (default) or an ISO-8601 date/time after which the memory is ignored. \
+Tell the user it was saved only when this call returns ok."""
+
+FORGET_DESCRIPTION = """\
+Forget a memory: archive it so it is no longer recalled, listed or searched. Use when the user says "forget \
+that", "that is no longer true", or asks to delete or remove a saved preference, procedure or fact.
+
+Pass id (from memory__list or memory__search; a unique prefix of at least 4 characters works) or query (words \
+from the memory). Exactly one match is forgotten; when several match, nothing is forgotten and the candidates \
+come back so you can call again with the right id. Only memories visible here can be forgotten: the speaker's \
+own preferences and this conversation's shared memories. Identity comes from the conversation, never from \
+arguments."""
+
+LIST_DESCRIPTION = """\
+List the memories visible here, newest first: the speaker's own preferences plus the procedures and knowledge \
+of this conversation (the workspace in a public channel, the thread in a private one). Use for "what do you \
+remember about me?" or to find an id before forgetting. Archived and expired memories are not shown; other \
+people's personal memories never are."""
+
+SEARCH_DESCRIPTION = """\
+Search the memories visible here by keywords, most relevant first (newer first on ties). Use before answering \
+when a saved preference, procedure or fact may apply, or to find the id of a memory to forget. Covers the \
+speaker's own preferences and this conversation's shared memories, never other people's. Memories can be \
+stale: weigh them against what the user says now."""
+
+REMEMBER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "content": {
+            "type": "string",
+            "description": "The memory as one self-contained statement, at most 4,000 characters.",
+        },
+        "kind": {
+            "type": "string",
+            "enum": list(KINDS),
+            "description": "preference (about the speaker), procedure (how the team does a task), "
+            "or knowledge (a durable fact about the shared environment).",
+        },
+        "expires_at": {
+            "type": "string",
+            "description": "'never' (default) or an ISO-8601 date/time after which the memory is ignored.",
+        },
+    },
+    "required": ["content", "kind"],
+    "additionalProperties": False,
+}
+
+FORGET_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string", "description": "The memory's id, or a unique prefix of at least 4 characters."},
+        "query": {"type": "string", "description": "Words from the memory to forget, when you do not have its id."},
+    },
+    "additionalProperties": False,
+}
+
+LIST_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "description": "At most 50; default 20."},
+    },
+    "additionalProperties": False,
+}
+
+SEARCH_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "query": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "Keywords to look for."},
+        "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "description": "At most 50; default 10."},
+    },
+    "required": ["query"],
+    "additionalProperties": False,
+}
+
+
+@contextmanager
+def unavailable(doing: str) -> Iterator[None]:
+    """Turn an unreachable database into an ``unavailable`` error that says what did not happen."""
+    from junior_memory.store import MemoryUnavailable
+
+    try:
+        yield
+    except MemoryUnavailable as exc:
+        raise ToolError(
+            "unavailable",
+            f"The memory database is unreachable right now, so {doing}. Tell the user memory is temporarily "
+            "unavailable and try again later; other tools still work.",
+        ) from exc
+
+
+def _scope_of(record: MemoryRecord) -> Scope:
+    return Scope(record.scope, record.scope_key, record.subject_type)  # type: ignore[arg-type]
+
+
+class MemoryTools:
+    """Tool handlers over a store, fetched lazily so the database is opened on first use."""
+
+    def __init__(self, store: Callable[[], MemoryStore]) -> None:
+        self._store = store
+
+    def tools(self) -> list[Tool]:
+        read_only = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
+        return [
+            Tool(
+                "remember",
+                REMEMBER_DESCRIPTION,
+                REMEMBER_SCHEMA,
+                self.remember,
+                annotations={
+                    "readOnlyHint": False, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False,
+                },
+            ),
+            Tool(
+                "forget",
+                FORGET_DESCRIPTION,
+                FORGET_SCHEMA,
+                self.forget,
+                annotations={
+                    "readOnlyHint": False, "destructiveHint": True, "idempotentHint": True, "openWorldHint": False,
+                },
+            ),
+            Tool("list", LIST_DESCRIPTION, LIST_SCHEMA, self.list, annotations=read_only),
+            Tool("search", SEARCH_DESCRIPTION, SEARCH_SCHEMA, self.search, annotations=read_only),
+        ]
+
+    def remember(self, arguments: dict[str, Any], context: ToolContext) -> dict[str, Any]:
+        """memory__remember."""
+        kind: Kind = arguments["kind"]
+        content = check_content(arguments["content"])
+        now = utcnow()
+        expires_at = parse_expires(arguments.get("expires_at"), now)
+        scope = write_scope(kind, context)
+        key = source_key(context)
+        idempotency_key = f"tool:{key}:{context.tool_call_id}" if key and context.tool_call_id else None
+        with unavailable("nothing was saved"):
+            record, created = self._store().remember(
+                content=content,
+                kind=kind,
+                scope=scope,
+                actor_key=context.actor.key if context.actor else None,
+                source_key=key,
+                origin="tool",
+                tool_call_id=context.tool_call_id,
+                idempotency_key=idempotency_key,
+                expires_at=expires_at,
+                now=now,
+            )
+        result = {**record.public(), "created": created, "scope": record.scope,
+                  "visible_to": _scope_of(record).visible_to}
+        if not created:
+            result["note"] = "This was already remembered; the existing memory was kept and no duplicate was made."
+        return result
+
+    def forget(self, arguments: dict[str, Any], context: ToolContext) -> dict[str, Any]:
+        """memory__forget."""
+        ident, query = arguments.get("id"), arguments.get("query")
+        if (ident is None) == (query is None) or not (ident or query or "").strip():
+            raise ToolError(
+                "invalid_arguments",
+                "Pass exactly one of id (from memory__list or memory__search) or query (words from the memory).",
+            )
+        scopes = read_scopes(context)
+        with unavailable("nothing was forgotten"):
+            store = self._store()
+            if ident is not None:
+                prefix = ident.strip().lower()
+                matches = store.by_id_prefix(scopes, prefix, limit=11) if _HEX_PREFIX.match(prefix) else []
+                what = f"with id {ident.strip()[:40]!r}"
+            else:
+                matches = store.search(scopes, query, limit=11, match="all")
+                loose = False
+                if not matches:
+                    matches, loose = store.search(scopes, query, limit=11, match="any"), True
+                target = normalise(query)
+                exact = [m for m in matches if normalise(m.content) == target]
+                if len(exact) == 1:
+                    matches, loose = exact, False
+                if loose and matches:
+                    # Only some words matched: never archive on a guess, let the model pick by id.
+                    raise self._ambiguous(matches, "Some memories partly match")
+                what = f"matching {query.strip()[:80]!r}"
+            if not matches:
+                raise ToolError(
+                    "not_found",
+                    f"No memory you can see here {what}. Use memory__list or memory__search to find its id; "
+                    "nothing was forgotten.",
+                )
+            if len(matches) > 1:
+                count = str(len(matches)) if len(matches) <= 10 else "More than 10"
+                raise self._ambiguous(matches, f"{count} memories match")
+            record = store.archive(
+                matches[0].id,
+                reason="tool_removed",
+                actor_key=context.actor.key if context.actor else None,
+                source_key=source_key(context),
+                tool_call_id=context.tool_call_id,
+            )
+        if record is None:  # purged between the lookup and the archive
+            raise ToolError("not_found", f"No memory you can see here {what}; nothing was forgotten.")
+        return {
+            "forgotten": {
+                **record.public(),
+                "archived_at": format_time(record.archived_at),
+                "archive_reason": record.archive_reason,
+            }
+        }
+
+    @staticmethod
+    def _ambiguous(matches: list[MemoryRecord], lead: str) -> ToolError:
+        return ToolError(
+            "ambiguous",
+            f"{lead}, so nothing was forgotten. Call memory__forget again with the id of the one to forget "
+            "(confirm with the user if unsure).",
+            candidates=[m.public() for m in matches[:10]],
+        )
+
+    def list(self, arguments: dict[str, Any], context: ToolContext) -> dict[str, Any]:
+        """memory__list."""
+        scopes = read_scopes(context)
+        with unavailable("no memories could be read"):
+            records = self._store().visible(scopes, limit=int(arguments.get("limit", 20)))
+        return {"memories": [r.public() for r in records]}
+
+    def search(self, arguments: dict[str, Any], context: ToolContext) -> dict[str, Any]:
+        """memory__search."""
+        scopes = read_scopes(context)
+        with unavailable("no memories could be read"):
+            records = self._store().search(scopes, arguments["query"], limit=int(arguments.get("limit", 10)))
+        return {"memories": [r.public() for r in records]}
