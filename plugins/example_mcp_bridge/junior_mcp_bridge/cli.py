@@ -1,0 +1,95 @@
+"""``junior mcp list | check | serve``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+__all__ = ["mcp"]
+
+
+@click.group()
+def mcp() -> None:
+    """MCP servers as junior sources, and junior as an MCP server."""
+
+
+def _connect() -> list[dict[str, Any]]:
+    from junior_mcp_bridge.bridge import Bridge
+    from junior_mcp_bridge.config import ConfigError, load_config
+
+    try:
+        configs = load_config()
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+    bridge = Bridge(configs)
+    try:
+        bridge.start()
+        return bridge.status()
+    finally:
+        bridge.close()
+
+
+def _no_servers() -> None:
+    click.echo("No MCP servers configured: add [mcp.servers.<name>] to junior.toml (or the file JUNIOR_CONFIG "
+               "names), or point JUNIOR_MCP_CONFIG at an {\"mcpServers\": {...}} JSON file.", err=True)
+
+
+@mcp.command(name="list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def list_servers(as_json: bool) -> None:
+    """Configured servers, their state and tool counts (connects to each)."""
+    rows = _connect()
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    if not rows:
+        _no_servers()
+        return
+    table = [[r["source"], r["state"], "-" if r["tools"] is None else str(r["tools"]), r["transport"], r["target"]]
+             for r in rows]
+    _table(table, ["SOURCE", "STATE", "TOOLS", "TRANSPORT", "TARGET"])
+
+
+@mcp.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def check(as_json: bool) -> None:
+    """Connect to each enabled server and report; exits 1 if any is unavailable."""
+    rows = _connect()
+    failed = [r for r in rows if r["state"] == "failed"]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+    elif not rows:
+        _no_servers()
+    else:
+        for r in rows:
+            if r["state"] == "ready":
+                click.echo(f"ok      {r['source']}: {r['server']}, {r['tools']} tools, protocol "
+                           f"{r['protocol_version']}, connected in {r['connect_s']:.2f} s")
+            elif r["state"] == "disabled":
+                click.echo(f"off     {r['source']}: disabled in {r['origin']}")
+            else:
+                click.echo(f"FAILED  {r['source']}: {r['error']} ({r['target']})")
+    if failed:
+        raise SystemExit(1)
+
+
+@mcp.command()
+@click.option("--http", "http_port", type=click.IntRange(1, 65535), default=None,
+              help="Serve streamable HTTP on 127.0.0.1:PORT/mcp instead of stdio.")
+def serve(http_port: int | None) -> None:
+    """Run junior as an MCP server: searchTools, executeTool and direct tools over every installed source."""
+    from junior_core import Runtime
+    from junior_mcp_bridge.gateway import serve as run
+
+    with Runtime.from_entry_points() as runtime:
+        run(runtime, http_port)
+
+
+def _table(rows: list[list[str]], headers: list[str]) -> None:
+    widths = [max(len(cell) for cell in column) for column in zip(headers, *rows, strict=False)]
+    for i, row in enumerate([headers, *rows]):
+        click.echo("  ".join(cell.ljust(widths[j]) for j, cell in enumerate(row)).rstrip())
+        if i == 0:
+            click.echo("  ".join("-" * width for width in widths))

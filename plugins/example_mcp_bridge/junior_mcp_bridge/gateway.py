@@ -1,0 +1,103 @@
+"""``junior mcp serve``: the whole runtime as an MCP server, offering searchTools, executeTool and direct tools."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mcp.server.lowlevel.server import Server
+
+    from junior_core import Runtime, ToolContext
+
+__all__ = ["INSTRUCTIONS", "build_server", "serve"]
+
+log = logging.getLogger("junior.mcp.gateway")
+INSTRUCTIONS = (
+    "junior offers many tools without listing them all. Call searchTools (optionally with a `source`) to find "
+    "tools, then executeTool with the exact tool_name it returned and the tool's arguments."
+)
+
+
+def build_server(runtime: Runtime, context: ToolContext | None = None) -> Server[Any]:
+    """A low-level MCP server answering from ``runtime``; every call runs in ``context``."""
+    import mcp_types as types
+    from mcp.server.lowlevel.server import Server
+    from mcp.shared.exceptions import MCPError
+
+    async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(name=t["name"], description=t["description"], input_schema=t["input_schema"])
+                for t in runtime.model_tools()
+            ]
+        )
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        names = {t["name"] for t in runtime.model_tools()}
+        if params.name not in names:
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"Unknown tool: {params.name}. This server offers {', '.join(sorted(names))}.",
+            )
+        result = await runtime.acall_model_tool(params.name, params.arguments or {}, context)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=json.dumps(result, ensure_ascii=False))],
+            structured_content=result,
+            is_error=result.get("ok") is False,
+        )
+
+    return Server(
+        "junior",
+        version=_version(),
+        title="junior",
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("junior-core")
+    except PackageNotFoundError:
+        return "0"
+
+
+def _context() -> ToolContext:
+    """The local context the CLI uses (the OS user on platform ``local``)."""
+    try:
+        from junior_core.cli import local_context
+    except ImportError:
+        import getpass
+
+        from junior_core import Actor, Conversation, ToolContext
+
+        user = getpass.getuser()
+        conversation = Conversation("local", "local", "cli", "main")
+        return ToolContext(actor=Actor("local", "local", user), conversation=conversation)
+    return local_context()
+
+
+def serve(runtime: Runtime, http_port: int | None = None, context: ToolContext | None = None) -> None:
+    """Serve ``runtime`` over stdio, or over streamable HTTP on 127.0.0.1:``http_port``; returns when done."""
+    import anyio
+
+    server = build_server(runtime, context or _context())
+    if http_port is None:
+        from mcp.server.stdio import stdio_server
+
+        async def run_stdio() -> None:
+            async with stdio_server() as (read, write):
+                await server.run(read, write, server.create_initialization_options())
+
+        anyio.run(run_stdio)
+        return
+    import uvicorn
+
+    app = server.streamable_http_app(host="127.0.0.1")
+    log.warning("junior MCP gateway on http://127.0.0.1:%d/mcp", http_port)
+    uvicorn.run(app, host="127.0.0.1", port=http_port, log_level="warning")

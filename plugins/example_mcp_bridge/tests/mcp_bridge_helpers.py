@@ -1,0 +1,53 @@
+"""Helpers for the MCP bridge tests: configs of real MCP servers, junior.toml writing, child-process checks."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+HERE = Path(__file__).parent
+MISBEHAVING = str(HERE / "servers" / "misbehaving.py")
+BIN = Path(sys.executable).parent
+
+
+def misbehaving(mode: str, **extra: Any) -> dict[str, Any]:
+    """Config of a misbehaving test server."""
+    return {"command": sys.executable, "args": [MISBEHAVING, mode], **extra}
+
+
+def time_server(**extra: Any) -> dict[str, Any]:
+    return {"command": str(BIN / "mcp-server-time"), "args": ["--local-timezone", "Europe/Paris"], **extra}
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(k)} = {_toml_value(v)}" for k, v in value.items()) + "}"
+    return json.dumps(value)
+
+
+def write_toml(path: Path, servers: dict[str, dict[str, Any]]) -> Path:
+    lines = []
+    for name, fields in servers.items():
+        lines.append(f"[mcp.servers.{name}]")
+        lines.extend(f"{key} = {_toml_value(value)}" for key, value in fields.items())
+        lines.append("")
+    path.write_text("\n".join(lines))
+    return path
+
+
+def live_children() -> set[int]:
+    """Pids of this process's living descendants (zombies already reaped do not count)."""
+    pids = set()
+    for child in psutil.Process().children(recursive=True):
+        try:
+            if child.status() != psutil.STATUS_ZOMBIE:
+                pids.add(child.pid)
+        except psutil.NoSuchProcess:
+            pass
+    return pids
+
+

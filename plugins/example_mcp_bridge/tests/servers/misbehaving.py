@@ -1,0 +1,113 @@
+"""Small MCP servers that misbehave on purpose, for the bridge's tests: ``python misbehaving.py MODE``.
+
+Modes:
+- ``crash``: ``echo`` works; ``crash`` exits the process mid-call (and so does ``echo`` with ``{"crash": true}``).
+- ``hang``: never answers; sleeps before serving, so ``initialize`` times out.
+- ``error``: ``fail`` answers with ``is_error`` and a message; ``image`` returns text, an image and structured content.
+- ``changing``: ``add_tool`` adds a tool named by its argument and sends ``notifications/tools/list_changed``.
+- ``paged``: 150 tools, ``tool_000`` .. ``tool_149``, 40 per ``tools/list`` page; also a tool named ``dotted.name``.
+- ``env``: ``show_env`` returns the environment variable names (and one value) the server got.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel.server import NotificationOptions, Server
+from mcp.server.stdio import stdio_server
+
+MODE = sys.argv[1] if len(sys.argv) > 1 else "crash"
+PAGE = 40
+OBJECT = {"type": "object", "properties": {"text": {"type": "string", "description": "Text to echo."}}}
+
+
+def tool(name: str, description: str, schema: dict[str, Any] | None = None, **annotations: bool) -> types.Tool:
+    return types.Tool(
+        name=name,
+        description=description,
+        input_schema=schema or OBJECT,
+        annotations=types.ToolAnnotations(**annotations) if annotations else None,
+    )
+
+
+def text(value: str) -> list[types.TextContent]:
+    return [types.TextContent(type="text", text=value)]
+
+
+TOOLS: dict[str, list[types.Tool]] = {
+    "crash": [
+        tool("echo", "Echo the given text back.", read_only_hint=True),
+        tool("crash", "Exit the server process in the middle of the call.", destructive_hint=True),
+    ],
+    "hang": [tool("echo", "Echo the given text back.")],
+    "error": [
+        tool("fail", "Always fails with an error result."),
+        tool("image", "Returns text, an image block and structured content."),
+    ],
+    "changing": [tool("add_tool", "Add a tool named by `text` and notify the client.")],
+    "paged": [tool(f"tool_{i:03d}", f"Paged tool number {i}.") for i in range(150)]
+    + [tool("dotted.name", "A tool whose name has a dot.")],
+    "env": [tool("show_env", "Return the names of the environment variables the server got.")],
+}
+
+
+async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+    tools = TOOLS[MODE]
+    if MODE != "paged":
+        return types.ListToolsResult(tools=tools)
+    start = int(params.cursor) if params is not None and params.cursor else 0
+    end = start + PAGE
+    return types.ListToolsResult(tools=tools[start:end], next_cursor=str(end) if end < len(tools) else None)
+
+
+async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    args = params.arguments or {}
+    name = params.name
+    if name not in {t.name for t in TOOLS[MODE]}:
+        from mcp.shared.exceptions import MCPError
+
+        raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {name}")
+    if name == "crash" or args.get("crash"):
+        print("crashing on purpose", file=sys.stderr, flush=True)
+        os._exit(3)
+    if name == "fail":
+        return types.CallToolResult(content=text("the widget is broken: try a smaller widget"), is_error=True)
+    if name == "image":
+        return types.CallToolResult(
+            content=[
+                types.TextContent(type="text", text="a picture"),
+                types.ImageContent(type="image", data="iVBORw0KGgo=", mime_type="image/png"),
+            ],
+            structured_content={"width": 1, "height": 1},
+        )
+    if name == "add_tool":
+        TOOLS[MODE] = [*TOOLS[MODE], tool(str(args.get("text", "added")), "A tool added at run time.")]
+        await ctx.session.send_tool_list_changed()
+        return types.CallToolResult(content=text(f"added {args.get('text')}"))
+    if name == "show_env":
+        return types.CallToolResult(
+            content=text(" ".join(sorted(os.environ))),
+            structured_content={"names": sorted(os.environ), "token": os.environ.get("BRIDGE_TOKEN")},
+        )
+    return types.CallToolResult(content=text(str(args.get("text", ""))))
+
+
+async def main() -> None:
+    if MODE == "hang":
+        time.sleep(3600)
+    print(f"misbehaving server starting in mode {MODE}", file=sys.stderr, flush=True)
+    server = Server(f"misbehaving-{MODE}", version="1.0", instructions=(
+        f"Misbehaving test server ({MODE}).\n\nSecond paragraph, not part of the description."
+    ), on_list_tools=list_tools, on_call_tool=call_tool)
+    options = server.create_initialization_options(NotificationOptions(tools_changed=MODE == "changing"))
+    async with stdio_server() as (read, write):
+        await server.run(read, write, options)
+
+
+if __name__ == "__main__":
+    anyio.run(main)

@@ -1,0 +1,191 @@
+"""The bridge against real MCP servers as subprocesses: the reference time and git servers, and misbehaving ones."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from mcp_bridge_helpers import misbehaving, time_server
+
+from junior_core import Runtime
+
+
+def tools_of(rt: Runtime, source: str) -> dict[str, object]:
+    return {entry.tool_name: entry for entry in rt.catalog.tools(source)}
+
+
+def test_time_server_tools_are_searchable_and_callable(make_runtime: Callable[..., Runtime]) -> None:
+    rt = make_runtime({"time": time_server()})
+    found = rt.search_tools("convert a time between timezones", source="mcp:time")
+    assert found["tools"][0]["tool_name"] == "mcp__time__convert_time"
+    assert found["tools"][0]["annotations"]["readOnlyHint"] is True
+    assert "source_timezone" in found["tools"][0]["input_schema"]["properties"]
+
+    answer = rt.execute_tool("mcp__time__get_current_time", {"timezone": "Asia/Tokyo"})
+    assert answer["ok"] is True, answer
+    assert answer["result"]["structured_content"]["timezone"] == "Asia/Tokyo"
+    # The text block only repeats the structured content, so it is not carried twice.
+    assert "text" not in answer["result"]
+
+
+def test_server_is_error_is_tool_failed_with_its_message(make_runtime: Callable[..., Runtime]) -> None:
+    rt = make_runtime({"time": time_server()})
+    answer = rt.execute_tool("mcp__time__get_current_time", {"timezone": "Mars/Olympus"})
+    assert answer["ok"] is False
+    assert answer["error"]["code"] == "tool_failed"
+    assert "Mars/Olympus" in answer["error"]["message"]
+
+
+def test_schema_is_enforced_before_the_server_is_called(make_runtime: Callable[..., Runtime]) -> None:
+    rt = make_runtime({"time": time_server()})
+    answer = rt.execute_tool("mcp__time__get_current_time", {})
+    assert answer["error"]["code"] == "invalid_arguments"
+
+
+def test_source_description_comes_from_config_else_the_server(make_runtime: Callable[..., Runtime]) -> None:
+    rt = make_runtime({
+        "time": time_server(description="Clock and timezone conversion."),
+        "errs": misbehaving("error"),
+        "clock": time_server(),
+    })
+    described = {s["id"]: s["description"] for s in rt.sources}
+    assert described["mcp:time"] == "Clock and timezone conversion."
+    # First paragraph of the server's instructions.
+    assert described["mcp:errs"] == "Misbehaving test server (error)."
+    # No instructions: serverInfo's name.
+    assert "mcp-time" in described["mcp:clock"]
+    assert "mcp:errs: Misbehaving test server (error)." in rt.model_tools()[0]["description"]
+
+
+async def test_async_host_calls_through_its_own_loop(make_runtime: Callable[..., Runtime]) -> None:
+    rt = make_runtime({"time": time_server()})
+    answer = await rt.aexecute_tool("mcp__time__get_current_time", {"timezone": "UTC"})
+    assert answer["ok"] is True, answer
+    assert answer["result"]["structured_content"]["timezone"] == "UTC"
+
+
+def test_git_server_on_a_temporary_repository(make_runtime: Callable[..., Runtime], git_repo: Path) -> None:
+    bin_dir = Path(__import__("sys").executable).parent
+    rt = make_runtime({"git": {"command": str(bin_dir / "mcp-server-git"), "args": ["--repository", str(git_repo)]}})
+    assert "mcp__git__git_status" in tools_of(rt, "mcp:git")
+    status = rt.execute_tool("mcp__git__git_status", {"repo_path": str(git_repo)})
+    assert status["ok"] is True, status
+    assert "README.md" in str(status["result"])
+    log = rt.execute_tool("mcp__git__git_log", {"repo_path": str(git_repo)})
+    assert "first commit" in str(log["result"])
+
+
+def test_allowed_tools_limits_what_is_bridged(make_runtime: Callable[..., Runtime]) -> None:
+    rt = make_runtime({"time": time_server(allowed_tools=["get_current_time"])})
+    assert list(tools_of(rt, "mcp:time")) == ["mcp__time__get_current_time"]
+    assert rt.execute_tool("mcp__time__convert_time", {})["error"]["code"] == "unknown_tool"
+
+
+def test_all_pages_are_listed_and_odd_names_map_back(make_runtime: Callable[..., Runtime]) -> None:
+    rt = make_runtime({"paged": misbehaving("paged")})
+    names = tools_of(rt, "mcp:paged")
+    assert len(names) == 151
+    assert "mcp__paged__tool_000" in names and "mcp__paged__tool_149" in names
+    dotted = [name for name in names if name.startswith("mcp__paged__dotted_name_")]
+    assert len(dotted) == 1, names
+    answer = rt.execute_tool(dotted[0], {"text": "via the dotted tool"})
+    assert answer == {"ok": True, "tool_name": dotted[0], "result": {"text": "via the dotted tool"}}
+
+
+def test_other_content_blocks_are_carried(make_runtime: Callable[..., Runtime]) -> None:
+    rt = make_runtime({"errs": misbehaving("error")})
+    answer = rt.execute_tool("mcp__errs__image", {})
+    assert answer["result"]["text"] == "a picture"
+    assert answer["result"]["structured_content"] == {"width": 1, "height": 1}
+    assert answer["result"]["content"] == [{"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}]
+    failed = rt.execute_tool("mcp__errs__fail", {})
+    assert failed["error"]["code"] == "tool_failed"
+    assert "the widget is broken" in failed["error"]["message"]
+
+
+def test_list_changed_refreshes_the_catalog_and_the_index(make_runtime: Callable[..., Runtime]) -> None:
+    rt = make_runtime({"changing": misbehaving("changing")})
+    assert rt.search_tools("zebra_lookup", source="mcp:changing")["tools"] == [] or all(
+        t["tool_name"] != "mcp__changing__zebra_lookup" for t in rt.search_tools("zebra", source="mcp:changing")["tools"]
+    )
+    assert rt.execute_tool("mcp__changing__add_tool", {"text": "zebra_lookup"})["ok"] is True
+    deadline = time.monotonic() + 5
+    while "mcp__changing__zebra_lookup" not in tools_of(rt, "mcp:changing") and time.monotonic() < deadline:
+        time.sleep(0.02)
+    found = rt.search_tools("zebra_lookup", source="mcp:changing")
+    assert found["tools"][0]["tool_name"] == "mcp__changing__zebra_lookup"
+    assert rt.execute_tool("mcp__changing__zebra_lookup", {"text": "new"})["result"] == {"text": "new"}
+
+
+def test_crash_mid_call_is_unavailable_then_reconnects(make_runtime: Callable[..., Runtime]) -> None:
+    rt = make_runtime({"crashy": misbehaving("crash")})
+    assert rt.execute_tool("mcp__crashy__echo", {"text": "one"})["result"] == {"text": "one"}
+    crashed = rt.execute_tool("mcp__crashy__crash", {})
+    assert crashed["ok"] is False
+    assert crashed["error"]["code"] == "unavailable"
+    assert "stopped during the call" in crashed["error"]["message"]
+    # The next call starts the server again.
+    again = rt.execute_tool("mcp__crashy__echo", {"text": "two"})
+    assert again == {"ok": True, "tool_name": "mcp__crashy__echo", "result": {"text": "two"}}
+
+
+def test_hung_and_missing_servers_do_not_stop_the_others(make_runtime: Callable[..., Runtime]) -> None:
+    started = time.perf_counter()
+    rt = make_runtime({
+        "hung": misbehaving("hang", startup_timeout_s=1, allowed_tools=["echo"]),
+        "missing": {"command": "/nonexistent/junior-test-server", "allowed_tools": ["echo"]},
+        "time": time_server(),
+    })
+    elapsed = time.perf_counter() - started
+    assert elapsed < 6, f"start-up waited {elapsed:.1f} s"
+    assert rt.execute_tool("mcp__time__get_current_time", {"timezone": "UTC"})["ok"] is True
+    for tool_name in ("mcp__hung__echo", "mcp__missing__echo"):
+        answer = rt.execute_tool(tool_name, {})
+        assert answer["error"]["code"] == "unavailable", answer
+    described = {s["id"]: s["description"] for s in rt.sources}
+    assert "command not found" in described["mcp:missing"]
+    assert "no answer within 1 s" in described["mcp:hung"]
+    (info,) = rt.plugins
+    assert info.status == "loaded"
+    assert "'missing' is unavailable" in (info.error or "") and "'hung' is unavailable" in (info.error or "")
+
+
+def test_server_gets_only_the_safe_environment_plus_its_own(
+    make_runtime: Callable[..., Runtime], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOST_SECRET", "do-not-leak")
+    monkeypatch.setenv("MY_TOKEN", "s3cret")
+    rt = make_runtime({"env": misbehaving("env", env={"BRIDGE_TOKEN": "Bearer ${MY_TOKEN}"})},
+                      environ={"MY_TOKEN": "s3cret"})
+    answer = rt.execute_tool("mcp__env__show_env", {})
+    names = answer["result"]["structured_content"]["names"]
+    assert "HOST_SECRET" not in names
+    assert answer["result"]["structured_content"]["token"] == "Bearer s3cret"
+    assert "s3cret" not in str(rt.search_tools(None, "mcp:env")) and "s3cret" not in str(rt.sources)
+
+
+def test_server_stderr_goes_to_the_log_not_the_terminal(
+    make_runtime: Callable[..., Runtime], capfd: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level("INFO", logger="junior.mcp")
+    rt = make_runtime({"crashy": misbehaving("crash")})
+    rt.execute_tool("mcp__crashy__crash", {})
+    deadline = time.monotonic() + 3
+    while "crashing on purpose" not in caplog.text and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert "crashing on purpose" in caplog.text
+    assert "misbehaving server starting" not in capfd.readouterr().err
+
+
+def test_no_server_process_outlives_the_runtime(make_runtime: Callable[..., Runtime]) -> None:
+    from mcp_bridge_helpers import live_children
+
+    before = live_children()
+    rt = make_runtime({"a": misbehaving("crash"), "b": misbehaving("error"), "hung": misbehaving("hang",
+                                                                                                 startup_timeout_s=1)})
+    assert len(live_children() - before) >= 2
+    rt.close()
+    assert live_children() - before == set()
+    assert rt.execute_tool("mcp__a__echo", {})["error"]["code"] == "unavailable"
