@@ -1,0 +1,123 @@
+"""Memory test fixtures: every database test runs on SQLite and on Postgres, each in its own schema.
+
+Postgres comes from ``JUNIOR_TEST_POSTGRES_URL``. Without a reachable server its tests skip, unless
+``JUNIOR_REQUIRE_POSTGRES=1`` (CI), where any skipped Postgres test fails the run.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from junior_memory import MemoryPlugin
+
+from junior_core import Runtime
+
+# The helpers module sits next to this file; make it importable under --import-mode=importlib too.
+if str(Path(__file__).parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).parent))
+
+POSTGRES_URL = os.environ.get("JUNIOR_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+REQUIRE_POSTGRES = os.environ.get("JUNIOR_REQUIRE_POSTGRES", "") == "1"
+
+def _is_postgres(item: pytest.Item) -> bool:
+    callspec = getattr(item, "callspec", None)
+    return callspec is not None and "postgres" in callspec.params.values()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    if REQUIRE_POSTGRES and report.skipped and _is_postgres(item):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
+        report.outcome = "failed"
+        report.longrepr = f"JUNIOR_REQUIRE_POSTGRES=1 and this Postgres test was skipped: {reason}"
+
+
+def _admin_conninfo() -> str:
+    from sqlalchemy.engine import make_url
+
+    return make_url(POSTGRES_URL).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+def schema_url(schema: str) -> str:
+    """``POSTGRES_URL`` with every connection's search_path set to ``schema``."""
+    from sqlalchemy.engine import make_url
+
+    url = make_url(POSTGRES_URL).update_query_dict({"options": f"-csearch_path={schema}"})
+    return url.render_as_string(hide_password=False)
+
+
+@pytest.fixture
+def postgres_schema() -> Iterator[str]:
+    """A fresh Postgres schema, dropped afterwards; fails instead of skipping under JUNIOR_REQUIRE_POSTGRES=1."""
+    try:
+        import psycopg
+
+        conn = psycopg.connect(_admin_conninfo(), autocommit=True, connect_timeout=3)
+    except Exception as exc:  # noqa: BLE001 - any reason Postgres is not usable is reported the same way
+        message = f"Postgres at {POSTGRES_URL} is not reachable: {exc}"
+        if REQUIRE_POSTGRES:
+            pytest.fail(message)
+        pytest.skip(message)
+    schema = f"jm_{uuid.uuid4().hex[:12]}"
+    with conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')
+        try:
+            yield schema
+        finally:
+            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Any) -> str:
+    """A database URL for one isolated, empty database: a SQLite file, or a Postgres schema."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'memory.sqlite3'}"
+    schema: str = request.getfixturevalue("postgres_schema")
+    return schema_url(schema)
+
+
+@pytest.fixture
+def make_runtime(db_url: str) -> Iterator[Callable[..., Runtime]]:
+    """Build runtimes with a MemoryPlugin on ``db_url`` (plus any other plugins); all closed afterwards."""
+    made: list[Runtime] = []
+
+    def make(*others: object, url: str | None = None, **plugin_kwargs: Any) -> Runtime:
+        runtime = Runtime(plugins=[MemoryPlugin(url=url or db_url, **plugin_kwargs), *others])
+        made.append(runtime)
+        return runtime
+
+    yield make
+    for runtime in made:
+        runtime.close()
+
+
+@pytest.fixture
+def rt(make_runtime: Callable[..., Runtime]) -> Runtime:
+    return make_runtime()
+
+
+@pytest.fixture
+def rows(db_url: str) -> Iterator[Callable[..., list[dict[str, Any]]]]:
+    """Read the memory tables directly, the way evals do: ``rows("SELECT ... WHERE x = :x", x=1)``."""
+    from junior_memory import MemoryStore
+    from sqlalchemy import create_engine, text
+
+    store = MemoryStore(db_url)
+    store.ensure_schema()  # so a test that wrote nothing can still read empty tables
+    store.close()
+    engine = create_engine(db_url)
+
+    def query(sql: str, **params: Any) -> list[dict[str, Any]]:
+        with engine.connect() as conn:
+            return [dict(row._mapping) for row in conn.execute(text(sql), params)]
+
+    yield query
+    engine.dispose()

@@ -1,0 +1,34 @@
+"""Shared constants and helpers for the memory tests (imported by name: the basename is unique)."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from junior_core import Actor, Conversation, ToolContext
+
+ALICE = Actor("slack", "T1", "UALICE")
+BOB = Actor("slack", "T1", "UBOB")
+PUBLIC = Conversation("slack", "T1", "CPUBLIC", thread_ts="1700000000.000100")
+PUBLIC_OTHER_THREAD = Conversation("slack", "T1", "CGENERAL", thread_ts="1700000500.000200")
+PRIVATE = Conversation("slack", "T1", "GPRIVATE", thread_ts="1700000100.000300", visibility="private")
+PRIVATE_OTHER = Conversation("slack", "T1", "GPRIVATE", thread_ts="1700000200.000400", visibility="private")
+
+
+def ctx(actor: Actor | None = ALICE, conversation: Conversation | None = PUBLIC, call: str | None = None) -> ToolContext:
+    """A live context; a fresh tool_call_id unless one is given."""
+    return ToolContext(actor=actor, conversation=conversation, tool_call_id=call or f"call-{uuid.uuid4().hex[:8]}")
+
+
+def ok(response: dict[str, Any]) -> Any:
+    """The result of a successful executeTool response, or a failure showing the error."""
+    assert response["ok"] is True, response
+    return response["result"]
+
+
+def err(response: dict[str, Any], code: str) -> dict[str, Any]:
+    """The error of a failed executeTool response, asserting its code."""
+    assert response["ok"] is False, response
+    assert response["error"]["code"] == code, response["error"]
+    error: dict[str, Any] = response["error"]
+    return error

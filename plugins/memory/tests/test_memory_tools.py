@@ -1,0 +1,250 @@
+"""The four memory tools through Runtime.execute_tool, with real ToolContexts, on SQLite and Postgres."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from memory_helpers import ALICE, BOB, PRIVATE, PRIVATE_OTHER, PUBLIC, PUBLIC_OTHER_THREAD, ctx, err, ok
+
+from junior_core import Conversation, Runtime, ToolContext
+
+ACTIVE = "SELECT * FROM junior_memory_memories WHERE archived_at IS NULL"
+
+
+def remember(rt: Runtime, content: str, kind: str = "preference", context: ToolContext | None = None,
+             **extra: Any) -> dict[str, Any]:
+    return rt.execute_tool("memory__remember", {"content": content, "kind": kind, **extra}, context or ctx())
+
+
+def test_explicit_preference_is_one_active_personal_row_for_the_speaker(rt: Runtime, rows: Any) -> None:
+    context = ctx(ALICE, PUBLIC, "call-pref-1")
+    result = ok(remember(rt, "I prefer terse PR summaries", context=context))
+    assert result["created"] is True
+    assert result["kind"] == "preference"
+    assert set(result) >= {"id", "content", "kind", "created", "created_at", "observed_at", "expires_at"}
+    assert "UALICE" not in str(result) and "scope_key" not in result
+
+    active = rows(ACTIVE)
+    assert len(active) == 1
+    row = active[0]
+    assert (row["scope"], row["scope_key"], row["subject_type"], row["subject_key"]) == (
+        "personal", "slack:T1:UALICE", "actor", "slack:T1:UALICE",
+    )
+    assert row["actor_key"] == "slack:T1:UALICE"
+    assert row["source_key"] == "slack:T1:CPUBLIC:1700000000.000100"
+    assert (row["origin"], row["tool_call_id"]) == ("tool", "call-pref-1")
+    assert row["idempotency_key"] == "tool:slack:T1:CPUBLIC:1700000000.000100:call-pref-1"
+    events = rows("SELECT event, actor_key FROM junior_memory_events WHERE memory_id = :id", id=row["id"])
+    assert events == [{"event": "created", "actor_key": "slack:T1:UALICE"}]
+
+
+def test_procedure_in_a_public_channel_is_workspace_scoped_and_not_personal(rt: Runtime, rows: Any) -> None:
+    ok(remember(rt, "Releases need two approvals before merge", "procedure", ctx(ALICE, PUBLIC)))
+    active = rows(ACTIVE)
+    assert [(r["scope"], r["scope_key"], r["subject_type"]) for r in active] == [
+        ("conversation", "slack:T1", "workspace")
+    ]
+    assert rows(ACTIVE + " AND scope = 'personal'") == []
+    # Anyone in another public channel of the workspace sees it; nobody in a private thread does.
+    assert len(ok(rt.execute_tool("memory__list", {}, ctx(BOB, PUBLIC_OTHER_THREAD)))["memories"]) == 1
+    assert ok(rt.execute_tool("memory__list", {}, ctx(BOB, PRIVATE)))["memories"] == []
+
+
+def test_knowledge_in_a_private_channel_stays_in_that_thread(rt: Runtime, rows: Any) -> None:
+    ok(remember(rt, "The staging database is rebuilt every Sunday", "knowledge", ctx(ALICE, PRIVATE)))
+    active = rows(ACTIVE)
+    assert [(r["scope"], r["scope_key"], r["subject_type"]) for r in active] == [
+        ("conversation", "slack:T1:GPRIVATE:1700000100.000300", "thread")
+    ]
+    assert len(ok(rt.execute_tool("memory__list", {}, ctx(BOB, PRIVATE)))["memories"]) == 1
+    assert ok(rt.execute_tool("memory__list", {}, ctx(ALICE, PRIVATE_OTHER)))["memories"] == []
+    assert ok(rt.execute_tool("memory__list", {}, ctx(ALICE, PUBLIC)))["memories"] == []
+
+
+def test_retry_with_the_same_tool_call_id_makes_one_row(rt: Runtime, rows: Any) -> None:
+    first = ok(remember(rt, "I like dark mode", context=ctx(call="retry-1")))
+    again = ok(remember(rt, "I like dark mode", context=ctx(call="retry-1")))
+    assert (again["id"], again["created"]) == (first["id"], False)
+    assert len(rows(ACTIVE)) == 1
+
+
+def test_same_content_in_the_same_scope_and_kind_is_deduplicated(rt: Runtime, rows: Any) -> None:
+    first = ok(remember(rt, "I prefer tabs over spaces."))
+    second = ok(remember(rt, "  i PREFER   tabs over spaces  "))
+    assert (second["id"], second["created"]) == (first["id"], False)
+    assert "already remembered" in second["note"]
+    assert len(rows(ACTIVE)) == 1
+    events = [e["event"] for e in rows("SELECT event FROM junior_memory_events ORDER BY id")]
+    assert events == ["created", "deduplicated"]
+    # Same words, other kind: a separate memory.
+    assert ok(remember(rt, "I prefer tabs over spaces", "procedure"))["created"] is True
+
+
+def test_forget_archives_and_hides_from_list_search_and_recall(rt: Runtime, rows: Any) -> None:
+    memory = ok(remember(rt, "I prefer terse PR summaries"))
+    other = ok(remember(rt, "Deploy on Tuesdays only", "procedure"))
+    assert rt.prompt_context(ctx(), "write a PR summary")
+    forgotten = ok(rt.execute_tool("memory__forget", {"id": memory["id"]}, ctx(call="forget-1")))["forgotten"]
+    assert forgotten["id"] == memory["id"]
+    assert forgotten["archive_reason"] == "tool_removed"
+
+    (row,) = rows("SELECT * FROM junior_memory_memories WHERE id = :id", id=memory["id"])
+    assert row["archived_at"] is not None and row["archive_reason"] == "tool_removed"
+    listed = ok(rt.execute_tool("memory__list", {}, ctx()))["memories"]
+    assert [m["id"] for m in listed] == [other["id"]]
+    assert ok(rt.execute_tool("memory__search", {"query": "terse PR summaries"}, ctx()))["memories"] == []
+    assert rt.prompt_context(ctx(), "write a PR summary") == []
+    events = rows("SELECT event, reason, tool_call_id FROM junior_memory_events WHERE memory_id = :id ORDER BY id",
+                  id=memory["id"])
+    assert events[-1] == {"event": "archived", "reason": "tool_removed", "tool_call_id": "forget-1"}
+    # Remembering it again after forgetting makes a new, active memory.
+    again = ok(remember(rt, "I prefer terse PR summaries"))
+    assert again["created"] is True and again["id"] != memory["id"]
+
+
+def test_forget_by_unique_prefix_and_by_query(rt: Runtime) -> None:
+    memory = ok(remember(rt, "I prefer answers in British English"))
+    ok(rt.execute_tool("memory__forget", {"id": memory["id"][:8].upper()}, ctx()))
+    ok(remember(rt, "The on-call rota lives in the ops wiki", "knowledge"))
+    forgotten = ok(rt.execute_tool("memory__forget", {"query": "on-call rota"}, ctx()))["forgotten"]
+    assert forgotten["content"] == "The on-call rota lives in the ops wiki"
+    assert ok(rt.execute_tool("memory__list", {}, ctx()))["memories"] == []
+
+
+def test_forget_with_several_matches_returns_candidates_and_archives_nothing(rt: Runtime) -> None:
+    ok(remember(rt, "Deploys to staging need a ticket", "procedure"))
+    ok(remember(rt, "Deploys to production need two approvals", "procedure"))
+    error = err(rt.execute_tool("memory__forget", {"query": "deploys need"}, ctx()), "ambiguous")
+    assert len(error["candidates"]) == 2
+    assert {"id", "content", "kind"} <= set(error["candidates"][0])
+    assert "memory__forget again with the id" in error["message"]
+    assert len(ok(rt.execute_tool("memory__list", {}, ctx()))["memories"]) == 2
+
+
+def test_forget_never_archives_on_a_partial_match(rt: Runtime) -> None:
+    ok(remember(rt, "I prefer dark mode in every editor"))
+    error = err(rt.execute_tool("memory__forget", {"query": "light mode preference"}, ctx()), "ambiguous")
+    assert [c["content"] for c in error["candidates"]] == ["I prefer dark mode in every editor"]
+    assert len(ok(rt.execute_tool("memory__list", {}, ctx()))["memories"]) == 1
+
+
+def test_forget_needs_exactly_one_of_id_or_query(rt: Runtime) -> None:
+    err(rt.execute_tool("memory__forget", {}, ctx()), "invalid_arguments")
+    err(rt.execute_tool("memory__forget", {"id": "abcd", "query": "x"}, ctx()), "invalid_arguments")
+    err(rt.execute_tool("memory__forget", {"query": "nothing like this"}, ctx()), "not_found")
+    err(rt.execute_tool("memory__forget", {"id": "not-hex!"}, ctx()), "not_found")
+
+
+def test_another_actor_can_never_reach_a_personal_memory(rt: Runtime, rows: Any) -> None:
+    secret = ok(remember(rt, "I prefer to be called Ally", context=ctx(ALICE, PUBLIC)))
+    as_bob = ctx(BOB, PUBLIC)
+    assert ok(rt.execute_tool("memory__list", {}, as_bob))["memories"] == []
+    assert ok(rt.execute_tool("memory__search", {"query": "called Ally"}, as_bob))["memories"] == []
+    assert rt.prompt_context(as_bob, "what should I call Ally") == []
+    missing = err(rt.execute_tool("memory__forget", {"id": secret["id"]}, as_bob), "not_found")
+    assert "Ally" not in missing["message"]
+    err(rt.execute_tool("memory__forget", {"id": secret["id"][:6]}, as_bob), "not_found")
+    err(rt.execute_tool("memory__forget", {"query": "called Ally"}, as_bob), "not_found")
+    assert rows(ACTIVE)[0]["id"] == secret["id"]
+    # Alice still sees it, from any conversation.
+    assert len(ok(rt.execute_tool("memory__list", {}, ctx(ALICE, PRIVATE)))["memories"]) == 1
+
+
+def test_sql_metacharacters_and_unicode_are_stored_verbatim(rt: Runtime, rows: Any) -> None:
+    content = "Robert'); DROP TABLE junior_memory_memories;-- likes 100% _wild_ cards, \"quotes\" \\ and 日本語 ✓ 🚀"
+    result = ok(remember(rt, content, "knowledge"))
+    assert result["content"] == content
+    assert rows(ACTIVE)[0]["content"] == content
+    found = ok(rt.execute_tool("memory__search", {"query": "DROP TABLE 日本語"}, ctx()))["memories"]
+    assert [m["content"] for m in found] == [content]
+    ok(rt.execute_tool("memory__search", {"query": "'; -- % _ \" OR 1=1"}, ctx()))
+
+
+def test_a_label_suffixed_thread_ts_is_refused_never_rekeyed(rt: Runtime, rows: Any) -> None:
+    with pytest.raises(ValueError, match="17000000.memory-explicit"):
+        Conversation("slack", "T1", "C1", thread_ts="17000000.memory-explicit")
+    # Even a conversation that slipped past validation is refused by the tool, not keyed to something else.
+    bad = Conversation("slack", "T1", "C1", thread_ts="1700000000.000100")
+    object.__setattr__(bad, "thread_ts", "17000000.memory-explicit")
+    for kind in ("preference", "procedure"):
+        error = err(remember(rt, "I prefer tea", kind, ToolContext(ALICE, bad, "c1")), "rejected")
+        assert "timestamp" in error["message"]
+    assert rows("SELECT id FROM junior_memory_memories") == []
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [{"user_id": "UBOB"}, {"actor": "slack:T1:UBOB"}, {"scope": "personal"}, {"scope_key": "slack:T1"}],
+)
+def test_identity_in_arguments_is_invalid(rt: Runtime, rows: Any, extra: dict[str, str]) -> None:
+    error = err(remember(rt, "I prefer tea", **extra), "invalid_arguments")
+    assert any(next(iter(extra)) in d["message"] for d in error["details"])
+    assert rows("SELECT id FROM junior_memory_memories") == []
+
+
+def test_a_preference_without_an_actor_is_rejected(rt: Runtime, rows: Any) -> None:
+    error = err(remember(rt, "I prefer tea", context=ctx(None, PUBLIC)), "rejected")
+    assert "no known speaker" in error["message"]
+    # Team knowledge needs no actor.
+    ok(remember(rt, "Tea is in the second cupboard", "knowledge", ctx(None, PUBLIC)))
+    assert len(rows(ACTIVE)) == 1
+
+
+def test_expired_memories_are_hidden_from_every_read(rt: Runtime, rows: Any) -> None:
+    soon = (datetime.now(UTC) + timedelta(days=2)).isoformat()
+    result = ok(remember(rt, "The office is closed for the offsite", "knowledge", expires_at=soon))
+    assert result["expires_at"] is not None
+    err(remember(rt, "Old news", "knowledge", expires_at="2001-01-01"), "rejected")
+    err(remember(rt, "Bad date", "knowledge", expires_at="next tuesday"), "invalid_arguments")
+    assert len(ok(rt.execute_tool("memory__list", {}, ctx()))["memories"]) == 1
+    store = rt.plugin_set.pm.get_plugin("memory").store()
+    later = datetime.now(UTC) + timedelta(days=3)
+    from junior_memory.scope import read_scopes
+
+    scopes = read_scopes(ctx())
+    assert store.visible(scopes, now=later) == []
+    assert store.search(scopes, "office offsite", now=later) == []
+    assert len(store.search(scopes, "office offsite")) == 1
+
+
+def test_list_and_search_limits_and_order(rt: Runtime) -> None:
+    for i in range(7):
+        ok(remember(rt, f"Service number {i} is owned by team {i}", "knowledge"))
+    listed = ok(rt.execute_tool("memory__list", {"limit": 3}, ctx()))["memories"]
+    assert [m["content"] for m in listed] == [f"Service number {i} is owned by team {i}" for i in (6, 5, 4)]
+    err(rt.execute_tool("memory__list", {"limit": 51}, ctx()), "invalid_arguments")
+    found = ok(rt.execute_tool("memory__search", {"query": "service owned", "limit": 2}, ctx()))["memories"]
+    assert len(found) == 2
+    # Equal relevance: newest first.
+    assert [m["content"] for m in found] == [f"Service number {i} is owned by team {i}" for i in (6, 5)]
+
+
+def test_search_ranks_by_relevance(rt: Runtime) -> None:
+    ok(remember(rt, "Reviews happen on Fridays", "procedure"))
+    ok(remember(rt, "PR reviews need a summary; terse PR summaries are preferred for PR reviews", "procedure"))
+    ok(remember(rt, "Lunch is at noon", "knowledge"))
+    found = ok(rt.execute_tool("memory__search", {"query": "PR summaries reviews"}, ctx()))["memories"]
+    assert found[0]["content"].startswith("PR reviews need a summary")
+    assert "Lunch is at noon" not in [m["content"] for m in found]
+
+
+def test_memory_tools_are_found_by_search_without_a_source(rt: Runtime) -> None:
+    top = [t["tool_name"] for t in rt.search_tools("remember that I prefer terse PR summaries")["tools"][:3]]
+    assert "memory__remember" in top
+    top = [t["tool_name"] for t in rt.search_tools("forget that preference")["tools"][:3]]
+    assert "memory__forget" in top
+    listed = rt.search_tools(None, source="memory", max_results=10)
+    assert sorted(t["tool_name"] for t in listed["tools"]) == [
+        "memory__forget", "memory__list", "memory__remember", "memory__search",
+    ]
+    assert listed["sources"] == [{"id": "memory", "description": "Long-term memory storage, recall, listing, and removal."}]
+
+
+def test_tools_are_deferred_with_strict_schemas(rt: Runtime) -> None:
+    names = [t["name"] for t in rt.model_tools()]
+    assert not any(name.startswith("memory__") for name in names)
+    for entry in rt.catalog.tools():
+        assert entry.tool.exposure == "deferred"
+        assert entry.tool.input_schema["additionalProperties"] is False
