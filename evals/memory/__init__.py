@@ -1,0 +1,1 @@
+"""Memory suites: workflows (one actor) and provenance (several actors)."""
