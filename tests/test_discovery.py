@@ -110,10 +110,16 @@ def test_exact_name_comes_first(rt: Runtime, query: str, source: str | None) -> 
 
 
 def test_exact_name_wins_even_against_better_text_matches(make_runtime: Callable[..., Runtime]) -> None:
-    tools = [Tool("status", "Status status status of the status.", OBJECT, echo), Tool("s", "Unrelated.", OBJECT, echo)]
+    tools = [
+        Tool("get", "Fetch one record by its id.", OBJECT, echo),
+        Tool("get_all", "Get all records: get every get-able record, get them all.", OBJECT, echo),
+        Tool("get_many", "Get get get many.", OBJECT, echo),
+    ]
     rt = make_runtime(SourcePlugin(Source("x", "X."), tools))
-    assert rt.search_tools("x__s")["tools"][0]["tool_name"] == "x__s"
-    assert rt.search_tools("s", "x")["tools"][0]["tool_name"] == "x__s"
+    assert rt.search_tools("get all", "x")["tools"][0]["tool_name"] != "x__get"  # plain ranking prefers others
+    assert rt.search_tools("x__get")["tools"][0]["tool_name"] == "x__get"
+    assert rt.search_tools("get", "x")["tools"][0]["tool_name"] == "x__get"
+    assert rt.search_tools("get", "x")["total_matches"] == 3
 
 
 def test_summaries_are_first_paragraph_capped_at_180(make_runtime: Callable[..., Runtime]) -> None:
