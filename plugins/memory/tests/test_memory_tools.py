@@ -67,6 +67,9 @@ def test_retry_with_the_same_tool_call_id_makes_one_row(rt: Runtime, rows: Any) 
     first = ok(remember(rt, "I like dark mode", context=ctx(call="retry-1")))
     again = ok(remember(rt, "I like dark mode", context=ctx(call="retry-1")))
     assert (again["id"], again["created"]) == (first["id"], False)
+    # A retry that rephrases still answers with the first call's memory: the key is the call, not the text.
+    reworded = ok(remember(rt, "I like dark mode a lot", context=ctx(call="retry-1")))
+    assert (reworded["id"], reworded["content"]) == (first["id"], "I like dark mode")
     assert len(rows(ACTIVE)) == 1
 
 

@@ -1,0 +1,185 @@
+"""The store under pressure: concurrent writers, concurrent migrations, unreachable databases, purge."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from junior_memory import MemoryPlugin, MemoryStore
+from junior_memory.scope import personal_scope, read_scopes
+from junior_memory.store import HEAD_REVISION
+from memory_helpers import ALICE, PUBLIC, ctx, err, ok
+
+from junior_core import Runtime, Source, Tool, hookimpl
+
+
+def _together(n: int, fn: Callable[[int], Any]) -> list[Any]:
+    """Run ``fn(i)`` on ``n`` threads released at the same instant."""
+    barrier = threading.Barrier(n)
+    results: list[Any] = [None] * n
+
+    def run(i: int) -> None:
+        barrier.wait()
+        results[i] = fn(i)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    return results
+
+
+def test_eight_threads_same_tool_call_id_make_one_row(rt: Runtime, rows: Any) -> None:
+    context = ctx(ALICE, PUBLIC, "call-concurrent")
+    args = {"content": "I prefer squash merges", "kind": "preference"}
+    results = _together(8, lambda i: rt.execute_tool("memory__remember", args, context))
+    ids = {ok(r)["id"] for r in results}
+    assert len(ids) == 1
+    assert sorted(ok(r)["created"] for r in results) == [False] * 7 + [True]
+    assert len(rows("SELECT id FROM junior_memory_memories")) == 1
+
+
+def test_eight_runtimes_racing_on_one_database_make_one_row(make_runtime: Any, rows: Any) -> None:
+    runtimes = [make_runtime() for _ in range(8)]
+    context = ctx(ALICE, PUBLIC, "call-race")
+    args = {"content": "Releases are cut on Mondays", "kind": "procedure"}
+    results = _together(8, lambda i: runtimes[i].execute_tool("memory__remember", args, context))
+    assert len({ok(r)["id"] for r in results}) == 1
+    assert len(rows("SELECT id FROM junior_memory_memories")) == 1
+
+
+def test_concurrent_different_calls_with_the_same_content_make_one_row(make_runtime: Any, rows: Any) -> None:
+    runtimes = [make_runtime() for _ in range(4)]
+    args = {"content": "Standup is at 9:30", "kind": "knowledge"}
+    results = _together(4, lambda i: runtimes[i].execute_tool("memory__remember", args, ctx(call=f"c{i}")))
+    assert len({ok(r)["id"] for r in results}) == 1
+    assert len(rows("SELECT id FROM junior_memory_memories")) == 1
+
+
+def test_processes_migrating_at_once_leave_one_schema(db_url: str, rows: Any) -> None:
+    script = "import sys; from junior_memory import MemoryStore; print(MemoryStore(sys.argv[1]).migrate())"
+    procs = [
+        subprocess.Popen([sys.executable, "-c", script, db_url], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+        for _ in range(4)
+    ]
+    outputs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0, 0], outputs
+    assert [out.strip() for out, _ in outputs] == [HEAD_REVISION] * 4
+    assert rows("SELECT version_num FROM junior_memory_alembic_version") == [{"version_num": HEAD_REVISION}]
+
+
+def test_head_revision_constant_matches_the_migrations() -> None:
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    config = Config()
+    config.set_main_option("script_location", "junior_memory:migrations")
+    assert ScriptDirectory.from_config(config).get_heads() == [HEAD_REVISION]
+
+
+def test_data_survives_a_new_store_on_the_same_database(db_url: str) -> None:
+    store = MemoryStore(db_url)
+    record, created = store.remember(
+        content="Our CI runs on self-hosted runners", kind="knowledge", scope=personal_scope("slack:T1:U1"),
+        actor_key="slack:T1:U1", source_key=None, origin="api",
+    )
+    store.close()
+    reopened = MemoryStore(db_url)
+    try:
+        assert created
+        assert [r.id for r in reopened.visible([personal_scope("slack:T1:U1")])] == [record.id]
+    finally:
+        reopened.close()
+
+
+def test_purge_deletes_archived_memories_for_good(db_url: str, rows: Any) -> None:
+    store = MemoryStore(db_url)
+    try:
+        scope = personal_scope("slack:T1:U1")
+        old, _ = store.remember(content="Old fact about kettles", kind="knowledge", scope=scope,
+                                actor_key=None, source_key=None, origin="api")
+        kept, _ = store.remember(content="Current fact about kettles", kind="knowledge", scope=scope,
+                                 actor_key=None, source_key=None, origin="api")
+        store.archive(old.id, reason="tool_removed", now=datetime.now(UTC) - timedelta(days=40))
+        assert store.purge(archived_before=datetime.now(UTC) - timedelta(days=30)) == 1
+        assert store.get(old.id) is None
+        assert [r.id for r in store.search([scope], "kettles")] == [kept.id]
+        assert [e["event"] for e in store.events(old.id)] == ["created", "archived", "purged"]
+        if store.backend == "sqlite":
+            assert rows("SELECT memory_id FROM junior_memory_fts") == [{"memory_id": kept.id}]
+    finally:
+        store.close()
+
+
+def test_restating_an_expired_memory_archives_it_and_creates_a_new_one(db_url: str) -> None:
+    store = MemoryStore(db_url)
+    try:
+        scope = personal_scope("slack:T1:U1")
+        past = datetime.now(UTC) - timedelta(days=10)
+        first, _ = store.remember(content="Desk 4 is mine", kind="preference", scope=scope, actor_key=None,
+                                  source_key=None, origin="tool", now=past, expires_at=past + timedelta(days=1))
+        second, created = store.remember(content="Desk 4 is mine", kind="preference", scope=scope, actor_key=None,
+                                         source_key=None, origin="tool")
+        assert created and second.id != first.id
+        old = store.get(first.id)
+        assert old is not None and old.archive_reason == "expired"
+        assert "expired" in [e["event"] for e in store.events(first.id)]
+    finally:
+        store.close()
+
+
+class EchoPlugin:
+    junior_plugin_name = "echo"
+
+    @hookimpl
+    def register_sources(self, register: Any) -> None:
+        schema = {"type": "object", "properties": {"text": {"type": "string"}}, "additionalProperties": False}
+        register(Source("echo", "Echo text back."), tools=[Tool("say", "Echo text back.", schema, self.say)])
+
+    @staticmethod
+    def say(arguments: dict[str, Any], context: Any) -> dict[str, Any]:
+        return {"said": arguments.get("text", "")}
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_unreachable_database_is_unavailable_and_other_sources_keep_working(backend: str) -> None:
+    url = (
+        "sqlite:////dev/null/no-such-dir/memory.sqlite3"
+        if backend == "sqlite"
+        else "postgresql+psycopg://postgres@127.0.0.1:1/test"
+    )
+    from junior_core import Message
+
+    with Runtime(plugins=[MemoryPlugin(url=url), EchoPlugin()]) as rt:
+        error = err(rt.execute_tool("memory__remember", {"content": "I like tea", "kind": "preference"}, ctx()),
+                    "unavailable")
+        assert "nothing was saved" in error["message"] and "try again later" in error["message"]
+        for name, args in (("memory__list", {}), ("memory__search", {"query": "tea"}), ("memory__forget",
+                                                                                          {"query": "tea"})):
+            err(rt.execute_tool(name, args, ctx()), "unavailable")
+        assert rt.prompt_context(ctx(), "tea") == []
+        rt.after_turn(ctx(), [Message("user", "I like tea", actor=ALICE)])
+        assert ok(rt.execute_tool("echo__say", {"text": "still here"}, ctx())) == {"said": "still here"}
+        assert rt.plugins[0].status == "loaded"
+
+
+def test_unavailable_tools_never_claim_a_save(db_url: str) -> None:
+    """Once the database comes back, the same call succeeds: the plugin does not cache the outage."""
+    plugin = MemoryPlugin(url=db_url)
+    with Runtime(plugins=[plugin]) as rt:
+        real = plugin.store()
+        plugin._store = MemoryStore("sqlite:////dev/null/no-such-dir/memory.sqlite3")
+        err(rt.execute_tool("memory__remember", {"content": "I like tea", "kind": "preference"}, ctx()),
+            "unavailable")
+        plugin._store = real
+        assert ok(rt.execute_tool("memory__remember", {"content": "I like tea", "kind": "preference"}, ctx()))[
+            "created"
+        ]
+        assert len(real.visible(read_scopes(ctx()))) == 1
