@@ -47,6 +47,11 @@ def _write(path: str | None, text: str) -> None:
         print(f"JSON report: {path}")
 
 
+def known_note(reports: Sequence[CaseReport]) -> str:
+    known = sum(rep.reference.outcome == "known" for rep in reports)
+    return f" ({known} more fail as marked known issues)" if known else ""
+
+
 def _check(args: argparse.Namespace) -> int:
     from evals.harness import check
 
@@ -78,7 +83,8 @@ def _check(args: argparse.Namespace) -> int:
     undepended = sum(len(rep.undepended) for rep in reports)
     summary = (
         f"evals check ({backend.name}, {args.wire} wire): {len(reports)} cases, "
-        f"{sum(rep.reference.good for rep in reports)}/{len(reports)} reference runs pass, "
+        f"{sum(rep.reference.outcome == 'pass' for rep in reports)}/{len(reports)} reference runs pass"
+        f"{known_note(reports)}, "
         f"{sum(c.good for c in controls)}/{len(controls)} negative controls caught, "
         f"{checks - undepended}/{checks} checks proven necessary by a control, "
         f"{time.perf_counter() - started:.1f} s"

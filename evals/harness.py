@@ -355,6 +355,7 @@ class Case:
     controls: tuple[Control, ...] = attrs.field(converter=tuple)
     seeds: tuple[Seed, ...] = attrs.field(default=(), converter=tuple)
     rubric: Rubric = Rubric()
+    known_issue: str | None = None
     plugins: Callable[[], list[object]] = attrs.field(default=lambda: [Distractors()], eq=False)
 
     def __attrs_post_init__(self) -> None:
@@ -386,6 +387,7 @@ class RunResult:
     error: str | None = None
     rubric: dict[str, Any] | None = None
     seconds: float = 0.0
+    known_issue: str | None = None
 
     @property
     def failed(self) -> list[str]:
@@ -398,11 +400,15 @@ class RunResult:
         if self.role == "control":
             return "caught" if self.failed else "MISSED"
         rubric_ok = self.rubric is None or self.rubric.get("ok", True)
-        return "pass" if not self.failed and rubric_ok else "FAIL"
+        passed = not self.failed and rubric_ok
+        if self.role == "reference" and self.known_issue is not None:
+            # Strict, like pytest's strict xfail: a known issue that no longer fails must lose its marker.
+            return "FIXED" if passed else "known"
+        return "pass" if passed else "FAIL"
 
     @property
     def good(self) -> bool:
-        return self.outcome in ("pass", "caught")
+        return self.outcome in ("pass", "caught", "known")
 
     @property
     def score(self) -> float:
@@ -415,7 +421,10 @@ class RunResult:
     def reasons(self) -> list[str]:
         if self.error is not None:
             return [self.error.strip().splitlines()[-1]]
-        out = [f"{c.name}: {c.reason}" for c in self.checks if not c.ok]
+        out = [f"known issue: {self.known_issue}"] if self.known_issue and self.role == "reference" else []
+        if self.outcome == "FIXED":
+            out.append("passes now: remove known_issue from the case")
+        out += [f"{c.name}: {c.reason}" for c in self.checks if not c.ok]
         if self.rubric is not None:
             out += list(self.rubric.get("reasons", []))
         return out
@@ -569,6 +578,8 @@ def check(
                 chat=agent.chat_model(wire),
                 extractor=agent.extractor_model(wire),
             )
+            if role == "reference" and case.known_issue is not None:
+                result = attrs.evolve(result, known_issue=case.known_issue)
             if progress is not None:
                 progress(result)
             return result

@@ -1,0 +1,70 @@
+"""Discovery: natural requests to remember, recall, list and forget find the right memory tool in searchTools' top 3.
+
+Each request runs twice: searching inside source ``memory`` and searching the whole catalog, where the
+stand-in notes, reminders and tickets sources compete for the same words. The scripted reference searches
+with the user's words verbatim; a live model writes its own query, and the same check applies to it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evals.agents import Steps
+from evals.harness import Agent, Case, Control, Rubric, searched_top
+from evals.scenario import Scenario, mention
+from junior_core.models import ScriptView, call, say
+
+__all__ = ["CASES", "REQUESTS"]
+
+# Natural recall requests rank memory__search below remember and list: its description says "search ... by
+# keywords" but none of the words people use to ask what was saved ("what did I tell you", "anything saved").
+SEARCH_WORDING = "memory__search ranks below remember/list for natural recall requests (description wording)"
+KNOWN_ISSUES = {
+    "recall[all]": SEARCH_WORDING,
+    "recall-team[memory]": SEARCH_WORDING,
+    "recall-team[all]": SEARCH_WORDING,
+}
+
+REQUESTS: list[tuple[str, str, str]] = [
+    ("remember-preference", "Please remember that I prefer terse PR summaries.", "memory__remember"),
+    ("remember-procedure", "Keep in mind for later: deploys need two approvals from now on.", "memory__remember"),
+    ("recall", "What did I tell you about how I like code reviews?", "memory__search"),
+    ("recall-team", "Do you have anything saved about how we triage flaky webhooks?", "memory__search"),
+    ("list", "Show me everything you have stored about me.", "memory__list"),
+    ("forget", "Forget what I told you about PR summaries.", "memory__forget"),
+    ("forget-outdated", "That rule about two deploy approvals is no longer true, please delete it.", "memory__forget"),
+]
+
+
+def searches(query: str | None, source: str | None) -> Any:
+    def turn(view: ScriptView) -> Steps:
+        found = yield call(
+            "searchTools",
+            {"query": query if query is not None else view.user_text.split(": ", 1)[-1], "source": source},
+        )
+        names = [t["tool_name"] for t in found.get("tools", [])]
+        yield say(f"I would use {names[0]}." if names else "I found no tool for that.")
+
+    return turn
+
+
+def _case(slug: str, text: str, expected: str, source: str | None) -> Case:
+    where = "in source memory" if source else "across all sources"
+    key = f"{slug}[{'memory' if source else 'all'}]"
+    return Case(
+        id=f"discovery/{key}",
+        known_issue=KNOWN_ISSUES.get(key),
+        description=f"{text!r} finds {expected} in the top 3 {where}.",
+        scenario=Scenario([mention("U1", text)]),
+        checks=[searched_top(expected, top=3)],
+        rubric=Rubric(passes=[f"Finds and uses {expected} for the request."]),
+        reference=Agent([searches(None, source)]),
+        controls=[
+            Control("never searches", Agent([lambda view: say("I can't do that.")])),
+            Control("searches the wrong source", Agent([searches(None, "tickets")])),
+            Control("searches with a vague query", Agent([searches("help", source)])),
+        ],
+    )
+
+
+CASES: list[Case] = [_case(slug, text, tool, src) for slug, text, tool in REQUESTS for src in ("memory", None)]
