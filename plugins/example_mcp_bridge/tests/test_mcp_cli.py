@@ -1,0 +1,66 @@
+"""``junior mcp list`` and ``junior mcp check`` (and ``junior plugins``) through the installed console script."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from mcp_bridge_helpers import misbehaving, time_server, write_toml
+
+JUNIOR = str(Path(sys.executable).parent / "junior")
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    config = write_toml(tmp_path / "junior.toml", {
+        "time": time_server(),
+        "missing": {"command": "/nonexistent/junior-test-server"},
+        "hung": misbehaving("hang", startup_timeout_s=1),
+        "off": {"command": "x", "enabled": False},
+    })
+    return {**os.environ, "JUNIOR_CONFIG": str(config), "JUNIOR_LOAD_PLUGINS": "mcp"}
+
+
+def junior(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([JUNIOR, *args], env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_check_reports_each_server_and_fails_on_a_dead_one(env: dict[str, str], no_orphans: None) -> None:
+    done = junior(env, "mcp", "check")
+    assert done.returncode == 1, done.stderr
+    lines = {line.split()[1].rstrip(":"): line for line in done.stdout.splitlines()}
+    assert lines["mcp:time"].startswith("ok") and "2 tools" in lines["mcp:time"]
+    assert lines["mcp:missing"].startswith("FAILED") and "command not found" in lines["mcp:missing"]
+    assert lines["mcp:hung"].startswith("FAILED") and "no answer within 1 s" in lines["mcp:hung"]
+    assert lines["mcp:off"].startswith("off")
+
+
+def test_list_shows_state_and_tool_counts(env: dict[str, str], no_orphans: None) -> None:
+    done = junior(env, "mcp", "list", "--json")
+    assert done.returncode == 0, done.stderr
+    rows = {row["name"]: row for row in json.loads(done.stdout)}
+    assert (rows["time"]["state"], rows["time"]["tools"]) == ("ready", 2)
+    assert rows["missing"]["state"] == "failed"
+    assert rows["off"]["state"] == "disabled"
+
+
+def test_plugins_reports_the_dead_servers(env: dict[str, str], no_orphans: None) -> None:
+    done = junior(env, "plugins", "--json")
+    assert done.returncode == 0, done.stderr
+    (info,) = [p for p in json.loads(done.stdout) if p["name"] == "mcp"]
+    assert info["status"] == "loaded"
+    assert "'missing' is unavailable: command not found" in info["error"]
+    assert "'hung' is unavailable" in info["error"]
+
+
+def test_invalid_config_is_one_clear_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[mcp.servers.a]\ncommand = "a"\ntimeout_s = "soon"\n')
+    done = junior({**os.environ, "JUNIOR_CONFIG": str(bad), "JUNIOR_LOAD_PLUGINS": "mcp"}, "mcp", "check")
+    assert done.returncode != 0
+    assert f"{bad}: [mcp.servers.a] timeout_s: must be a positive number of seconds" in done.stderr
+    assert "Traceback" not in done.stderr
