@@ -1,28 +1,45 @@
-"""The Whoosh index behind searchTools: full descriptions indexed, BM25F ranking, summaries."""
+"""The index behind searchTools: full descriptions analysed with Whoosh's stemmer and stop list, BM25F ranking.
+
+Every tool is a document with fields ``name`` (local name and annotation title), ``description`` (the full
+text), ``params`` (parameter names, titles, descriptions and enum values), ``source`` (source id and
+description) and ``pairs`` (adjacent terms of the name and description, a cheap proximity signal).
+Scoring is BM25F (Robertson & Zaragoza 2009): per-field length-normalised term frequencies are weighted,
+summed, then saturated once per term, so a word repeated across fields does not count twice.
+
+Whoosh's writer and searcher cost 5 ms per document to build and 200 ms per query at 10,000 tools (measured
+in ``benchmarks/search.py``), so terms and postings live in plain dicts with each term's BM25F contribution
+precomputed at build time; a query is one dict accumulation per distinct query term.
+"""
 
 from __future__ import annotations
 
+import heapq
+import math
 import re
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 import attrs
-from whoosh.analysis import Filter, LowercaseFilter, RegexTokenizer, StemFilter, StopFilter
 
 if TYPE_CHECKING:
     from junior_core.catalog import CatalogTool
 
-__all__ = ["SearchIndex", "SearchResult", "split_identifier", "summarize"]
+__all__ = ["RankingConfig", "SearchIndex", "SearchResult", "split_identifier", "summarize"]
 
 SUMMARY_LIMIT = 180
 _PARAGRAPH = re.compile(r"\n\s*\n")
 _SPACE = re.compile(r"\s+")
+# Raw tokens keep '_' and '-' inside identifiers so the whole identifier is a term too.
+_TOKEN = re.compile(r"[^\W_]+(?:[_-][^\W_]+)*")
 # Identifier parts: "getHTTPResponse2Code" -> get, HTTP, Response, 2, Code.
 _IDENT_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+", re.UNICODE)
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
-
-FIELD_BOOSTS = {"name": 4.0, "description": 1.5, "params": 1.0, "source": 0.5}
+_CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_CJK = re.compile(f"[{_CJK_CHARS}]")
+_CJK_RUN = re.compile(f"[{_CJK_CHARS}]+|[^{_CJK_CHARS}]+")
+_PAIR = "\x1f"  # joins two terms into a proximity term; never produced by analysis
 
 
 def summarize(description: str) -> str:
@@ -65,37 +82,112 @@ def _param_text(schema: Mapping[str, Any]) -> str:
     return " \n ".join(parts)
 
 
-class IdentifierFilter(Filter):  # type: ignore[misc]
-    """Emit the parts of compound identifiers (then the whole token), and CJK characters and bigrams."""
-
-    def __call__(self, tokens: Iterable[Any]) -> Iterator[Any]:
-        for token in tokens:
-            text = token.text
-            if _CJK.search(text):
-                for i, char in enumerate(text):
-                    token.text = char
-                    yield token
-                    if i + 1 < len(text):
-                        token.text = text[i : i + 2]
-                        yield token
-                continue
-            parts = split_identifier(text)
-            if len(parts) > 1:
-                for part in parts:
-                    token.text = part
-                    yield token
-                token.text = text.replace("-", "_")
-            yield token
+FIELDS = ("name", "description", "params", "source", "pairs")
 
 
-def _make_analyzer() -> Any:
-    return (
-        RegexTokenizer(r"[^\W_]+(?:[_-][^\W_]+)*", gaps=False)
-        | IdentifierFilter()
-        | LowercaseFilter()
-        | StopFilter(minsize=1)
-        | StemFilter()
-    )
+@attrs.frozen
+class RankingConfig:
+    """Ranking parameters; the defaults are what ``benchmarks/retrieval.py`` measured best on its tuning half."""
+
+    name_weight: float = 3.0
+    description_weight: float = 1.0
+    params_weight: float = 0.5
+    source_weight: float = 0.3
+    pairs_weight: float = 0.5
+    name_b: float = 0.3
+    description_b: float = 0.75
+    params_b: float = 0.75
+    source_b: float = 0.75
+    pairs_b: float = 0.75
+    k1: float = 1.2
+    stem: bool = True
+    stop_words: bool = True
+    split_identifiers: bool = True
+    cjk_ngrams: bool = True
+
+    def weight(self, field: str) -> float:
+        return float(getattr(self, f"{field}_weight"))
+
+    def b(self, field: str) -> float:
+        return float(getattr(self, f"{field}_b"))
+
+    @classmethod
+    def ablations(cls) -> dict[str, RankingConfig]:
+        """The default with one feature switched off, by a short label (for the retrieval benchmark)."""
+        base = cls()
+        return {
+            "no stemming": attrs.evolve(base, stem=False),
+            "no stop words": attrs.evolve(base, stop_words=False),
+            "no identifier splitting": attrs.evolve(base, split_identifiers=False),
+            "no proximity pairs": attrs.evolve(base, pairs_weight=0.0),
+            "no params field": attrs.evolve(base, params_weight=0.0),
+            "no source field": attrs.evolve(base, source_weight=0.0),
+            "equal field weights": attrs.evolve(
+                base, name_weight=1.0, description_weight=1.0, params_weight=1.0, source_weight=1.0
+            ),
+            "no CJK n-grams": attrs.evolve(base, cjk_ngrams=False),
+        }
+
+
+class Analyzer:
+    """Text to index terms: identifiers split (whole kept too), lowercased, stop words dropped, Porter-stemmed.
+
+    CJK runs become single characters and character bigrams, since they have no spaces between words.
+    Each distinct raw token is analysed once and cached.
+    """
+
+    def __init__(self, config: RankingConfig) -> None:
+        from whoosh.analysis import STOP_WORDS
+        from whoosh.lang.porter import stem
+
+        self.config = config
+        self._stem = stem
+        self._stop: frozenset[str] = frozenset(STOP_WORDS) if config.stop_words else frozenset()
+        self._cache: dict[str, tuple[str, ...]] = {}
+
+    def __call__(self, text: str) -> list[str]:
+        out: list[str] = []
+        cache = self._cache
+        for match in _TOKEN.finditer(text):
+            raw = match.group()
+            terms = cache.get(raw)
+            if terms is None:
+                terms = cache[raw] = tuple(self._token(raw))
+            out.extend(terms)
+        return out
+
+    def _token(self, raw: str) -> Iterator[str]:
+        if _CJK.search(raw):
+            for run in _CJK_RUN.findall(raw):
+                if _CJK.match(run):
+                    yield from self._cjk(run)
+                else:
+                    yield from self(run)
+            return
+        parts = split_identifier(raw) if self.config.split_identifiers else [raw]
+        words = parts if len(parts) > 1 else [raw]
+        for word in words:
+            yield from self._word(word.lower())
+        if len(parts) > 1:
+            yield raw.lower().replace("-", "_")
+
+    def _word(self, word: str) -> Iterator[str]:
+        if word in self._stop:
+            return
+        yield self._stem(word) if self.config.stem and not word.isdigit() else word
+
+    def _cjk(self, run: str) -> Iterator[str]:
+        if not self.config.cjk_ngrams:
+            yield run
+            return
+        for i, char in enumerate(run):
+            yield char
+            if i + 1 < len(run):
+                yield run[i : i + 2]
+
+
+def _pairs(terms: Sequence[str]) -> list[str]:
+    return [f"{a}{_PAIR}{b}" for a, b in pairwise(terms) if a != b]
 
 
 @attrs.frozen
@@ -106,72 +198,108 @@ class SearchResult:
     total: int
 
 
-class SearchIndex:
-    """An in-memory Whoosh index of catalog tools, rebuilt when the catalog changes."""
+class _Built:
+    """One immutable snapshot of the index: swapped in whole, so searches never see a half-built index."""
 
-    def __init__(self) -> None:
+    def __init__(self, names: list[str], sources: list[str], weights: dict[str, list[tuple[int, float]]]) -> None:
+        self.names = names
+        self.sources = sources
+        self.weights = weights
+        by_source: dict[str, set[int]] = {}
+        for doc, source in enumerate(sources):
+            by_source.setdefault(source, set()).add(doc)
+        self.by_source = by_source
+
+
+class SearchIndex:
+    """An in-memory BM25F index of catalog tools, rebuilt when the catalog version changes."""
+
+    def __init__(self, config: RankingConfig | None = None) -> None:
+        self.config = config or RankingConfig()
         self._lock = threading.Lock()
-        self._index: Any = None
+        self._built: _Built | None = None
         self._version: int | None = None
-        self._analyzer: Any = None
+        self._analyzer = Analyzer(self.config)
 
     def analyze(self, text: str) -> list[str]:
         """The terms the index stores for ``text`` (for tests and debugging)."""
-        if self._analyzer is None:
-            self._analyzer = _make_analyzer()
-        return [token.text for token in self._analyzer(text)]
+        return self._analyzer(text)
 
     def build(self, tools: Sequence[CatalogTool], source_descriptions: Mapping[str, str], version: int) -> None:
         """Index ``tools`` (deterministic order: by tool_name) unless already built for ``version``."""
-        from whoosh.fields import ID, TEXT, Schema
-        from whoosh.filedb.filestore import RamStorage
-
         with self._lock:
-            if self._version == version and self._index is not None:
+            if self._version == version and self._built is not None:
                 return
-            analyzer = _make_analyzer()
-            self._analyzer = analyzer
-            schema = Schema(
-                tool_name=ID(stored=True, unique=True),
-                source_id=ID(stored=True),
-                name=TEXT(analyzer=analyzer, field_boost=FIELD_BOOSTS["name"]),
-                description=TEXT(analyzer=analyzer, field_boost=FIELD_BOOSTS["description"]),
-                params=TEXT(analyzer=analyzer, field_boost=FIELD_BOOSTS["params"]),
-                source=TEXT(analyzer=analyzer, field_boost=FIELD_BOOSTS["source"]),
-            )
-            index = RamStorage().create_index(schema)
-            writer = index.writer()
-            for entry in sorted(tools, key=lambda t: t.tool_name):
-                writer.add_document(
-                    tool_name=entry.tool_name,
-                    source_id=entry.source_id,
-                    name=entry.tool.name,
-                    description=entry.tool.description,
-                    params=_param_text(entry.tool.input_schema),
-                    source=f"{entry.source_id} {source_descriptions.get(entry.source_id, '')}",
-                )
-            writer.commit()
-            self._index = index
+            self._built = self._index(tools, source_descriptions)
             self._version = version
+
+    def _index(self, tools: Sequence[CatalogTool], source_descriptions: Mapping[str, str]) -> _Built:
+        config, analyze = self.config, self._analyzer
+        fields = [f for f in FIELDS if config.weight(f) > 0]
+        entries = sorted(tools, key=lambda t: t.tool_name)
+        source_terms = {
+            source: analyze(f"{source} {description}") for source, description in source_descriptions.items()
+        }
+        # field -> term -> [(doc, tf)], and field -> [length per doc]
+        postings: dict[str, dict[str, list[tuple[int, int]]]] = {f: {} for f in fields}
+        lengths: dict[str, list[int]] = {f: [] for f in fields}
+        for doc, entry in enumerate(entries):
+            tool = entry.tool
+            title = (tool.annotations or {}).get("title")
+            name_terms = analyze(f"{tool.name} {title}" if isinstance(title, str) else tool.name)
+            description_terms = analyze(tool.description)
+            text = {
+                "name": name_terms,
+                "description": description_terms,
+                "params": analyze(_param_text(tool.input_schema)) if "params" in postings else [],
+                "source": source_terms.get(entry.source_id) or analyze(entry.source_id),
+                "pairs": _pairs(name_terms) + _pairs(description_terms) if "pairs" in postings else [],
+            }
+            for field in fields:
+                terms = text[field]
+                lengths[field].append(len(terms))
+                field_postings = postings[field]
+                for term, tf in Counter(terms).items():
+                    field_postings.setdefault(term, []).append((doc, tf))
+        count = len(entries)
+        # Pseudo term frequency per (term, doc): sum over fields of weight * tf / length normalisation.
+        pseudo: dict[str, dict[int, float]] = {}
+        for field in fields:
+            weight, b = config.weight(field), config.b(field)
+            avg = (sum(lengths[field]) / count) if count else 0.0
+            field_lengths = lengths[field]
+            for term, plist in postings[field].items():
+                acc = pseudo.setdefault(term, {})
+                for doc, tf in plist:
+                    norm = (1 - b + b * field_lengths[doc] / avg) if avg else 1.0
+                    acc[doc] = acc.get(doc, 0.0) + weight * tf / norm
+        k1 = config.k1
+        weights: dict[str, list[tuple[int, float]]] = {}
+        for term, acc in pseudo.items():
+            idf = math.log(1 + (count - len(acc) + 0.5) / (len(acc) + 0.5))
+            weights[term] = [(doc, idf * tf * (k1 + 1) / (tf + k1)) for doc, tf in acc.items()]
+        return _Built([e.tool_name for e in entries], [e.source_id for e in entries], weights)
 
     def search(self, query: str, *, limit: int, source_id: str | None = None) -> SearchResult:
         """Rank tools for ``query`` with BM25F; ties broken by tool_name."""
-        from whoosh import scoring
-        from whoosh.query import Or, Term
-
-        if self._index is None:
+        built = self._built
+        if built is None:
             return SearchResult([], 0)
-        terms = self.analyze(query)
+        terms = self._analyzer(query)
         if not terms:
             return SearchResult([], 0)
-        subqueries = []
-        for term in dict.fromkeys(terms):
-            for field in FIELD_BOOSTS:
-                subqueries.append(Term(field, term))
-        whoosh_query = Or(subqueries)
-        id_filter = Term("source_id", source_id) if source_id is not None else None
-        with self._index.searcher(weighting=scoring.BM25F()) as searcher:
-            hits = searcher.search(whoosh_query, limit=limit + 20, filter=id_filter)
-            total = len(hits)
-            ranked = sorted(((-round(hit.score, 9), hit["tool_name"]) for hit in hits))
-        return SearchResult([name for _, name in ranked[:limit]], total)
+        wanted = list(dict.fromkeys(terms))
+        if self.config.pairs_weight > 0:
+            wanted += list(dict.fromkeys(_pairs(terms)))
+        scores: dict[int, float] = {}
+        get = scores.get
+        weights = built.weights
+        for term in wanted:
+            for doc, value in weights.get(term, ()):
+                scores[doc] = get(doc, 0.0) + value
+        if source_id is not None:
+            allowed = built.by_source.get(source_id, set())
+            scores = {doc: value for doc, value in scores.items() if doc in allowed}
+        # Documents are numbered in tool_name order, so the doc number breaks ties deterministically.
+        best = heapq.nsmallest(limit, scores.items(), key=lambda item: (-round(item[1], 9), item[0]))
+        return SearchResult([built.names[doc] for doc, _ in best], len(scores))

@@ -1,0 +1,256 @@
+"""Public tool-retrieval data loaded into a Runtime through the real ``register_sources`` hook.
+
+Shared by the scripts in ``benchmarks/``. The data directory is ``../shared/data`` next to the repository
+(override with ``JUNIOR_DATA_DIR``); see its README for where each file comes from.
+
+- MetaTool: one source ``metatool`` with its 199 tools (names sanitised), plus the labelled queries.
+- LiveMCPBench: one source ``mcp:<server>`` per MCP server (70 servers, 527 tools with full JSON Schemas).
+
+Run directly, it prints a summary of what it loads.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import random
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from junior_core import Runtime, Source, Tool, ToolContext, hookimpl
+
+REPO = Path(__file__).resolve().parent.parent
+TOOL_NAME_OK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
+ANNOTATION_KEYS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint", "title")
+SPLIT_SEED = 20240601
+METATOOL_SOURCE = "metatool"
+METATOOL_DESCRIPTION = "ChatGPT plugins from the OpenAI plugin store (MetaTool benchmark corpus)."
+
+
+def data_dir() -> Path:
+    """``$JUNIOR_DATA_DIR`` or ``../shared/data`` relative to the repository root."""
+    override = os.environ.get("JUNIOR_DATA_DIR")
+    path = Path(override) if override else REPO.parent / "shared" / "data"
+    if not (path / "metatool").is_dir() or not (path / "livemcpbench").is_dir():
+        raise SystemExit(f"benchmark data not found in {path}: set JUNIOR_DATA_DIR to the directory holding "
+                         "metatool/ and livemcpbench/")
+    return path
+
+
+def sanitize_tool_name(name: str) -> str:
+    """Letters, digits, '_' and '-' only, starting with a letter or digit (``PDF&URLTool`` -> ``PDF_URLTool``)."""
+    clean = re.sub(r"[^A-Za-z0-9_-]+", "_", name).strip("_-")
+    return clean or "tool"
+
+
+def sanitize_source_part(name: str) -> str:
+    """A source sub-id: lowercase letters, digits, '_' and '-' (``Ant Design`` -> ``ant-design``)."""
+    clean = re.sub(r"[^a-z0-9_-]+", "-", name.lower()).strip("_-")
+    return clean or "server"
+
+
+def unique(name: str, taken: set[str]) -> str:
+    """``name``, or ``name_2``, ``name_3`` ... if already taken (duplicates after sanitising, or in the data)."""
+    candidate, n = name, 1
+    while candidate.lower() in taken:
+        n += 1
+        candidate = f"{name}_{n}"
+    taken.add(candidate.lower())
+    return candidate
+
+
+def _noop(arguments: dict[str, Any], context: ToolContext) -> dict[str, Any]:
+    return {}
+
+
+@dataclass
+class ToolDoc:
+    """One catalog tool as the benchmarks see it: names, text, and the schema it was registered with."""
+
+    tool_name: str
+    source_id: str
+    name: str
+    original_name: str
+    description: str
+    input_schema: dict[str, Any]
+    annotations: dict[str, Any] | None = None
+
+
+@dataclass
+class SourceData:
+    source: Source
+    tools: list[Tool] = field(default_factory=list)
+
+
+@dataclass
+class Dataset:
+    """Sources to register, and a map from the data's own tool names to catalog tool_names."""
+
+    sources: list[SourceData]
+    tool_names: dict[str, str]
+
+
+
+class DatasetPlugin:
+    """A plugin registering every source of some datasets through the ``register_sources`` hook."""
+
+    def __init__(self, datasets: Sequence[Dataset]) -> None:
+        self.datasets = list(datasets)
+
+    @hookimpl
+    def register_sources(self, register: Callable[..., None]) -> None:
+        for dataset in self.datasets:
+            for data in dataset.sources:
+                register(data.source, tools=data.tools)
+
+
+def _draft4_bounds(node: Any) -> Any:
+    """Rewrite draft-04 boolean ``exclusiveMinimum``/``exclusiveMaximum`` (seen in real MCP servers) as numbers."""
+    if isinstance(node, list):
+        return [_draft4_bounds(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: _draft4_bounds(value) for key, value in node.items()}
+    for exclusive, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
+        if isinstance(out.get(exclusive), bool):
+            if out.pop(exclusive) and bound in out:
+                out[exclusive] = out.pop(bound)
+    return out
+
+
+def _clean_schema(schema: Any) -> dict[str, Any]:
+    out = _draft4_bounds(schema) if isinstance(schema, dict) else {}
+    out["type"] = "object"
+    return out
+
+
+def livemcpbench(root: Path | None = None) -> Dataset:
+    """70 MCP servers as sources ``mcp:<server>``; 527 tools with their real schemas and annotations."""
+    raw = json.loads(((root or data_dir()) / "livemcpbench" / "tools.json").read_text(encoding="utf-8"))
+    sources: list[SourceData] = []
+    names: dict[str, str] = {}
+    taken_sources: set[str] = set()
+    for server in raw:
+        for key, block in server["tools"].items():
+            source_id = "mcp:" + unique(sanitize_source_part(block.get("server_name") or key), taken_sources)
+            description = (server.get("description") or "").strip() or server.get("name") or source_id
+            data = SourceData(Source(source_id, description))
+            taken: set[str] = set()
+            for spec in block["tools"]:
+                local = unique(sanitize_tool_name(spec["name"]), taken)
+                annotations = {
+                    k: v for k, v in (spec.get("annotations") or {}).items() if k in ANNOTATION_KEYS and v is not None
+                }
+                tool = Tool(
+                    local,
+                    (spec.get("description") or "").strip() or spec["name"],
+                    _clean_schema(spec.get("inputSchema")),
+                    _noop,
+                    annotations=annotations or None,
+                )
+                data.tools.append(tool)
+                names[f"{source_id}/{spec['name']}"] = local
+            sources.append(data)
+    return Dataset(sources, names)
+
+
+def metatool(root: Path | None = None) -> Dataset:
+    """The 199 MetaTool plugins as one source; descriptions as given, no parameters."""
+    raw: dict[str, str] = json.loads(
+        ((root or data_dir()) / "metatool" / "plugin_des.json").read_text(encoding="utf-8")
+    )
+    data = SourceData(Source(METATOOL_SOURCE, METATOOL_DESCRIPTION))
+    names: dict[str, str] = {}
+    taken: set[str] = set()
+    for original in sorted(raw):
+        local = unique(sanitize_tool_name(original), taken)
+        data.tools.append(Tool(local, raw[original].strip() or original, {"type": "object"}, _noop))
+        names[original] = local
+    return Dataset([data], names)
+
+
+@dataclass
+class Query:
+    text: str
+    relevant: tuple[str, ...]  # local tool names in the ``metatool`` source
+
+
+def metatool_queries(dataset: Dataset, root: Path | None = None) -> dict[str, list[Query]]:
+    """``{"single": [...20,614], "multi": [...497]}`` with relevant tools mapped to sanitised names."""
+    base = (root or data_dir()) / "metatool"
+    with (base / "all_clean_data.csv").open(encoding="utf-8", newline="") as handle:
+        single = [Query(row["Query"], (dataset.tool_names[row["Tool"]],)) for row in csv.DictReader(handle)]
+    multi_raw = json.loads((base / "multi_tool_query_golden.json").read_text(encoding="utf-8"))
+    multi = [Query(item["query"], tuple(dataset.tool_names[t] for t in item["tool"])) for item in multi_raw]
+    return {"single": single, "multi": multi}
+
+
+def split_halves(queries: Sequence[Query], seed: int = SPLIT_SEED) -> tuple[list[Query], list[Query]]:
+    """A fixed-seed shuffle into (tuning half, reporting half)."""
+    order = list(range(len(queries)))
+    random.Random(seed).shuffle(order)
+    half = len(order) // 2
+    return [queries[i] for i in order[:half]], [queries[i] for i in order[half:]]
+
+
+def runtime(*datasets: Dataset) -> Runtime:
+    """A Runtime whose only plugins register the given datasets."""
+    return Runtime(plugins=[DatasetPlugin(datasets)])
+
+
+def docs(rt: Runtime, source_ids: Iterable[str] | None = None) -> list[ToolDoc]:
+    """Every catalog tool (optionally of some sources) as a ToolDoc, by tool_name."""
+    wanted = set(source_ids) if source_ids is not None else None
+    out = []
+    for entry in rt.catalog.tools():
+        if wanted is not None and entry.source_id not in wanted:
+            continue
+        out.append(
+            ToolDoc(
+                entry.tool_name,
+                entry.source_id,
+                entry.tool.name,
+                entry.tool.name,
+                entry.tool.description,
+                entry.tool.input_schema,
+                entry.tool.annotations,
+            )
+        )
+    return out
+
+
+def synthetic(count: int, seed: int = 7, base: Dataset | None = None) -> Dataset:
+    """A catalog of ``count`` tools made by recombining real LiveMCPBench names and descriptions.
+
+    Sources of 50 tools each; names and descriptions mix words of real tools so term statistics
+    look like a real catalog rather than random strings.
+    """
+    base = base or livemcpbench()
+    real = [(t.name, t.description, t.input_schema) for s in base.sources for t in s.tools]
+    words = [w for _, d, _ in real for w in d.split() if w.isascii() and w.isalpha() and len(w) > 2]
+    rng = random.Random(seed)
+    sources: list[SourceData] = []
+    for i in range(0, count, 50):
+        data = SourceData(Source(f"synthetic:s{i // 50:04d}", " ".join(rng.choices(words, k=12))))
+        taken: set[str] = set()
+        for j in range(min(50, count - i)):
+            name, description, schema = real[(i + j) % len(real)]
+            extra = " ".join(rng.choices(words, k=rng.randint(5, 30)))
+            local = unique(f"{name}_{rng.choice(words).lower()}"[:40], taken)
+            data.tools.append(Tool(sanitize_tool_name(local), f"{description} {extra}", schema, _noop))
+        sources.append(data)
+    return Dataset(sources, {})
+
+
+if __name__ == "__main__":
+    meta, live = metatool(), livemcpbench()
+    with runtime(meta, live) as rt:
+        print(f"data: {data_dir()}")
+        print(f"sources: {len(rt.catalog.sources)}, tools: {len(rt.catalog)} "
+              f"(metatool {len(meta.sources[0].tools)}, livemcpbench {sum(len(s.tools) for s in live.sources)})")
+        q = metatool_queries(meta)
+        print(f"MetaTool queries: single {len(q['single'])}, two-tool {len(q['multi'])}")
