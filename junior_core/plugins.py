@@ -69,6 +69,7 @@ class PluginSet:
         self.strict = strict
         self.infos: list[PluginInfo] = []
         self._order: list[str] = []
+        self._impl_cache: dict[str, dict[str, Any]] = {}
         self._trace = os.environ.get("JUNIOR_TRACE_PLUGINS", "") not in ("", "0")
 
     # -- loading ------------------------------------------------------------------------------
@@ -90,8 +91,9 @@ class PluginSet:
         except Exception as exc:  # noqa: BLE001 - a plugin may raise anything; it is reported, not propagated
             self._fail(info, f"{type(exc).__name__}: {exc}", exc)
             return info
-        info.hooks = sorted(impl_name for impl_name in hookspecs.HOOK_NAMES if self._impl(name, impl_name))
         self._order.append(name)
+        self._impl_cache.clear()
+        info.hooks = sorted(impl_name for impl_name in hookspecs.HOOK_NAMES if self._impl(name, impl_name))
         self.infos.append(info)
         return info
 
@@ -141,6 +143,7 @@ class PluginSet:
         self.infos.remove(info)
         if name in self._order:
             self._order.remove(name)
+        self._impl_cache.clear()
         if self.pm.get_plugin(name) is not None:
             self.pm.unregister(name=name)
         self._fail(info, message, exc)
@@ -166,18 +169,21 @@ class PluginSet:
         return list(self._order)
 
     # -- calling ------------------------------------------------------------------------------
+    def _impls(self, hook: str) -> dict[str, Any]:
+        """``{plugin: hookimpl}`` of ``hook`` in registration order, cached until the plugins change."""
+        cached = self._impl_cache.get(hook)
+        if cached is None:
+            by_name = {impl.plugin_name: impl for impl in getattr(self.pm.hook, hook).get_hookimpls()}
+            cached = {name: by_name[name] for name in self._order if name in by_name}
+            self._impl_cache[hook] = cached
+        return cached
+
     def _impl(self, plugin: str, hook: str) -> Any:
-        obj = self.pm.get_plugin(plugin)
-        if obj is None:
-            return None
-        for impl in getattr(self.pm.hook, hook).get_hookimpls():
-            if impl.plugin_name == plugin:
-                return impl
-        return None
+        return self._impls(hook).get(plugin)
 
     def implementers(self, hook: str) -> list[str]:
         """Loaded plugins implementing ``hook``, in registration order."""
-        return [name for name in self._order if self._impl(name, hook) is not None]
+        return list(self._impls(hook))
 
     def call_one(self, plugin: str, hook: str, **kwargs: Any) -> Any:
         """Call one plugin's implementation of ``hook``; exceptions propagate."""
