@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import unicodedata
@@ -22,35 +23,36 @@ __all__ = [
 
 MAX_CONTENT = 4000
 
-# Each pattern names what it found so the refusal can say so without echoing the secret.
-_CREDENTIALS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("a private key block", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")),
-    ("an AWS access key", re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b")),
+# Each pattern names what it found so the refusal can say so without echoing the secret. Compiled on first
+# use: the plugin module is imported by every `junior` command.
+_CREDENTIAL_PATTERNS: tuple[tuple[str, str], ...] = (
+    ("a private key block", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
+    ("an AWS access key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b"),
     (
         "an AWS secret key",
-        re.compile(r"(?i)aws.{0,20}?(?:secret|key).{0,20}?[=:\s][\"']?[A-Za-z0-9/+]{40}\b"),
+        r"(?i)aws.{0,20}?(?:secret|key).{0,20}?[=:\s][\"']?[A-Za-z0-9/+]{40}\b",
     ),
-    ("a Google API key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
-    ("a Google OAuth token", re.compile(r"\bya29\.[0-9A-Za-z_\-]{20,}")),
-    ("an Azure account key", re.compile(r"(?i)AccountKey=[A-Za-z0-9+/=]{40,}")),
-    ("a GitHub token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})\b")),
-    ("a GitLab token", re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}\b")),
-    ("a Slack token", re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{10,}")),
-    ("a Slack webhook URL", re.compile(r"hooks\.slack\.com/services/T[A-Za-z0-9_]+/B[A-Za-z0-9_]+/[A-Za-z0-9_]+")),
-    ("an OpenAI or Anthropic API key", re.compile(r"\bsk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}")),
-    ("a Stripe key", re.compile(r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}\b")),
-    ("a JSON Web Token", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}")),
+    ("a Google API key", r"\bAIza[0-9A-Za-z_\-]{35}\b"),
+    ("a Google OAuth token", r"\bya29\.[0-9A-Za-z_\-]{20,}"),
+    ("an Azure account key", r"(?i)AccountKey=[A-Za-z0-9+/=]{40,}"),
+    ("a GitHub token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})\b"),
+    ("a GitLab token", r"\bglpat-[A-Za-z0-9_\-]{20,}\b"),
+    ("a Slack token", r"\bxox[abposre]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{10,}"),
+    ("a Slack webhook URL", r"hooks\.slack\.com/services/T[A-Za-z0-9_]+/B[A-Za-z0-9_]+/[A-Za-z0-9_]+"),
+    ("an OpenAI or Anthropic API key", r"\bsk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),
+    ("a Stripe key", r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}\b"),
+    ("a JSON Web Token", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
     (
         "a connection string with a password",
-        re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]+:[^\s@/]+@[^\s/]+"),
+        r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]+:[^\s@/]+@[^\s/]+",
     ),
     (
         "a password",
-        re.compile(r"(?i)\b(?:password|passwd|pwd)\s*[=:]\s*\S{4,}"),
+        r"(?i)\b(?:password|passwd|pwd)\s*[=:]\s*\S{4,}",
     ),
     (
         "an API key or secret",
-        re.compile(
+        (
             r"(?i)\b(?:api[_\-]?key|secret[_\-]?key|client[_\-]?secret|access[_\-]?token|auth[_\-]?token)"
             r"\s*[=:]\s*[\"']?[A-Za-z0-9_\-./+]{16,}"
         ),
@@ -61,9 +63,14 @@ _CREDENTIALS: tuple[tuple[str, re.Pattern[str]], ...] = (
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
+@functools.cache
+def _credentials() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    return tuple((name, re.compile(pattern)) for name, pattern in _CREDENTIAL_PATTERNS)
+
+
 def credential_kind(text: str) -> str | None:
     """What kind of credential ``text`` appears to contain, or None."""
-    for name, pattern in _CREDENTIALS:
+    for name, pattern in _credentials():
         if pattern.search(text):
             return name
     return None

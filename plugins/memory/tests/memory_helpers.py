@@ -32,3 +32,24 @@ def err(response: dict[str, Any], code: str) -> dict[str, Any]:
     assert response["error"]["code"] == code, response["error"]
     error: dict[str, Any] = response["error"]
     return error
+
+
+class ScriptedExtractor:
+    """An extractor that proposes exactly the candidates it was given, and counts its calls."""
+
+    def __init__(self, candidates: list[Any] | None = None) -> None:
+        self.candidates = list(candidates or [])
+        self.calls = 0
+
+    def extract(self, transcript: Any, context: Any) -> list[Any]:
+        self.calls += 1
+        return list(self.candidates)
+
+
+class EnvExtractor(ScriptedExtractor):
+    """Loaded through ``JUNIOR_MEMORY_EXTRACTOR=memory_helpers:EnvExtractor``."""
+
+    def __init__(self) -> None:
+        from junior_memory import Candidate
+
+        super().__init__([Candidate("Prefers reviews before lunch", "preference", [0], about_speaker=True)])

@@ -1,0 +1,96 @@
+"""`junior memory ...`: the click group from register_commands, and the real `junior` command."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import click
+from click.testing import CliRunner
+from junior_memory import MemoryPlugin
+from memory_helpers import ctx, ok
+
+from junior_core import Runtime
+
+
+def cli_for(plugin: MemoryPlugin) -> click.Group:
+    @click.group()
+    def junior() -> None:
+        pass
+
+    plugin.register_commands(cli=junior)
+    return junior
+
+
+def invoke(group: click.Group, *args: str) -> Any:
+    result = CliRunner().invoke(group, list(args), catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output) if "--json" in args else result.output
+
+
+def test_hook_register_commands(db_url: str) -> None:
+    plugin = MemoryPlugin(url=db_url)
+    group = cli_for(plugin)
+    assert sorted(group.commands["memory"].commands) == ["forget", "info", "list", "migrate", "purge", "show", "stats"]
+    info = invoke(group, "memory", "info", "--json")
+    assert info["revision"] is None and info["reachable"] is True
+    assert invoke(group, "memory", "migrate", "--json")["to"] == "0001"
+    assert invoke(group, "memory", "info", "--json")["revision"] == "0001"
+
+
+def test_list_show_forget_purge_stats(db_url: str) -> None:
+    plugin = MemoryPlugin(url=db_url)
+    with Runtime(plugins=[plugin]) as rt:
+        memory = ok(rt.execute_tool("memory__remember", {"content": "I prefer tea", "kind": "preference"}, ctx()))
+        ok(rt.execute_tool("memory__remember", {"content": "Standup at 9:30", "kind": "knowledge"}, ctx()))
+    group = cli_for(plugin)
+    listed = invoke(group, "memory", "list", "--json")["memories"]
+    assert {m["scope_key"] for m in listed} == {"slack:T1:UALICE", "slack:T1"}
+    assert "I prefer tea" in invoke(group, "memory", "list")
+
+    shown = invoke(group, "memory", "show", memory["id"][:10], "--json")
+    assert shown["id"] == memory["id"] and [e["event"] for e in shown["events"]] == ["created"]
+
+    forgotten = invoke(group, "memory", "forget", memory["id"], "--json")["forgotten"]
+    assert forgotten["archive_reason"] == "admin_removed"
+    assert len(invoke(group, "memory", "list", "--json")["memories"]) == 1
+    assert len(invoke(group, "memory", "list", "--archived", "--json")["memories"]) == 2
+
+    stats = invoke(group, "memory", "stats", "--json")
+    assert stats["total"] == 2 and stats["by_state"] == {"active": 1, "archived": 1}
+    assert invoke(group, "memory", "purge", "--archived-before", "2000-01-01", "--json")["purged"] == 0
+    tomorrow = (datetime.now(UTC) + timedelta(days=1)).date().isoformat()
+    assert invoke(group, "memory", "purge", "--archived-before", tomorrow, "--json")["purged"] == 1
+    assert invoke(group, "memory", "stats", "--json")["by_state"] == {"active": 1}
+
+    missing = CliRunner().invoke(group, ["memory", "show", "ffffffff"])
+    assert missing.exit_code != 0 and "no memory with id" in missing.output
+
+
+def test_unreachable_database_is_a_clear_cli_error() -> None:
+    group = cli_for(MemoryPlugin(url="postgresql+psycopg://postgres@127.0.0.1:1/test"))
+    result = CliRunner().invoke(group, ["memory", "stats"])
+    assert result.exit_code == 1
+    assert "unavailable" in result.output and "JUNIOR_MEMORY_URL" in result.output
+    info = CliRunner().invoke(group, ["memory", "info", "--json"])
+    assert info.exit_code == 1 and json.loads(info.output)["reachable"] is False
+
+
+def test_real_junior_command_uses_the_installed_plugin(db_url: str) -> None:
+    env = {**os.environ, "JUNIOR_LOAD_PLUGINS": "memory", "JUNIOR_MEMORY_URL": db_url}
+    junior = [sys.executable, "-c", "from junior_core.cli import main; main()"]
+
+    def run(*args: str) -> Any:
+        proc = subprocess.run([*junior, *args], capture_output=True, text=True, env=env, timeout=120)
+        assert proc.returncode == 0, proc.stderr + proc.stdout
+        return json.loads(proc.stdout)
+
+    run("exec", "memory__remember", "--json", "--args", json.dumps({"content": "I prefer short answers", "kind": "preference"}))
+    stats = run("memory", "stats", "--json")
+    assert stats["by_scope"] == {"personal": 1} and stats["by_origin"] == {"tool": 1}
+    (row,) = run("memory", "list", "--json")["memories"]
+    assert row["scope_key"].startswith("local:local:") and row["source_key"] == "local:local:cli:main"

@@ -1,0 +1,52 @@
+"""Recall (the prompt_context hook): top 5 visible memories, one bounded block, no ids, marked stale."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from junior_memory.recall import MAX_BLOCK
+from memory_helpers import ALICE, BOB, PRIVATE, PUBLIC, ctx, ok
+
+from junior_core import Runtime
+
+
+def remember(rt: Runtime, content: str, kind: str = "knowledge", context: Any = None) -> dict[str, Any]:
+    return ok(rt.execute_tool("memory__remember", {"content": content, "kind": kind}, context or ctx()))
+
+
+def test_hook_prompt_context(rt: Runtime) -> None:
+    memory = remember(rt, "I prefer terse PR summaries", "preference")
+    remember(rt, "Lunch orders go in the food channel")
+    (block,) = rt.prompt_context(ctx(), "Please write the PR summary for this change")
+    assert "I prefer terse PR summaries" in block
+    assert "Lunch" not in block
+    assert memory["id"] not in block and memory["id"][:8] not in block
+    assert "may be stale" in block
+    assert "slack:T1" not in block and "UALICE" not in block
+
+
+def test_recall_injects_at_most_five_in_one_block_within_the_limit(rt: Runtime) -> None:
+    for i in range(8):
+        remember(rt, f"Deploy checklist step {i}: " + "verify the canary metrics carefully " * 110)
+    blocks = rt.prompt_context(ctx(), "what is the deploy checklist")
+    assert len(blocks) == 1
+    assert len(blocks[0]) <= MAX_BLOCK
+    assert blocks[0].count("\n- ") == 5
+    assert blocks[0].count("...") == 5
+
+
+def test_recall_sees_only_what_the_context_may_read(rt: Runtime) -> None:
+    remember(rt, "I prefer tabs for indentation", "preference", ctx(ALICE, PUBLIC))
+    remember(rt, "Indentation in the private repo is two spaces", "knowledge", ctx(ALICE, PRIVATE))
+    assert rt.prompt_context(ctx(BOB, PUBLIC), "indentation tabs") == []
+    (alice_public,) = rt.prompt_context(ctx(ALICE, PUBLIC), "indentation tabs")
+    assert "tabs" in alice_public and "private repo" not in alice_public
+    (bob_private,) = rt.prompt_context(ctx(BOB, PRIVATE), "indentation tabs")
+    assert "private repo" in bob_private and "I prefer tabs" not in bob_private
+
+
+def test_recall_with_nothing_relevant_injects_nothing(rt: Runtime) -> None:
+    remember(rt, "The coffee machine is on floor 3")
+    assert rt.prompt_context(ctx(), "rotate the TLS certificates") == []
+    assert rt.prompt_context(ctx(), "   ") == []
+    assert rt.prompt_context(ctx(None, None), "coffee") == []

@@ -1,0 +1,103 @@
+"""Refusals happen before any database access: empty, oversized, control characters, credentials."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from junior_memory import MemoryPlugin
+from junior_memory.content import credential_kind
+from memory_helpers import err
+
+from junior_core import Runtime
+
+# Refusals must not need the database: this URL cannot be opened, so touching it would answer `unavailable`.
+NOWHERE = "sqlite:////dev/null/no-such-dir/memory.sqlite3"
+
+SECRETS = {
+    "AWS access key": "my key is AKIAIOSFODNN7EXAMPLE ok",
+    "AWS secret": "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "GitHub token": "deploy with ghp_16C7e42F292c6912E7710c838347Ae178B4a",
+    "GitHub PAT": "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz0123456789",
+    "Slack bot token": "the bot uses xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
+    "Slack webhook": "post to https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
+    "OpenAI key": "use sk-proj-abcdefghijklmnopqrstuvwxyz0123456789 for evals",
+    "Anthropic key": "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789",
+    "Google API key": "AIzaSyA1234567890abcdefghijklmnopqrstuv",
+    "private key": "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAA\n-----END OPENSSH PRIVATE KEY-----",
+    "RSA key": "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA",
+    "JWT": "token eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    "connection string": "prod db is postgresql://app:s3cretPass@db.internal:5432/app",
+    "password": "the admin password: hunter2hunter2",
+    "Stripe key": "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+    "api key assignment": "API_KEY=0123456789abcdef0123456789abcdef",
+}
+
+SAFE = [
+    "I prefer terse PR summaries",
+    "The deploy token lives in the 1Password vault 'Ops'",
+    "Passwords are rotated every 90 days by the security team",
+    "Use https://github.com/acme/app for the main repo",
+    "Ask-me-anything sessions happen on Fridays",
+    "Our Postgres runs at postgresql://db.internal:5432/app (credentials from Vault)",
+    "Keys to the office are with reception",
+]
+
+
+@pytest.fixture
+def rt() -> Iterator[Runtime]:
+    with Runtime(plugins=[MemoryPlugin(url=NOWHERE)]) as runtime:
+        yield runtime
+
+
+@pytest.mark.parametrize("name", sorted(SECRETS))
+def test_credentials_are_rejected_without_echoing_them(rt: Runtime, name: str) -> None:
+    secret = SECRETS[name]
+    for kind in ("preference", "knowledge"):
+        error = err(rt.execute_tool("memory__remember", {"content": secret, "kind": kind}, _ctx()), "rejected")
+        assert "never stores credentials" in error["message"]
+        assert "nothing was saved" in error["message"]
+        assert secret not in error["message"] and secret[-12:] not in error["message"]
+
+
+@pytest.mark.parametrize("content", SAFE)
+def test_ordinary_facts_are_not_mistaken_for_credentials(content: str) -> None:
+    assert credential_kind(content) is None
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [("", "empty"), ("   \n\t ", "empty"), ("x" * 4001, "limit is 4000"), ("bell\x07", "control characters")],
+)
+def test_bad_content_is_rejected(rt: Runtime, content: str, words: str) -> None:
+    error = err(rt.execute_tool("memory__remember", {"content": content, "kind": "knowledge"}, _ctx()), "rejected")
+    assert words in error["message"]
+
+
+def test_content_at_the_limit_reaches_the_store(rt: Runtime) -> None:
+    # 4,000 characters passes every check; the unreachable store is what answers.
+    err(rt.execute_tool("memory__remember", {"content": "y" * 4000, "kind": "knowledge"}, _ctx()), "unavailable")
+
+
+TOKEN_CHARS = st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", min_size=36, max_size=40)
+PROSE = st.text(alphabet=st.sampled_from(list("abcdefghij klmnopqrst uvwxyz,.!?ÄéßЖ日本")), max_size=80)
+
+
+@settings(max_examples=200, deadline=None)
+@given(before=PROSE, body=TOKEN_CHARS, after=PROSE, prefix=st.sampled_from(["ghp_", "gho_", "ghs_"]))
+def test_a_github_token_anywhere_in_prose_is_found(before: str, body: str, after: str, prefix: str) -> None:
+    assert credential_kind(f"{before} {prefix}{body} {after}") == "a GitHub token"
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=PROSE)
+def test_plain_prose_is_never_a_credential(text: str) -> None:
+    assert credential_kind(text) is None
+
+
+def _ctx():  # type: ignore[no-untyped-def]
+    from memory_helpers import ctx
+
+    return ctx()
