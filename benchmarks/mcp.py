@@ -127,7 +127,9 @@ def main() -> None:
             print(f"{config.name:<6} alone                     {singles[config.name]:6.2f} s")
         together = statistics.median(startup(servers) for _ in range(opts.rounds))
         slowest = max(singles.values())
-        print(f"all three at once                {together:6.2f} s   vs slowest single {together / slowest:.2f}x")
+        print(f"all three at once                {together:6.2f} s   vs slowest single {together / slowest:.2f}x, "
+              f"vs one after another {sum(singles.values()):.2f} s")
+        print(f"(machine load average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
 
 
 if __name__ == "__main__":
