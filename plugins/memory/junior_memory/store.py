@@ -18,6 +18,7 @@ from junior_memory.content import content_hash, format_time, utcnow
 from junior_memory.scope import Scope
 
 if TYPE_CHECKING:
+    from sqlalchemy import Select
     from sqlalchemy.engine import Engine
     from sqlalchemy.orm import Session
     from sqlalchemy.sql.elements import ColumnElement
@@ -441,17 +442,37 @@ class MemoryStore:
         match: Literal["any", "all"] = "any",
         now: datetime | None = None,
     ) -> list[MemoryRecord]:
-        """Visible memories matching ``query`` by keywords, most relevant first, recency breaking ties."""
+        """Visible memories matching ``query`` by keywords, most relevant first, recency breaking ties.
+
+        ``match="any"`` needs one of the words (recall, search); ``"all"`` needs every one (forget by query).
+        """
+        statement = self.search_statement(scopes, query, limit=limit, match=match, now=now)
+        if statement is None:
+            return []
+        with self.session() as session:
+            return [_record(row) for row in session.scalars(statement)]
+
+    def search_statement(
+        self,
+        scopes: Sequence[Scope],
+        query: str,
+        *,
+        limit: int = 10,
+        match: Literal["any", "all"] = "any",
+        now: datetime | None = None,
+    ) -> Select[tuple[Memory]] | None:
+        """The SELECT ``search`` runs (None when the query has no searchable words); benchmarks EXPLAIN it."""
         from sqlalchemy import and_, bindparam, column, func, literal_column, or_, select, table, text
 
         from junior_memory.models import Memory
 
         terms = search_terms(query)
         if not terms:
-            return []
+            return None
         now = now or utcnow()
         statement = select(Memory).where(*self._visible(scopes, now))
         if self.backend == "postgresql":
+            # Must repeat the GIN index's expression exactly for the planner to use it.
             config = literal_column("'english'::regconfig")
             vector = func.to_tsvector(config, Memory.content)
             tsquery = func.to_tsquery(config, bindparam("tsquery", (" | " if match == "any" else " & ").join(terms)))
@@ -466,11 +487,9 @@ class MemoryStore:
                 .order_by(text("bm25(junior_memory_fts)"))
             )
         else:
-            like = [Memory.content.ilike(f"%{term}%") for term in terms]
+            like = [Memory.content.ilike(f"%{term}%") for term in terms]  # terms are letters and digits only
             statement = statement.where(or_(*like) if match == "any" else and_(*like))
-        statement = statement.order_by(Memory.observed_at.desc(), Memory.id).limit(limit)
-        with self.session() as session:
-            return [_record(row) for row in session.scalars(statement)]
+        return statement.order_by(Memory.observed_at.desc(), Memory.id).limit(limit)
 
     # -- admin -----------------------------------------------------------------------------------
     def get(self, memory_id: str) -> MemoryRecord | None:
