@@ -83,6 +83,15 @@ def _param_text(schema: Mapping[str, Any]) -> str:
 
 
 FIELDS = ("name", "description", "params", "source", "pairs")
+# English function words and request fillers ("can you help me find ...") on top of Whoosh's list: they
+# carry no tool meaning, yet match any description that happens to use them.
+EXTRA_STOP_WORDS = frozenset(
+    """i me my mine myself our ours he she they them their his her its what which who whom whose where how why
+    do does did doing done was were been being has had having would could should shall might must am so than
+    too very just also about into over out up any some all each every there here then these those please want
+    need like let know help""".split()
+)
+FILLER_STOP_WORDS = frozenset("find get show give tell provide make use using".split())
 
 
 @attrs.frozen
@@ -91,17 +100,19 @@ class RankingConfig:
 
     name_weight: float = 3.0
     description_weight: float = 1.0
-    params_weight: float = 0.5
-    source_weight: float = 0.3
-    pairs_weight: float = 0.5
+    params_weight: float = 0.3
+    source_weight: float = 0.2
+    pairs_weight: float = 0.1
     name_b: float = 0.3
     description_b: float = 0.75
     params_b: float = 0.75
     source_b: float = 0.75
     pairs_b: float = 0.75
-    k1: float = 1.2
+    k1: float = 3.0
     stem: bool = True
     stop_words: bool = True
+    extra_stop_words: bool = True
+    filler_stop_words: bool = False
     split_identifiers: bool = True
     cjk_ngrams: bool = True
 
@@ -117,7 +128,9 @@ class RankingConfig:
         base = cls()
         return {
             "no stemming": attrs.evolve(base, stem=False),
-            "no stop words": attrs.evolve(base, stop_words=False),
+            "no stop words": attrs.evolve(base, stop_words=False, extra_stop_words=False),
+            "Whoosh stop list only": attrs.evolve(base, extra_stop_words=False),
+            "k1 1.2 (BM25 default)": attrs.evolve(base, k1=1.2),
             "no identifier splitting": attrs.evolve(base, split_identifiers=False),
             "no proximity pairs": attrs.evolve(base, pairs_weight=0.0),
             "no params field": attrs.evolve(base, params_weight=0.0),
@@ -142,7 +155,14 @@ class Analyzer:
 
         self.config = config
         self._stem = stem
-        self._stop: frozenset[str] = frozenset(STOP_WORDS) if config.stop_words else frozenset()
+        stop: set[str] = set()
+        if config.stop_words:
+            stop |= STOP_WORDS
+        if config.extra_stop_words:
+            stop |= EXTRA_STOP_WORDS
+        if config.filler_stop_words:
+            stop |= FILLER_STOP_WORDS
+        self._stop = frozenset(stop)
         self._cache: dict[str, tuple[str, ...]] = {}
 
     def __call__(self, text: str) -> list[str]:
