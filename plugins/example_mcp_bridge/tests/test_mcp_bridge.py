@@ -3,21 +3,30 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from mcp_bridge_helpers import misbehaving, time_server
+from junior_mcp_bridge import MCPBridge, load_config
+from mcp_bridge_helpers import misbehaving, time_server, write_toml
 
 from junior_core import Runtime
+
+
+@pytest.fixture(scope="module")
+def time_rt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runtime]:
+    """One runtime bridging mcp-server-time, shared by the tests that only read and call."""
+    path = write_toml(tmp_path_factory.mktemp("time") / "junior.toml", {"time": time_server()})
+    with Runtime(plugins=[MCPBridge(load_config(environ={"JUNIOR_CONFIG": str(path)}))]) as rt:
+        yield rt
 
 
 def tools_of(rt: Runtime, source: str) -> dict[str, object]:
     return {entry.tool_name: entry for entry in rt.catalog.tools(source)}
 
 
-def test_time_server_tools_are_searchable_and_callable(make_runtime: Callable[..., Runtime]) -> None:
-    rt = make_runtime({"time": time_server()})
+def test_time_server_tools_are_searchable_and_callable(time_rt: Runtime) -> None:
+    rt = time_rt
     found = rt.search_tools("convert a time between timezones", source="mcp:time")
     assert found["tools"][0]["tool_name"] == "mcp__time__convert_time"
     assert found["tools"][0]["annotations"]["readOnlyHint"] is True
@@ -30,16 +39,16 @@ def test_time_server_tools_are_searchable_and_callable(make_runtime: Callable[..
     assert "text" not in answer["result"]
 
 
-def test_server_is_error_is_tool_failed_with_its_message(make_runtime: Callable[..., Runtime]) -> None:
-    rt = make_runtime({"time": time_server()})
+def test_server_is_error_is_tool_failed_with_its_message(time_rt: Runtime) -> None:
+    rt = time_rt
     answer = rt.execute_tool("mcp__time__get_current_time", {"timezone": "Mars/Olympus"})
     assert answer["ok"] is False
     assert answer["error"]["code"] == "tool_failed"
     assert "Mars/Olympus" in answer["error"]["message"]
 
 
-def test_schema_is_enforced_before_the_server_is_called(make_runtime: Callable[..., Runtime]) -> None:
-    rt = make_runtime({"time": time_server()})
+def test_schema_is_enforced_before_the_server_is_called(time_rt: Runtime) -> None:
+    rt = time_rt
     answer = rt.execute_tool("mcp__time__get_current_time", {})
     assert answer["error"]["code"] == "invalid_arguments"
 
@@ -59,8 +68,8 @@ def test_source_description_comes_from_config_else_the_server(make_runtime: Call
     assert "mcp:errs: Misbehaving test server (error)." in rt.model_tools()[0]["description"]
 
 
-async def test_async_host_calls_through_its_own_loop(make_runtime: Callable[..., Runtime]) -> None:
-    rt = make_runtime({"time": time_server()})
+async def test_async_host_calls_through_its_own_loop(time_rt: Runtime) -> None:
+    rt = time_rt
     answer = await rt.aexecute_tool("mcp__time__get_current_time", {"timezone": "UTC"})
     assert answer["ok"] is True, answer
     assert answer["result"]["structured_content"]["timezone"] == "UTC"

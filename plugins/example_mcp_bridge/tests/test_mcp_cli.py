@@ -14,23 +14,34 @@ from mcp_bridge_helpers import misbehaving, time_server, write_toml
 JUNIOR = str(Path(sys.executable).parent / "junior")
 
 
-@pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    config = write_toml(tmp_path / "junior.toml", {
+def make_env(tmp_path: Path, hung: bool) -> dict[str, str]:
+    servers = {
         "time": time_server(),
         "missing": {"command": "/nonexistent/junior-test-server"},
-        "hung": misbehaving("hang", startup_timeout_s=1),
         "off": {"command": "x", "enabled": False},
-    })
+    }
+    if hung:
+        servers["hung"] = misbehaving("hang", startup_timeout_s=1)
+    config = write_toml(tmp_path / "junior.toml", servers)
     return {**os.environ, "JUNIOR_CONFIG": str(config), "JUNIOR_LOAD_PLUGINS": "mcp"}
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return make_env(tmp_path, hung=False)
+
+
+@pytest.fixture
+def env_with_hung(tmp_path: Path) -> dict[str, str]:
+    return make_env(tmp_path, hung=True)
 
 
 def junior(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([JUNIOR, *args], env=env, capture_output=True, text=True, timeout=60)
 
 
-def test_check_reports_each_server_and_fails_on_a_dead_one(env: dict[str, str], no_orphans: None) -> None:
-    done = junior(env, "mcp", "check")
+def test_check_reports_each_server_and_fails_on_a_dead_one(env_with_hung: dict[str, str], no_orphans: None) -> None:
+    done = junior(env_with_hung, "mcp", "check")
     assert done.returncode == 1, done.stderr
     lines = {line.split()[1].rstrip(":"): line for line in done.stdout.splitlines()}
     assert lines["mcp:time"].startswith("ok") and "2 tools" in lines["mcp:time"]
@@ -48,8 +59,8 @@ def test_list_shows_state_and_tool_counts(env: dict[str, str], no_orphans: None)
     assert rows["off"]["state"] == "disabled"
 
 
-def test_plugins_reports_the_dead_servers(env: dict[str, str], no_orphans: None) -> None:
-    done = junior(env, "plugins", "--json")
+def test_plugins_reports_the_dead_servers(env_with_hung: dict[str, str], no_orphans: None) -> None:
+    done = junior(env_with_hung, "plugins", "--json")
     assert done.returncode == 0, done.stderr
     (info,) = [p for p in json.loads(done.stdout) if p["name"] == "mcp"]
     assert info["status"] == "loaded"
