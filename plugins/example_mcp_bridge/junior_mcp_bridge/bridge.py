@@ -186,7 +186,7 @@ class Bridge:
         except RuntimeError:
             coro.close()
             raise ToolError("unavailable", f"MCP server {server!r} is shut down. Try another tool.") from None
-        return await asyncio.wrap_future(future)  # type: ignore[no-any-return]
+        return await asyncio.wrap_future(future)
 
     def _config(self, name: str) -> ServerConfig:
         for config in self.configs:
