@@ -153,7 +153,8 @@ class PluginSet:
         info = self.info(name)
         if info is not None:
             info.error = message if info.error is None else f"{info.error}; {message}"
-        log.warning("plugin %r: %s", name, message, exc_info=exc)
+        # An exception built rather than raised has no traceback worth printing.
+        log.warning("plugin %r: %s", name, message, exc_info=exc if exc.__traceback__ is not None else None)
         if self.strict and fatal_if_strict:
             raise PluginError(name, message) from exc
 

@@ -203,3 +203,22 @@ def test_provider_failure_is_reported_and_keeps_previous_tools(make_runtime: Cal
     rt.refresh_source("mcp:flaky")
     assert [t.tool_name for t in rt.catalog.tools()] == ["mcp__flaky__ping"]
     assert "server went away" in ({i.name: i for i in rt.plugins}["flaky"].error or "")
+
+
+def test_describe_source_updates_the_search_description_and_index(make_runtime: Callable[..., Runtime]) -> None:
+    class Late:
+        junior_plugin_name = "late"
+
+        @hookimpl
+        def register_sources(self, register: Any) -> None:
+            register(Source("mcp:late", "Connecting..."), provider=lambda: [Tool("ping", "Ping.", OBJECT, echo)])
+
+    rt = make_runtime(Late())
+    assert rt.search_tools("zebra")["tools"] == []
+    rt.describe_source("mcp:late", "Zebra crossing registry.")
+    assert "- mcp:late: Zebra crossing registry." in rt.model_tools()[0]["description"]
+    assert rt.search_tools("zebra")["tools"][0]["tool_name"] == "mcp__late__ping"
+    with pytest.raises(ValueError, match="non-empty"):
+        rt.describe_source("mcp:late", " ")
+    with pytest.raises(KeyError):
+        rt.describe_source("mcp:other", "Other.")
