@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.backends import ENV_POSTGRES, backend_from
-from evals.harness import Case, RunResult, report_json, results_table
+from evals.harness import Case, CaseReport, RunResult, report_json, results_table
 
 SUITES = {
     "workflows": "evals.memory.workflows",
