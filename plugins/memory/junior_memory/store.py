@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import threading
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import attrs
 
@@ -18,12 +19,13 @@ from junior_memory.content import content_hash, format_time, utcnow
 from junior_memory.scope import Scope
 
 if TYPE_CHECKING:
-    from sqlalchemy import Select
-    from sqlalchemy.engine import Engine
+    from sqlalchemy.engine import Connection, Engine
     from sqlalchemy.orm import Session
     from sqlalchemy.sql.elements import ColumnElement
 
     from junior_memory.models import Memory
+
+T = TypeVar("T")
 
 __all__ = ["HEAD_REVISION", "VERSION_TABLE", "MemoryRecord", "MemoryStore", "MemoryUnavailable", "search_terms"]
 
@@ -110,6 +112,13 @@ def _record(row: Memory) -> MemoryRecord:
     )
 
 
+_RECORD_FIELDS = tuple(field.name for field in attrs.fields(MemoryRecord))
+
+
+def _from_row(row: Mapping[str, Any]) -> MemoryRecord:
+    return MemoryRecord(**{name: row[name] for name in _RECORD_FIELDS})
+
+
 def search_terms(text: str) -> list[str]:
     """Lower-cased words of ``text`` for keyword search, stop words dropped unless nothing else is left."""
     words = list(dict.fromkeys(_WORD.findall(text.casefold())))
@@ -168,9 +177,14 @@ class MemoryStore:
 
         else:
             connect_args: dict[str, Any] = {}
-            if self.backend == "postgresql" and "connect_timeout" not in parsed.query:
-                connect_args["connect_timeout"] = 5
-            self.engine = create_engine(parsed, pool_pre_ping=True, connect_args=connect_args)
+            if self.backend == "postgresql":
+                if "connect_timeout" not in parsed.query:
+                    connect_args["connect_timeout"] = 5
+                if parsed.get_driver_name() == "psycopg":
+                    # No server-side prepared statements: after five runs Postgres may switch a prepared search to
+                    # a generic plan that cannot use the full-text index for the bound tsquery (a sequential scan).
+                    connect_args["prepare_threshold"] = None
+            self.engine = create_engine(parsed, connect_args=connect_args)
 
     def __repr__(self) -> str:
         return f"<MemoryStore {display_url(self.url)}>"
@@ -185,16 +199,17 @@ class MemoryStore:
 
     # -- connections and schema ------------------------------------------------------------------
     @contextmanager
-    def _errors(self) -> Iterator[None]:
+    def _errors(self, *, retry: bool = False) -> Iterator[None]:
+        """Database-down errors become ``MemoryUnavailable``; with ``retry``, a dropped connection propagates."""
         from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
         try:
             yield
-        except (OperationalError, InterfaceError) as exc:
-            raise MemoryUnavailable(f"memory database {self.display_url} is unavailable: {exc.orig}") from exc
         except DBAPIError as exc:
-            if exc.connection_invalidated:
-                raise MemoryUnavailable(f"memory database {self.display_url} dropped the connection") from exc
+            if retry and exc.connection_invalidated:
+                raise
+            if isinstance(exc, (OperationalError, InterfaceError)) or exc.connection_invalidated:
+                raise MemoryUnavailable(f"memory database {self.display_url} is unavailable: {exc.orig}") from exc
             raise
 
     @contextmanager
@@ -250,24 +265,44 @@ class MemoryStore:
         self._ready = revision == HEAD_REVISION
         return revision or ""
 
-    # -- filters ---------------------------------------------------------------------------------
-    @staticmethod
-    def _visible(scopes: Sequence[Scope], now: datetime) -> list[ColumnElement[bool]]:
-        from sqlalchemy import and_, or_
+    # -- units of work -------------------------------------------------------------------------
+    def _unit(self, work: Callable[[Connection], T], *, write: bool) -> T:
+        """Run ``work`` in one transaction (reads on Postgres: autocommit, one round trip).
 
-        from junior_memory.models import Memory
+        No pre-ping on checkout: a pooled connection the server dropped fails once, is invalidated, and the
+        unit runs again on a fresh one (safe for writes too: idempotency keys and dedup find the first try).
+        """
+        from sqlalchemy.exc import DBAPIError
 
-        return [
-            or_(*(and_(Memory.scope == s.scope, Memory.scope_key == s.scope_key) for s in scopes)),
-            Memory.archived_at.is_(None),
-            or_(Memory.expires_at.is_(None), Memory.expires_at > now),
-        ]
+        self.ensure_schema()
+        for attempt in (1, 2):
+            try:
+                with self._errors(retry=attempt == 1), self.engine.connect() as conn:
+                    if write:
+                        conn.execution_options(junior_memory_write=True)
+                    elif self.backend == "postgresql":
+                        conn.execution_options(isolation_level="AUTOCOMMIT")
+                    with conn.begin():
+                        return work(conn)
+            except DBAPIError as exc:
+                if attempt == 1 and exc.connection_invalidated:
+                    log.info("memory database connection was dropped; retrying once")
+                    continue
+                raise
+        raise AssertionError("unreachable")
 
     @staticmethod
     def _event(session: Session, memory_id: str, event: str, now: datetime, **fields: Any) -> None:
         from junior_memory.models import Event
 
         session.add(Event(memory_id=memory_id, event=event, created_at=now, **fields))
+
+    @functools.cached_property
+    def _sql(self) -> _Statements:
+        return _Statements(self.backend)
+
+    def _events_insert(self, conn: Connection, rows: list[dict[str, Any]]) -> None:
+        conn.execute(self._sql.insert_event, rows)
 
     # -- writes ----------------------------------------------------------------------------------
     def remember(
@@ -289,60 +324,51 @@ class MemoryStore:
         A replayed idempotency key, or the same normalised content in the same scope and kind, returns the
         existing row with ``created`` False.
         """
-        from sqlalchemy import select
         from sqlalchemy.exc import IntegrityError
 
-        from junior_memory.models import Memory
-
-        now = now or utcnow()
+        at = now or utcnow()
         digest = content_hash(content)
         provenance = {"actor_key": actor_key, "source_key": source_key, "origin": origin, "tool_call_id": tool_call_id}
+        sql = self._sql
+
+        def work(conn: Connection) -> tuple[MemoryRecord, bool]:
+            found = conn.execute(
+                sql.existing,
+                {"idem": idempotency_key, "scope": scope.scope, "scope_key": scope.scope_key, "kind": kind,
+                 "hash": digest},
+            ).mappings().all()
+            replay = [row for row in found if idempotency_key is not None and row["idempotency_key"] == idempotency_key]
+            if replay:
+                return _from_row(replay[0]), False
+            active = [row for row in found if row["archived_at"] is None and row["content_hash"] == digest]
+            event = {"created_at": at, "reason": None, **provenance}
+            if active:
+                row = dict(active[0])
+                if row["expires_at"] is not None and row["expires_at"] <= at:
+                    conn.execute(sql.archive, {"mid": row["id"], "at": at, "reason": "expired"})
+                    self._events_insert(conn, [{**event, "memory_id": row["id"], "event": "expired",
+                                                "reason": "expired"}])
+                else:
+                    if row["expires_at"] is not None and (expires_at is None or expires_at > row["expires_at"]):
+                        # Restating a fact keeps it at least as long as the new statement asks.
+                        conn.execute(sql.set_expiry, {"mid": row["id"], "new_expiry": expires_at})
+                        row["expires_at"] = expires_at
+                    self._events_insert(conn, [{**event, "memory_id": row["id"], "event": "deduplicated"}])
+                    return _from_row(row), False
+            row = {
+                "id": uuid.uuid4().hex, "scope": scope.scope, "scope_key": scope.scope_key, "kind": kind,
+                "subject_type": scope.subject_type, "subject_key": scope.subject_key, "content": content,
+                "content_hash": digest, "idempotency_key": idempotency_key, "created_at": at, "observed_at": at,
+                "expires_at": expires_at, "archived_at": None, "archive_reason": None, "superseded_by": None,
+                **provenance,
+            }
+            conn.execute(sql.insert_memory, row)
+            self._events_insert(conn, [{**event, "memory_id": row["id"], "event": "created"}])
+            return _from_row(row), True
+
         for _attempt in range(5):
             try:
-                with self.session(write=True) as session:
-                    if idempotency_key is not None:
-                        replay = session.scalar(select(Memory).where(Memory.idempotency_key == idempotency_key))
-                        if replay is not None:
-                            return _record(replay), False
-                    existing = session.scalar(
-                        select(Memory).where(
-                            Memory.scope == scope.scope,
-                            Memory.scope_key == scope.scope_key,
-                            Memory.kind == kind,
-                            Memory.content_hash == digest,
-                            Memory.archived_at.is_(None),
-                        )
-                    )
-                    if existing is not None and existing.expires_at is not None and existing.expires_at <= now:
-                        existing.archived_at = now
-                        existing.archive_reason = "expired"
-                        self._event(session, existing.id, "expired", now, reason="expired", **provenance)
-                        session.flush()
-                        existing = None
-                    if existing is not None:
-                        if existing.expires_at is not None and (expires_at is None or expires_at > existing.expires_at):
-                            existing.expires_at = expires_at  # restating a fact keeps it at least as long
-                        self._event(session, existing.id, "deduplicated", now, **provenance)
-                        return _record(existing), False
-                    row = Memory(
-                        id=uuid.uuid4().hex,
-                        scope=scope.scope,
-                        scope_key=scope.scope_key,
-                        kind=kind,
-                        subject_type=scope.subject_type,
-                        subject_key=scope.subject_key,
-                        content=content,
-                        content_hash=digest,
-                        idempotency_key=idempotency_key,
-                        created_at=now,
-                        observed_at=now,
-                        expires_at=expires_at,
-                        **provenance,
-                    )
-                    session.add(row)
-                    self._event(session, row.id, "created", now, **provenance)
-                    session.flush()
-                    return _record(row), True
+                return self._unit(work, write=True)
             except IntegrityError:
                 # A concurrent writer inserted the same idempotency key or content first; the next pass finds it.
                 log.debug("remember raced a concurrent writer; retrying", exc_info=True)
@@ -360,22 +386,19 @@ class MemoryStore:
         now: datetime | None = None,
     ) -> MemoryRecord | None:
         """Archive one memory (idempotent); None if no such row."""
-        from junior_memory.models import Memory
+        at = now or utcnow()
+        sql = self._sql
 
-        now = now or utcnow()
-        with self.session(write=True) as session:
-            row = session.get(Memory, memory_id)
-            if row is None:
-                return None
-            if row.archived_at is None:
-                row.archived_at = now
-                row.archive_reason = reason
-                self._event(
-                    session, row.id, "archived", now, reason=reason, actor_key=actor_key, source_key=source_key,
-                    origin=origin, tool_call_id=tool_call_id,
-                )
-                session.flush()
-            return _record(row)
+        def work(conn: Connection) -> MemoryRecord | None:
+            if conn.execute(sql.archive, {"mid": memory_id, "at": at, "reason": reason}).rowcount:
+                self._events_insert(conn, [{
+                    "memory_id": memory_id, "event": "archived", "reason": reason, "created_at": at,
+                    "actor_key": actor_key, "source_key": source_key, "origin": origin, "tool_call_id": tool_call_id,
+                }])
+            row = conn.execute(sql.by_id, {"mid": memory_id}).mappings().first()
+            return _from_row(row) if row is not None else None
+
+        return self._unit(work, write=True)
 
     def purge(self, *, archived_before: datetime, now: datetime | None = None) -> int:
         """Delete archived memories archived before ``archived_before``, for good; returns how many."""
@@ -398,40 +421,28 @@ class MemoryStore:
             return len(ids)
 
     # -- reads -----------------------------------------------------------------------------------
+    @staticmethod
+    def _scope_params(scopes: Sequence[Scope], now: datetime | None) -> dict[str, Any]:
+        params: dict[str, Any] = {"now": now or utcnow()}
+        for i, scope in enumerate(scopes):
+            params[f"s{i}"], params[f"k{i}"] = scope.scope, scope.scope_key
+        return params
+
+    def _read(self, statement: Any, params: dict[str, Any]) -> list[MemoryRecord]:
+        return self._unit(lambda conn: [_from_row(row) for row in conn.execute(statement, params).mappings()],
+                          write=False)
+
     def visible(self, scopes: Sequence[Scope], *, limit: int = 20, now: datetime | None = None) -> list[MemoryRecord]:
         """Active, unexpired memories in ``scopes``, most recently observed first."""
-        from sqlalchemy import select
-
-        from junior_memory.models import Memory
-
-        now = now or utcnow()
-        with self.session() as session:
-            rows = session.scalars(
-                select(Memory)
-                .where(*self._visible(scopes, now))
-                .order_by(Memory.observed_at.desc(), Memory.id)
-                .limit(limit)
-            )
-            return [_record(row) for row in rows]
+        return self._read(self._sql.visible(len(scopes)), {**self._scope_params(scopes, now), "limit": limit})
 
     def by_id_prefix(
         self, scopes: Sequence[Scope], prefix: str, *, limit: int = 10, now: datetime | None = None
     ) -> list[MemoryRecord]:
         """Visible memories whose id starts with ``prefix`` (lower-case hex)."""
-        from sqlalchemy import select
-
-        from junior_memory.models import Memory
-
-        now = now or utcnow()
-        with self.session() as session:
-            rows = session.scalars(
-                select(Memory)
-                .where(Memory.id >= prefix, Memory.id < prefix + "g", Memory.id.startswith(prefix, autoescape=True))
-                .where(*self._visible(scopes, now))
-                .order_by(Memory.id)
-                .limit(limit)
-            )
-            return [_record(row) for row in rows]
+        params = {**self._scope_params(scopes, now), "limit": limit, "low": prefix, "high": prefix + "g",
+                  "pattern": prefix + "%"}
+        return self._read(self._sql.by_prefix(len(scopes)), params)
 
     def search(
         self,
@@ -446,50 +457,38 @@ class MemoryStore:
 
         ``match="any"`` needs one of the words (recall, search); ``"all"`` needs every one (forget by query).
         """
-        statement = self.search_statement(scopes, query, limit=limit, match=match, now=now)
-        if statement is None:
-            return []
-        with self.session() as session:
-            return [_record(row) for row in session.scalars(statement)]
+        prepared = self._search(scopes, query, limit=limit, match=match, now=now)
+        return self._read(*prepared) if prepared is not None else []
 
-    def search_statement(
-        self,
-        scopes: Sequence[Scope],
-        query: str,
-        *,
-        limit: int = 10,
-        match: Literal["any", "all"] = "any",
-        now: datetime | None = None,
-    ) -> Select[tuple[Memory]] | None:
-        """The SELECT ``search`` runs (None when the query has no searchable words); benchmarks EXPLAIN it."""
-        from sqlalchemy import and_, bindparam, column, func, literal_column, or_, select, table, text
-
-        from junior_memory.models import Memory
-
+    def _search(
+        self, scopes: Sequence[Scope], query: str, *, limit: int, match: Literal["any", "all"], now: datetime | None
+    ) -> tuple[Any, dict[str, Any]] | None:
         terms = search_terms(query)
         if not terms:
             return None
-        now = now or utcnow()
-        statement = select(Memory).where(*self._visible(scopes, now))
+        params = {**self._scope_params(scopes, now), "limit": limit}
         if self.backend == "postgresql":
-            # Must repeat the GIN index's expression exactly for the planner to use it.
-            config = literal_column("'english'::regconfig")
-            vector = func.to_tsvector(config, Memory.content)
-            tsquery = func.to_tsquery(config, bindparam("tsquery", (" | " if match == "any" else " & ").join(terms)))
-            statement = statement.where(vector.op("@@")(tsquery)).order_by(func.ts_rank_cd(vector, tsquery).desc())
+            params["tsquery"] = (" | " if match == "any" else " & ").join(terms)
         elif self.backend == "sqlite":
-            fts = table("junior_memory_fts", column("memory_id"))
-            joiner = " OR " if match == "any" else " AND "
-            fts_query = joiner.join(f'"{term}"' for term in terms)
-            statement = (
-                statement.join(fts, fts.c.memory_id == Memory.id)
-                .where(text("junior_memory_fts MATCH :fts_query").bindparams(fts_query=fts_query))
-                .order_by(text("bm25(junior_memory_fts)"))
-            )
+            params["fts_query"] = (" OR " if match == "any" else " AND ").join(f'"{term}"' for term in terms)
         else:
-            like = [Memory.content.ilike(f"%{term}%") for term in terms]  # terms are letters and digits only
-            statement = statement.where(or_(*like) if match == "any" else and_(*like))
-        return statement.order_by(Memory.observed_at.desc(), Memory.id).limit(limit)
+            params.update({f"t{i}": f"%{term}%" for i, term in enumerate(terms)})
+        return self._sql.search(len(scopes), match, len(terms)), params
+
+    def explain_search(self, scopes: Sequence[Scope], query: str, *, limit: int = 10) -> str:
+        """The database's EXPLAIN ANALYZE of a search (Postgres; benchmarks show the GIN index in use)."""
+        prepared = self._search(scopes, query, limit=limit, match="any", now=None)
+        if prepared is None:
+            return ""
+        statement, params = prepared
+        compiled = statement.compile(self.engine)
+        prefix = "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) " if self.backend == "postgresql" else "EXPLAIN QUERY PLAN "
+
+        def work(conn: Connection) -> str:
+            rows = conn.exec_driver_sql(prefix + str(compiled), compiled.construct_params(params)).all()
+            return "\n".join(str(row[-1]) for row in rows)
+
+        return self._unit(work, write=False)
 
     # -- admin -----------------------------------------------------------------------------------
     def get(self, memory_id: str) -> MemoryRecord | None:
@@ -583,3 +582,106 @@ class MemoryStore:
             out["total"] = sum(out["by_state"].values())
             out["events"] = int(session.scalar(select(func.count()).select_from(Event)) or 0)
         return out
+
+
+class _Statements:
+    """The hot-path statements, built once per store so each call only binds parameters."""
+
+    def __init__(self, backend: str) -> None:
+        from sqlalchemy import Integer, and_, bindparam, insert, or_, select, update
+
+        from junior_memory.models import Event, Memory, UTCDateTime
+
+        t = Memory.__table__
+        self.backend = backend
+        self.t = t
+        self._cache: dict[tuple[Any, ...], Any] = {}
+        self._limit = bindparam("limit", type_=Integer())
+        self.existing = select(t).where(
+            or_(
+                t.c.idempotency_key == bindparam("idem"),
+                and_(
+                    t.c.scope == bindparam("scope"),
+                    t.c.scope_key == bindparam("scope_key"),
+                    t.c.kind == bindparam("kind"),
+                    t.c.content_hash == bindparam("hash"),
+                    t.c.archived_at.is_(None),
+                ),
+            )
+        )
+        self.insert_memory = insert(t)
+        self.insert_event = insert(Event.__table__)
+        self.by_id = select(t).where(t.c.id == bindparam("mid"))
+        self.archive = (
+            update(t)
+            .where(t.c.id == bindparam("mid"), t.c.archived_at.is_(None))
+            .values(archived_at=bindparam("at", type_=UTCDateTime()), archive_reason=bindparam("reason"))
+        )
+        self.set_expiry = (
+            update(t).where(t.c.id == bindparam("mid")).values(expires_at=bindparam("new_expiry", type_=UTCDateTime()))
+        )
+
+    def _visible(self, scopes: int) -> list[ColumnElement[bool]]:
+        from sqlalchemy import and_, bindparam, or_
+
+        t = self.t
+        return [
+            or_(*(and_(t.c.scope == bindparam(f"s{i}"), t.c.scope_key == bindparam(f"k{i}")) for i in range(scopes))),
+            t.c.archived_at.is_(None),
+            or_(t.c.expires_at.is_(None), t.c.expires_at > bindparam("now")),
+        ]
+
+    def _cached(self, key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
+        statement = self._cache.get(key)
+        if statement is None:
+            statement = self._cache[key] = build()
+        return statement
+
+    def visible(self, scopes: int) -> Any:
+        from sqlalchemy import select
+
+        t = self.t
+        return self._cached(
+            ("visible", scopes),
+            lambda: select(t).where(*self._visible(scopes)).order_by(t.c.observed_at.desc(), t.c.id).limit(self._limit),
+        )
+
+    def by_prefix(self, scopes: int) -> Any:
+        from sqlalchemy import bindparam, select
+
+        t = self.t
+        return self._cached(
+            ("prefix", scopes),
+            lambda: select(t)
+            .where(t.c.id >= bindparam("low"), t.c.id < bindparam("high"), t.c.id.like(bindparam("pattern")))
+            .where(*self._visible(scopes))
+            .order_by(t.c.id)
+            .limit(self._limit),
+        )
+
+    def search(self, scopes: int, match: str, terms: int) -> Any:
+        return self._cached(("search", scopes, match, terms if self.backend not in ("postgresql", "sqlite") else 0),
+                            lambda: self._build_search(scopes, match, terms))
+
+    def _build_search(self, scopes: int, match: str, terms: int) -> Any:
+        from sqlalchemy import String, and_, bindparam, column, func, literal_column, or_, select, table, text
+
+        t = self.t
+        statement = select(t).where(*self._visible(scopes))
+        if self.backend == "postgresql":
+            # Must repeat the GIN index's expression exactly for the planner to use it.
+            config = literal_column("'english'::regconfig")
+            vector = func.to_tsvector(config, t.c.content)
+            tsquery = func.to_tsquery(config, bindparam("tsquery", type_=String()))
+            statement = statement.where(vector.op("@@")(tsquery)).order_by(func.ts_rank_cd(vector, tsquery).desc())
+        elif self.backend == "sqlite":
+            fts = table("junior_memory_fts", column("memory_id"))
+            statement = (
+                statement.join(fts, fts.c.memory_id == t.c.id)
+                .where(text("junior_memory_fts MATCH :fts_query"))
+                .order_by(text("bm25(junior_memory_fts)"))
+            )
+        else:
+            like = [t.c.content.ilike(bindparam(f"t{i}")) for i in range(terms)]
+            statement = statement.where(or_(*like) if match == "any" else and_(*like))
+        return statement.order_by(t.c.observed_at.desc(), t.c.id).limit(self._limit)

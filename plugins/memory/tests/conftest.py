@@ -22,8 +22,10 @@ from junior_core import Runtime
 if str(Path(__file__).parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).parent))
 
-POSTGRES_URL = os.environ.get("JUNIOR_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+from memory_helpers import POSTGRES_URL, admin_conninfo, schema_url
+
 REQUIRE_POSTGRES = os.environ.get("JUNIOR_REQUIRE_POSTGRES", "") == "1"
+
 
 def _is_postgres(item: pytest.Item) -> bool:
     callspec = getattr(item, "callspec", None)
@@ -40,27 +42,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.longrepr = f"JUNIOR_REQUIRE_POSTGRES=1 and this Postgres test was skipped: {reason}"
 
 
-def _admin_conninfo() -> str:
-    from sqlalchemy.engine import make_url
-
-    return make_url(POSTGRES_URL).set(drivername="postgresql").render_as_string(hide_password=False)
-
-
-def schema_url(schema: str) -> str:
-    """``POSTGRES_URL`` with every connection's search_path set to ``schema``."""
-    from sqlalchemy.engine import make_url
-
-    url = make_url(POSTGRES_URL).update_query_dict({"options": f"-csearch_path={schema}"})
-    return url.render_as_string(hide_password=False)
-
-
 @pytest.fixture
 def postgres_schema() -> Iterator[str]:
     """A fresh Postgres schema, dropped afterwards; fails instead of skipping under JUNIOR_REQUIRE_POSTGRES=1."""
     try:
         import psycopg
 
-        conn = psycopg.connect(_admin_conninfo(), autocommit=True, connect_timeout=3)
+        conn = psycopg.connect(admin_conninfo(), autocommit=True, connect_timeout=3)
     except Exception as exc:  # noqa: BLE001 - any reason Postgres is not usable is reported the same way
         message = f"Postgres at {POSTGRES_URL} is not reachable: {exc}"
         if REQUIRE_POSTGRES:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import uuid
 from typing import Any
 
 from junior_core import Actor, Conversation, ToolContext
+
+POSTGRES_URL = os.environ.get("JUNIOR_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 
 ALICE = Actor("slack", "T1", "UALICE")
 BOB = Actor("slack", "T1", "UBOB")
@@ -53,3 +56,17 @@ class EnvExtractor(ScriptedExtractor):
         from junior_memory import Candidate
 
         super().__init__([Candidate("Prefers reviews before lunch", "preference", [0], about_speaker=True)])
+
+
+def admin_conninfo() -> str:
+    from sqlalchemy.engine import make_url
+
+    return make_url(POSTGRES_URL).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+def schema_url(schema: str) -> str:
+    """``POSTGRES_URL`` with every connection's search_path set to ``schema``."""
+    from sqlalchemy.engine import make_url
+
+    url = make_url(POSTGRES_URL).update_query_dict({"options": f"-csearch_path={schema}"})
+    return url.render_as_string(hide_password=False)

@@ -13,7 +13,7 @@ import pytest
 from junior_memory import MemoryPlugin, MemoryStore
 from junior_memory.scope import personal_scope, read_scopes
 from junior_memory.store import HEAD_REVISION
-from memory_helpers import ALICE, PUBLIC, ctx, err, ok
+from memory_helpers import ALICE, PUBLIC, admin_conninfo, ctx, err, ok, schema_url
 
 from junior_core import Runtime, Source, Tool, hookimpl
 
@@ -183,3 +183,24 @@ def test_unavailable_tools_never_claim_a_save(db_url: str) -> None:
             "created"
         ]
         assert len(real.visible(read_scopes(ctx()))) == 1
+
+
+@pytest.mark.parametrize("backend", ["postgres"])
+def test_a_connection_dropped_by_the_server_is_retried_not_reported_unavailable(
+    backend: str, postgres_schema: str
+) -> None:
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    app = f"jm-drop-{postgres_schema}"
+    url = make_url(schema_url(postgres_schema)).update_query_dict({"application_name": app})
+    plugin = MemoryPlugin(url=url.render_as_string(hide_password=False))
+    with Runtime(plugins=[plugin]) as rt:
+        ok(rt.execute_tool("memory__remember", {"content": "I like tea", "kind": "preference"}, ctx()))
+        with psycopg.connect(admin_conninfo(), autocommit=True) as admin:
+            killed = admin.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = %s", (app,)
+            ).fetchone()
+        assert killed is not None and killed[0] >= 1
+        assert len(ok(rt.execute_tool("memory__list", {}, ctx()))["memories"]) == 1
+        ok(rt.execute_tool("memory__remember", {"content": "I like coffee too", "kind": "preference"}, ctx()))
