@@ -133,6 +133,16 @@ class Runtime:
         self.catalog.describe_source(source_id, description)
 
     @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        """The runtime's background event loop, on a daemon thread, started on first use.
+
+        Async handlers called through the synchronous API run here. A plugin that keeps async resources
+        (MCP sessions, connection pools) on this loop saves a thread hop per synchronous call; the loop
+        stops after the ``shutdown`` hooks have run.
+        """
+        return self._loop.loop
+
+    @property
     def sources(self) -> list[dict[str, str]]:
         """``[{"id", "description"}]`` sorted by id."""
         return [{"id": e.source.id, "description": summarize(e.source.description)} for e in self.catalog.sources]

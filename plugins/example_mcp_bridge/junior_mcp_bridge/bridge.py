@@ -21,9 +21,16 @@ _SHUTDOWN_TIMEOUT_S = 15.0
 
 
 class BridgeLoop:
-    """An asyncio loop on a thread of its own, so sync and async hosts alike can reach the sessions."""
+    """The loop the sessions live on: the runtime's background loop, or one on a thread of this loop's own.
 
-    def __init__(self) -> None:
+    On the runtime's loop, a synchronous ``execute_tool`` reaches a session with one thread hop less.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        self._thread: threading.Thread | None = None
+        if loop is not None:
+            self.loop = loop
+            return
         self.loop = asyncio.new_event_loop()
         ready = threading.Event()
 
@@ -41,8 +48,8 @@ class BridgeLoop:
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
 
     def close(self) -> None:
-        if self.loop.is_closed():
-            return
+        if self._thread is None or self.loop.is_closed():
+            return  # a borrowed loop is closed by its owner
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(5)
         if not self._thread.is_alive():
@@ -60,11 +67,14 @@ class Bridge:
         self._closed = False
 
     # -- lifecycle ----------------------------------------------------------------------------
-    def start(self) -> None:
-        """Connect to every server in parallel; returns when each is ready or has failed (its own timeout)."""
+    def start(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        """Connect to every server in parallel; returns when each is ready or has failed (its own timeout).
+
+        :param loop: a running loop on another thread to keep the sessions on (the runtime's); default, a new one.
+        """
         if not self.connections or self._closed:
             return
-        self._loop = BridgeLoop()
+        self._loop = BridgeLoop(loop)
         bound = max(c.config.startup_timeout_s for c in self.connections.values()) + 10.0
 
         async def start_all() -> None:

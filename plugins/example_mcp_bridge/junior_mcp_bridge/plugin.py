@@ -57,7 +57,7 @@ class MCPBridge:
         self._runtime = runtime
         if self.bridge is None:
             return
-        self.bridge.start()
+        self.bridge.start(runtime.loop)
         me = runtime.plugin_set.pm.get_name(self) or self.junior_plugin_name
         for row in self.bridge.status():
             if row["state"] == "failed":
