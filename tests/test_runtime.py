@@ -61,3 +61,19 @@ def test_search_sees_sources_registered_with_no_tools(make_runtime: Callable[...
     assert out["tools"] == [] and out["sources"] == [{"id": "empty", "description": "Nothing yet."}]
     assert "hint" not in out
     assert OBJECT["type"] == "object"
+
+
+def test_async_handlers_of_sync_calls_run_on_the_runtime_loop(make_runtime: Callable[..., Runtime]) -> None:
+    import asyncio
+
+    seen: list[asyncio.AbstractEventLoop] = []
+
+    async def where(arguments: dict[str, Any], context: Any) -> str:
+        seen.append(asyncio.get_running_loop())
+        return "here"
+
+    rt = make_runtime(SourcePlugin(Source("x", "X."), [Tool("where", "Where.", OBJECT, where)]))
+    assert rt.execute_tool("x__where")["result"] == "here"
+    assert seen == [rt.loop]
+    asyncio.run(rt.aexecute_tool("x__where"))
+    assert seen[1] is not rt.loop  # the async API runs it on the caller's loop
