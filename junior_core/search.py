@@ -36,6 +36,7 @@ _SPACE = re.compile(r"\s+")
 _TOKEN = re.compile(r"[^\W_]+(?:[_-][^\W_]+)*")
 # Identifier parts: "getHTTPResponse2Code" -> get, HTTP, Response, 2, Code.
 _IDENT_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+", re.UNICODE)
+_CHUNK = re.compile(r"[^\W_]+")
 _CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _CJK = re.compile(f"[{_CJK_CHARS}]")
 _CJK_RUN = re.compile(f"[{_CJK_CHARS}]+|[^{_CJK_CHARS}]+")
@@ -52,8 +53,28 @@ def summarize(description: str) -> str:
 
 
 def split_identifier(token: str) -> list[str]:
-    """Split camelCase, snake_case, kebab-case and digits: ``getHTTPStatus_2`` -> get, HTTP, Status, 2."""
-    return _IDENT_PART.findall(token)
+    """Split camelCase, snake_case, kebab-case and digits: ``getHTTPStatus_2`` -> get, HTTP, Status, 2.
+
+    Case is read with ``str.isupper``/``islower`` so accented letters stay inside their word (``café``).
+    """
+    parts: list[str] = []
+    for chunk in _CHUNK.findall(token):
+        if chunk.isascii():
+            parts.extend(_IDENT_PART.findall(chunk))
+            continue
+        start = 0
+        for i in range(1, len(chunk)):
+            prev, char = chunk[i - 1], chunk[i]
+            nxt = chunk[i + 1] if i + 1 < len(chunk) else ""
+            if (
+                prev.isdigit() != char.isdigit()
+                or (prev.islower() and char.isupper())
+                or (prev.isupper() and char.isupper() and nxt.islower())
+            ):
+                parts.append(chunk[start:i])
+                start = i
+        parts.append(chunk[start:])
+    return parts
 
 
 def _param_text(schema: Mapping[str, Any]) -> str:
