@@ -48,7 +48,7 @@ class PostgresBackend(Backend):
     """One database created for the session on the server ``url`` points at; every run starts empty.
 
     Creating a database per run costs about a second on Postgres, so runs share one: after each run every
-    table except migration version tables is truncated, and the next run finds the schema migrated and no
+    table except migration version tables is emptied, and the next run finds the schema migrated and no
     rows. ``url`` names any database the role can connect to; the role needs CREATEDB.
     """
 
@@ -83,8 +83,9 @@ class PostgresBackend(Backend):
                 for row in conn.execute(text("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"))
                 if not row[0].endswith("alembic_version")
             ]
-            if tables:
-                conn.execute(text("TRUNCATE " + ", ".join(f'"{t}"' for t in tables) + " RESTART IDENTITY CASCADE"))
+            # DELETE, not TRUNCATE: for a handful of rows it is several times faster (no new relation files).
+            for table in tables:
+                conn.execute(text(f'DELETE FROM "{table}"'))
 
     @contextmanager
     def database(self) -> Iterator[str]:
