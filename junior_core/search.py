@@ -281,44 +281,50 @@ class SearchIndex:
         source_terms = {
             source: analyze(f"{source} {description}") for source, description in source_descriptions.items()
         }
-        # field -> term -> [(doc, tf)], and field -> [length per doc]
-        postings: dict[str, dict[str, list[tuple[int, int]]]] = {f: {} for f in fields}
-        lengths: dict[str, list[int]] = {f: [] for f in fields}
-        for doc, entry in enumerate(entries):
+        source_counts = {source: Counter(terms) for source, terms in source_terms.items()}
+        # Per document, per field: term counts and length.
+        counted: list[list[Counter[str]]] = []
+        lengths: list[list[int]] = []
+        for entry in entries:
             tool = entry.tool
             title = (tool.annotations or {}).get("title")
             name_terms = analyze(f"{tool.name} {title}" if isinstance(title, str) else tool.name)
             description_terms = analyze(tool.description)
-            text = {
-                "name": name_terms,
-                "description": description_terms,
-                "params": analyze(_param_text(tool.input_schema)) if "params" in postings else [],
-                "source": source_terms.get(entry.source_id) or analyze(entry.source_id),
-                "pairs": _pairs(name_terms) + _pairs(description_terms) if "pairs" in postings else [],
-            }
+            doc_counts: list[Counter[str]] = []
             for field in fields:
-                terms = text[field]
-                lengths[field].append(len(terms))
-                field_postings = postings[field]
-                for term, tf in Counter(terms).items():
-                    field_postings.setdefault(term, []).append((doc, tf))
+                if field == "name":
+                    counts = Counter(name_terms)
+                elif field == "description":
+                    counts = Counter(description_terms)
+                elif field == "params":
+                    counts = Counter(analyze(_param_text(tool.input_schema)))
+                elif field == "source":
+                    counts = source_counts.get(entry.source_id) or Counter(analyze(entry.source_id))
+                else:
+                    counts = Counter(_pairs(name_terms) + _pairs(description_terms))
+                doc_counts.append(counts)
+            counted.append(doc_counts)
+            lengths.append([counts.total() for counts in doc_counts])
         count = len(entries)
+        averages = [sum(doc[i] for doc in lengths) / count if count else 0.0 for i in range(len(fields))]
+        params = [(config.weight(f), config.b(f), averages[i]) for i, f in enumerate(fields)]
         # Pseudo term frequency per (term, doc): sum over fields of weight * tf / length normalisation.
-        pseudo: dict[str, dict[int, float]] = {}
-        for field in fields:
-            weight, b = config.weight(field), config.b(field)
-            avg = (sum(lengths[field]) / count) if count else 0.0
-            field_lengths = lengths[field]
-            for term, plist in postings[field].items():
-                acc = pseudo.setdefault(term, {})
-                for doc, tf in plist:
-                    norm = (1 - b + b * field_lengths[doc] / avg) if avg else 1.0
-                    acc[doc] = acc.get(doc, 0.0) + weight * tf / norm
+        pseudo: dict[str, list[tuple[int, float]]] = {}
+        for doc, doc_counts in enumerate(counted):
+            acc: dict[str, float] = {}
+            get = acc.get
+            for (weight, b, avg), counts, length in zip(params, doc_counts, lengths[doc], strict=True):
+                factor = weight / (1 - b + b * length / avg) if avg else weight
+                for term, tf in counts.items():
+                    acc[term] = get(term, 0.0) + tf * factor
+            for term, value in acc.items():
+                pseudo.setdefault(term, []).append((doc, value))
         k1 = config.k1
         weights: dict[str, list[tuple[int, float]]] = {}
-        for term, acc in pseudo.items():
-            idf = math.log(1 + (count - len(acc) + 0.5) / (len(acc) + 0.5))
-            weights[term] = [(doc, idf * tf * (k1 + 1) / (tf + k1)) for doc, tf in acc.items()]
+        for term, plist in pseudo.items():
+            idf = math.log(1 + (count - len(plist) + 0.5) / (len(plist) + 0.5))
+            scale = idf * (k1 + 1)
+            weights[term] = [(doc, scale * tf / (tf + k1)) for doc, tf in plist]
         return _Built([e.tool_name for e in entries], [e.source_id for e in entries], weights)
 
     def search(self, query: str, *, limit: int, source_id: str | None = None) -> SearchResult:
