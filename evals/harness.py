@@ -44,6 +44,10 @@ __all__ = [
 MEMORIES = "junior_memory_memories"
 
 
+def _tuple(value: Iterable[Any]) -> tuple[Any, ...]:
+    return tuple(value)
+
+
 # -- agents ----------------------------------------------------------------------------------------
 
 
@@ -56,7 +60,7 @@ def no_extraction(view: ScriptView) -> Any:
 class Agent:
     """A scripted agent: one chat script per mention (the last one repeats) and an extractor script."""
 
-    turns: tuple[Script, ...] = attrs.field(converter=tuple)
+    turns: tuple[Script, ...] = attrs.field(converter=_tuple)
     extractor: Script = no_extraction
 
     def chat_model(self, wire: Literal["openai", "anthropic"] = "openai") -> ScriptedModel:
@@ -88,8 +92,8 @@ class Control:
 class Rubric:
     """Criteria for a model judge: what a good answer does, and what it must not do."""
 
-    passes: tuple[str, ...] = attrs.field(default=(), converter=tuple)
-    fails: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    passes: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    fails: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
 
 
 # -- reading the database --------------------------------------------------------------------------
@@ -127,7 +131,7 @@ class Select:
     owner: str | None = None
     shared: bool = False
     kind: str | None = None
-    contains: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    contains: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
     written_in: Literal["thread", "seed"] | None = "thread"
     state: Literal["active", "archived", "any"] = "active"
 
@@ -136,7 +140,7 @@ class Select:
             raise ValueError("a selection is either one owner's personal memories or the shared scope, not both")
 
     def describe(self) -> str:
-        parts = [self.state if self.state != "any" else "any"]
+        parts: list[str] = [self.state]
         if self.owner:
             parts.append(f"personal memory of {self.owner}")
         elif self.shared:
@@ -350,13 +354,13 @@ class Case:
     id: str
     description: str
     scenario: Scenario
-    checks: tuple[Check, ...] = attrs.field(converter=tuple)
+    checks: tuple[Check, ...] = attrs.field(converter=_tuple)
     reference: Agent
-    controls: tuple[Control, ...] = attrs.field(converter=tuple)
-    seeds: tuple[Seed, ...] = attrs.field(default=(), converter=tuple)
+    controls: tuple[Control, ...] = attrs.field(converter=_tuple)
+    seeds: tuple[Seed, ...] = attrs.field(default=(), converter=_tuple)
     rubric: Rubric = Rubric()
     known_issue: str | None = None
-    plugins: Callable[[], list[object]] = attrs.field(default=lambda: [Distractors()], eq=False)
+    plugins: Callable[[], list[object]] = attrs.field(default=lambda: [Distractors()], eq=False)  # type: ignore[assignment]
 
     def __attrs_post_init__(self) -> None:
         names = [c.name for c in self.checks]
