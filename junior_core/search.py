@@ -1,4 +1,4 @@
-"""The index behind searchTools: full descriptions analysed with Whoosh's stemmer and stop list, BM25F ranking.
+"""The index behind searchTools: full descriptions analysed with Whoosh's stemmers and stop list, BM25F ranking.
 
 Every tool is a document with fields ``name`` (local name and annotation title), ``description`` (the full
 text), ``params`` (parameter names, titles, descriptions and enum values), ``source`` (source id and
@@ -136,6 +136,7 @@ class RankingConfig:
     filler_stop_words: bool = False
     split_identifiers: bool = True
     cjk_ngrams: bool = True
+    porter2: bool = True
 
     def weight(self, field: str) -> float:
         return float(getattr(self, f"{field}_weight"))
@@ -149,6 +150,7 @@ class RankingConfig:
         base = cls()
         return {
             "no stemming": attrs.evolve(base, stem=False),
+            "Porter instead of Porter2 stemmer": attrs.evolve(base, porter2=False),
             "no stop words": attrs.evolve(base, stop_words=False, extra_stop_words=False),
             "Whoosh stop list only": attrs.evolve(base, extra_stop_words=False),
             "k1 1.2 (BM25 default)": attrs.evolve(base, k1=1.2),
@@ -164,7 +166,7 @@ class RankingConfig:
 
 
 class Analyzer:
-    """Text to index terms: identifiers split (whole kept too), lowercased, stop words dropped, Porter-stemmed.
+    """Text to index terms: identifiers split (whole kept too), lowercased, stop words dropped, stemmed (Porter2).
 
     CJK runs become single characters and character bigrams, since they have no spaces between words.
     Each distinct raw token is analysed once and cached.
@@ -176,6 +178,10 @@ class Analyzer:
 
         self.config = config
         self._stem = stem
+        if config.porter2:
+            from whoosh.lang.snowball.english import EnglishStemmer
+
+            self._stem = EnglishStemmer().stem
         stop: set[str] = set()
         if config.stop_words:
             stop |= STOP_WORDS
