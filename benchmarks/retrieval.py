@@ -17,6 +17,7 @@ reporting half.
     python benchmarks/retrieval.py --limit 2000      # the first 2000 queries of each set (quick)
     python benchmarks/retrieval.py --json out.json   # also write the table as JSON ('-' for stdout)
     python benchmarks/retrieval.py --ablate          # the contribution of each ranking feature
+    python benchmarks/retrieval.py --index-module old_search.py --limit 2000   # another search.py, same queries
 """
 
 from __future__ import annotations
@@ -240,6 +241,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", nargs="?", const="-", default=None, metavar="PATH",
                         help="write the rows as JSON to PATH (or stdout with no PATH or '-')")
     parser.add_argument("--ablate", action="store_true", help="switch each ranking feature off in turn")
+    parser.add_argument("--index-module", help="path of another search.py whose SearchIndex to measure")
     parser.add_argument("--half", default="tuning", choices=("tuning", "reporting"), help="half shown by --ablate")
     args = parser.parse_args(argv)
     start = time.perf_counter()
@@ -251,7 +253,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         for r in rows:
             print("| " + " | ".join([r["variant"], r["catalog"], r["set"], *(f"{r[m]:.1f}" for m in METRICS)]) + " |")
     else:
-        rows = run_all(args.limit)
+        factory = None
+        if args.index_module:
+            import importlib.util
+
+            spec = importlib.util.spec_from_file_location("junior_search_under_test", args.index_module)
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            factory = module.SearchIndex
+        rows = run_all(args.limit, index_factory=factory)
         if args.json != "-":
             print_table(rows)
     if args.json:
