@@ -194,14 +194,17 @@ def main() -> None:
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     backends = args.backends.split(",")
-    print(f"memory benchmark: {args.calls} timed calls each; times in ms (p50 / p99); python {sys.version.split()[0]}")
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"memory benchmark: {args.calls} timed calls each; times in ms (p50 / p99); python {sys.version.split()[0]}; "
+          f"load average {load} on {os.cpu_count()} CPUs")
     header = ["SELECT 1", "1-row commit", "remember", "search"]
     print(f"{'backend':<9}{'memories':>9}  " + "  ".join(f"{h:>15}" for h in header) + f"  {'hits':>5}  seed")
     plans = []
     for backend in backends:
         for size in sizes:
             r = run(backend, size, args.calls)
-            row = "  ".join(f"{p50:6.2f} / {p99:6.2f}" for p50, p99 in (r["baseline"], r["commit"], r["remember"], r["search"]))
+            figures = (r["baseline"], r["commit"], r["remember"], r["search"])
+            row = "  ".join(f"{p50:6.2f} / {p99:6.2f}" for p50, p99 in figures)
             print(f"{backend:<9}{size:>9}  {row}  {r['mean_hits']:5.1f}  {r['seed_s']:.1f}s", flush=True)
             if "plan" in r:
                 plans.append(f"  {backend} at {size} memories, search plan:\n{r['plan']}")

@@ -32,7 +32,7 @@ __all__ = ["HEAD_REVISION", "VERSION_TABLE", "MemoryRecord", "MemoryStore", "Mem
 log = logging.getLogger("junior.memory")
 
 VERSION_TABLE = "junior_memory_alembic_version"
-HEAD_REVISION = "0001"
+HEAD_REVISION = "0002"
 # Any constant works; it only has to be the same in every process migrating this database.
 _PG_LOCK_KEY = 0x6A756E696F72
 Origin = Literal["tool", "extraction", "api"]
@@ -669,11 +669,12 @@ class _Statements:
         t = self.t
         statement = select(t).where(*self._visible(scopes))
         if self.backend == "postgresql":
-            # Must repeat the GIN index's expression exactly for the planner to use it.
+            # search_vector is a generated column (migration 0002) with the GIN index; it is not mapped, so
+            # rows never carry it back.
             config = literal_column("'english'::regconfig")
-            vector = func.to_tsvector(config, t.c.content)
+            vector = literal_column("junior_memory_memories.search_vector")
             tsquery = func.to_tsquery(config, bindparam("tsquery", type_=String()))
-            statement = statement.where(vector.op("@@")(tsquery)).order_by(func.ts_rank_cd(vector, tsquery).desc())
+            statement = statement.where(vector.op("@@")(tsquery)).order_by(func.ts_rank(vector, tsquery).desc())
         elif self.backend == "sqlite":
             fts = table("junior_memory_fts", column("memory_id"))
             statement = (

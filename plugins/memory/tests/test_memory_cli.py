@@ -12,6 +12,7 @@ from typing import Any
 import click
 from click.testing import CliRunner
 from junior_memory import MemoryPlugin
+from junior_memory.store import HEAD_REVISION
 from memory_helpers import ctx, ok
 
 from junior_core import Runtime
@@ -38,8 +39,8 @@ def test_hook_register_commands(db_url: str) -> None:
     assert sorted(group.commands["memory"].commands) == ["forget", "info", "list", "migrate", "purge", "show", "stats"]
     info = invoke(group, "memory", "info", "--json")
     assert info["revision"] is None and info["reachable"] is True
-    assert invoke(group, "memory", "migrate", "--json")["to"] == "0001"
-    assert invoke(group, "memory", "info", "--json")["revision"] == "0001"
+    assert invoke(group, "memory", "migrate", "--json")["to"] == HEAD_REVISION
+    assert invoke(group, "memory", "info", "--json")["revision"] == HEAD_REVISION
 
 
 def test_list_show_forget_purge_stats(db_url: str) -> None:
