@@ -40,6 +40,7 @@ _CHUNK = re.compile(r"[^\W_]+")
 _CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _CJK = re.compile(f"[{_CJK_CHARS}]")
 _CJK_RUN = re.compile(f"[{_CJK_CHARS}]+|[^{_CJK_CHARS}]+")
+_CACHE_LIMIT = 200_000
 _PAIR = "\x1f"  # joins two terms into a proximity term; never produced by analysis
 
 
@@ -199,6 +200,8 @@ class Analyzer:
             raw = match.group()
             terms = cache.get(raw)
             if terms is None:
+                if len(cache) >= _CACHE_LIMIT:  # queries bring endless new words; keep memory bounded
+                    cache.clear()
                 terms = cache[raw] = tuple(self._token(raw))
             out.extend(terms)
         return out

@@ -166,3 +166,13 @@ def test_summary_is_cut_at_180_characters_with_an_ellipsis() -> None:
     assert summary.endswith("...")
     assert summarize("x" * 180) == "x" * 180
     assert summarize("x" * 181) == "x" * 177 + "..."
+
+
+def test_analysis_cache_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    import junior_core.search as search
+
+    monkeypatch.setattr(search, "_CACHE_LIMIT", 50)
+    index = SearchIndex()
+    index.analyze(" ".join(f"word{i}" for i in range(500)))
+    assert len(index._analyzer._cache) <= 50
+    assert index.analyze("word7") == ["word", "7", "word7"]
