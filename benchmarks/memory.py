@@ -27,11 +27,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from junior_core import Actor, Conversation, Runtime, ToolContext
-
 from junior_memory import MemoryPlugin, MemoryStore
 from junior_memory.content import content_hash
 from junior_memory.scope import read_scopes
+
+from junior_core import Actor, Conversation, Runtime, ToolContext
 
 POSTGRES_URL = os.environ.get("JUNIOR_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 ACTORS = 200
@@ -54,7 +54,7 @@ def sentence(words: list[str], weights: list[float], rng: random.Random) -> str:
 
 def percentiles(samples: list[float]) -> tuple[float, float]:
     ordered = sorted(samples)
-    p99 = ordered[min(len(ordered) - 1, int(round(0.99 * (len(ordered) - 1))))]
+    p99 = ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
     return statistics.median(ordered), p99
 
 
@@ -80,9 +80,8 @@ def database(backend: str) -> Iterator[str]:
 
 def seed(store: MemoryStore, count: int, words: list[str], weights: list[float], rng: random.Random) -> float:
     """Bulk-insert ``count`` memories: 70% workspace procedures/knowledge, 30% personal across many actors."""
-    from sqlalchemy import insert
-
     from junior_memory.models import Memory
+    from sqlalchemy import insert
 
     store.ensure_schema()
     start = time.perf_counter()

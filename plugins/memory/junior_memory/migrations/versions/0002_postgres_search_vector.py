@@ -26,7 +26,9 @@ def upgrade() -> None:
         "ALTER TABLE junior_memory_memories ADD COLUMN search_vector tsvector "
         "GENERATED ALWAYS AS (to_tsvector('english'::regconfig, content)) STORED"
     )
-    op.execute("CREATE INDEX ix_junior_memory_memories_search_vector ON junior_memory_memories USING gin (search_vector)")
+    op.execute(
+        "CREATE INDEX ix_junior_memory_memories_search_vector ON junior_memory_memories USING gin (search_vector)"
+    )
     op.execute("DROP INDEX ix_junior_memory_memories_fts")
 
 
