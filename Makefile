@@ -24,7 +24,7 @@ test: install
 	@if [ -f evals/__main__.py ]; then $(BIN)/python -m evals check; fi
 
 lint: install
-	$(BIN)/ruff check junior_core plugins tests benchmarks scripts
+	$(BIN)/ruff check junior_core plugins tests benchmarks scripts evals
 	$(BIN)/mypy junior_core
 
 bench: install
