@@ -362,8 +362,13 @@ class MemoryStore:
                 "expires_at": expires_at, "archived_at": None, "archive_reason": None, "superseded_by": None,
                 **provenance,
             }
-            conn.execute(sql.insert_memory, row)
-            self._events_insert(conn, [{**event, "memory_id": row["id"], "event": "created"}])
+            created = {**event, "memory_id": row["id"], "event": "created"}
+            if sql.insert_memory_and_event is not None:
+                # One round trip for both rows: the memory goes in through a data-modifying CTE.
+                conn.execute(sql.insert_memory_and_event, {**{f"m_{k}": v for k, v in row.items()}, **created})
+            else:
+                conn.execute(sql.insert_memory, row)
+                self._events_insert(conn, [created])
             return _from_row(row), True
 
         for _attempt in range(5):
@@ -611,6 +616,10 @@ class _Statements:
         )
         self.insert_memory = insert(t)
         self.insert_event = insert(Event.__table__)
+        self.insert_memory_and_event = None
+        if backend == "postgresql":
+            new_memory = insert(t).values({c.name: bindparam(f"m_{c.name}", type_=c.type) for c in t.c}).cte("new_memory")
+            self.insert_memory_and_event = insert(Event.__table__).add_cte(new_memory)
         self.by_id = select(t).where(t.c.id == bindparam("mid"))
         self.archive = (
             update(t)
