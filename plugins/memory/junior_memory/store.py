@@ -616,9 +616,10 @@ class _Statements:
         )
         self.insert_memory = insert(t)
         self.insert_event = insert(Event.__table__)
-        self.insert_memory_and_event = None
+        self.insert_memory_and_event: Any = None
         if backend == "postgresql":
-            new_memory = insert(t).values({c.name: bindparam(f"m_{c.name}", type_=c.type) for c in t.c}).cte("new_memory")
+            values = {c.name: bindparam(f"m_{c.name}", type_=c.type) for c in t.c}
+            new_memory = insert(t).values(values).cte("new_memory")
             self.insert_memory_and_event = insert(Event.__table__).add_cte(new_memory)
         self.by_id = select(t).where(t.c.id == bindparam("mid"))
         self.archive = (
