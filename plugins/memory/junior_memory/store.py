@@ -19,7 +19,8 @@ from junior_memory.content import content_hash, format_time, utcnow
 from junior_memory.scope import Scope
 
 if TYPE_CHECKING:
-    from sqlalchemy.engine import Connection, Engine
+    from sqlalchemy import Table
+    from sqlalchemy.engine import Connection, Engine, RowMapping
     from sqlalchemy.orm import Session
     from sqlalchemy.sql.elements import ColumnElement
 
@@ -115,7 +116,7 @@ def _record(row: Memory) -> MemoryRecord:
 _RECORD_FIELDS = tuple(field.name for field in attrs.fields(MemoryRecord))
 
 
-def _from_row(row: Mapping[str, Any]) -> MemoryRecord:
+def _from_row(row: Mapping[str, Any] | RowMapping) -> MemoryRecord:
     return MemoryRecord(**{name: row[name] for name in _RECORD_FIELDS})
 
 
@@ -597,7 +598,7 @@ class _Statements:
 
         from junior_memory.models import Event, Memory, UTCDateTime
 
-        t = Memory.__table__
+        t: Table = Memory.__table__  # type: ignore[assignment]
         self.backend = backend
         self.t = t
         self._cache: dict[tuple[Any, ...], Any] = {}
@@ -615,12 +616,13 @@ class _Statements:
             )
         )
         self.insert_memory = insert(t)
-        self.insert_event = insert(Event.__table__)
+        events: Table = Event.__table__  # type: ignore[assignment]
+        self.insert_event = insert(events)
         self.insert_memory_and_event: Any = None
         if backend == "postgresql":
             values = {c.name: bindparam(f"m_{c.name}", type_=c.type) for c in t.c}
             new_memory = insert(t).values(values).cte("new_memory")
-            self.insert_memory_and_event = insert(Event.__table__).add_cte(new_memory)
+            self.insert_memory_and_event = insert(events).add_cte(new_memory)
         self.by_id = select(t).where(t.c.id == bindparam("mid"))
         self.archive = (
             update(t)
@@ -681,8 +683,8 @@ class _Statements:
         if self.backend == "postgresql":
             # search_vector is a generated column (migration 0002) with the GIN index; it is not mapped, so
             # rows never carry it back.
-            config = literal_column("'english'::regconfig")
-            vector = literal_column("junior_memory_memories.search_vector")
+            config: ColumnElement[Any] = literal_column("'english'::regconfig")
+            vector: ColumnElement[Any] = literal_column("junior_memory_memories.search_vector")
             tsquery = func.to_tsquery(config, bindparam("tsquery", type_=String()))
             statement = statement.where(vector.op("@@")(tsquery)).order_by(func.ts_rank(vector, tsquery).desc())
         elif self.backend == "sqlite":

@@ -189,8 +189,9 @@ class MemoryTools:
 
     def forget(self, arguments: dict[str, Any], context: ToolContext) -> dict[str, Any]:
         """memory__forget."""
-        ident, query = arguments.get("id"), arguments.get("query")
-        if (ident is None) == (query is None) or not (ident or query or "").strip():
+        ident: str | None = arguments.get("id")
+        query: str = arguments.get("query") or ""
+        if (ident is None) == ("query" not in arguments) or not (ident or query).strip():
             raise ToolError(
                 "invalid_arguments",
                 "Pass exactly one of id (from memory__list or memory__search) or query (words from the memory).",
