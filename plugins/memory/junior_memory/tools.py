@@ -49,15 +49,17 @@ arguments."""
 
 LIST_DESCRIPTION = """\
 List the memories visible here, newest first: the speaker's own preferences plus the procedures and knowledge \
-of this conversation (the workspace in a public channel, the thread in a private one). Use for "what do you \
-remember about me?" or to find an id before forgetting. Archived and expired memories are not shown; other \
-people's personal memories never are."""
+of this conversation (the workspace in a public channel, the thread in a private one). Use to show everything \
+stored or saved about the user ("what do you remember about me?", "show me everything you have stored about \
+me") or to find an id before forgetting. Archived and expired memories are not shown; other people's personal \
+memories never are."""
 
 SEARCH_DESCRIPTION = """\
-Search the memories visible here by keywords, most relevant first (newer first on ties). Use before answering \
-when a saved preference, procedure or fact may apply, or to find the id of a memory to forget. Covers the \
-speaker's own preferences and this conversation's shared memories, never other people's. Memories can be \
-stale: weigh them against what the user says now."""
+Search the memories visible here by keywords, most relevant first (newer first on ties). Use when the user asks \
+what they told you or what is saved about something ("what did I tell you about how I like code reviews?", \
+"do you have anything saved about deploys?"), before answering when a saved preference, procedure or fact may \
+apply, or to find the id of a memory to forget. Covers the speaker's own preferences and this conversation's \
+shared memories, never other people's. Memories can be stale: weigh them against what the user says now."""
 
 REMEMBER_SCHEMA: dict[str, Any] = {
     "type": "object",

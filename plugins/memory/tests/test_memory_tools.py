@@ -238,6 +238,12 @@ def test_memory_tools_are_found_by_search_without_a_source(rt: Runtime) -> None:
     assert "memory__remember" in top
     top = [t["tool_name"] for t in rt.search_tools("forget that preference")["tools"][:3]]
     assert "memory__forget" in top
+    for request, tool in (
+        ("What did I tell you about how I like code reviews?", "memory__search"),
+        ("Show me everything you have stored about me.", "memory__list"),
+        ("That rule about two deploy approvals is no longer true, please delete it.", "memory__forget"),
+    ):
+        assert tool in [t["tool_name"] for t in rt.search_tools(request)["tools"][:3]], request
     listed = rt.search_tools(None, source="memory", max_results=10)
     assert sorted(t["tool_name"] for t in listed["tools"]) == [
         "memory__forget", "memory__list", "memory__remember", "memory__search",
