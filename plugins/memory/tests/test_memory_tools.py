@@ -257,3 +257,25 @@ def test_tools_are_deferred_with_strict_schemas(rt: Runtime) -> None:
     for entry in rt.catalog.tools():
         assert entry.tool.exposure == "deferred"
         assert entry.tool.input_schema["additionalProperties"] is False
+
+
+def test_hook_register_sources(rt: Runtime) -> None:
+    assert rt.sources == [{"id": "memory", "description": "Long-term memory storage, recall, listing, and removal."}]
+    assert sorted(entry.tool_name for entry in rt.catalog.tools()) == [
+        "memory__forget", "memory__list", "memory__remember", "memory__search",
+    ]
+    annotations = {entry.tool_name: entry.tool.annotations for entry in rt.catalog.tools()}
+    assert annotations["memory__list"]["readOnlyHint"] is True
+    assert annotations["memory__forget"]["destructiveHint"] is True
+
+
+def test_hook_shutdown(db_url: str) -> None:
+    from junior_memory import MemoryPlugin
+
+    plugin = MemoryPlugin(url=db_url)
+    rt = Runtime(plugins=[plugin])
+    ok(rt.execute_tool("memory__list", {}, ctx()))
+    pool = plugin.store().engine.pool
+    assert pool.checkedin() >= 1
+    rt.close()
+    assert plugin.store().engine.pool is not pool  # disposed: the old pool's connections are closed
