@@ -260,6 +260,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             spec = importlib.util.spec_from_file_location("junior_search_under_test", args.index_module)
             assert spec is not None and spec.loader is not None
             module = importlib.util.module_from_spec(spec)
+            sys.modules[spec.name] = module  # Whoosh pickles the schema, so the module must be importable
             spec.loader.exec_module(module)
             factory = module.SearchIndex
         rows = run_all(args.limit, index_factory=factory)
