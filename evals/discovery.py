@@ -16,17 +16,9 @@ from junior_core.models import ScriptView, call, say
 
 __all__ = ["CASES", "REQUESTS"]
 
-# Findings of this suite, kept failing on purpose until fixed (the check goes red once one passes, so the
-# marker is removed with the fix). memory__search and memory__list descriptions lack the words people use to
-# ask what was saved ("what did I tell you", "stored about me"), and the search stop list drops most of the rest.
-RECALL = "'What did I tell you about how I like code reviews?' does not rank memory__search in the top 3"
-LIST = "'Show me everything you have stored about me.' returns no tools at all"
-KNOWN_ISSUES = {
-    "recall[memory]": RECALL,
-    "recall[all]": RECALL,
-    "list[memory]": LIST,
-    "list[all]": LIST,
-}
+# Findings of this suite kept failing on purpose until fixed: ``{case key: what is wrong}``. The check goes
+# red once a marked case passes, so the marker is removed with the fix.
+KNOWN_ISSUES: dict[str, str] = {}
 
 REQUESTS: list[tuple[str, str, str]] = [
     ("remember-preference", "Please remember that I prefer terse PR summaries.", "memory__remember"),
