@@ -6,10 +6,11 @@ import os
 import re
 from pathlib import Path
 
-__all__ = ["ENV_EXTRACTOR", "ENV_URL", "default_path", "display_url", "resolve_url"]
+__all__ = ["ENV_EXTRACTOR", "ENV_REVIEWER", "ENV_URL", "default_path", "display_url", "resolve_url"]
 
 ENV_URL = "JUNIOR_MEMORY_URL"
 ENV_EXTRACTOR = "JUNIOR_MEMORY_EXTRACTOR"
+ENV_REVIEWER = "JUNIOR_MEMORY_REVIEWER"
 
 
 def default_path() -> Path:

@@ -13,13 +13,12 @@ import json
 import logging
 import re
 from collections.abc import Sequence
-from typing import Any, Literal
-
-import attrs
+from typing import Any
 
 from junior_core import Message, ToolContext
 from junior_core.models import ChatItem, ModelClient, ModelRequest
 from junior_memory.extraction import MAX_PER_TURN, Candidate
+from junior_memory.review import Review
 from junior_memory.scope import KINDS
 
 __all__ = [
@@ -31,6 +30,7 @@ __all__ = [
     "extractor_from_env",
     "parse_json_object",
     "render_transcript",
+    "reviewer_from_env",
 ]
 
 log = logging.getLogger("junior.memory")
@@ -163,16 +163,6 @@ class ModelExtractor:
         return out
 
 
-@attrs.frozen
-class Review:
-    """A reviewer's decision on an explicit write: store ``content`` as ``kind``, or refuse with ``reason``."""
-
-    verdict: Literal["accept", "refuse"]
-    content: str
-    kind: str
-    reason: str = ""
-
-
 class ModelReviewer:
     """Canonical wording, kind classification and refusals for ``memory__remember``, asked of a model.
 
@@ -218,3 +208,11 @@ def extractor_from_env() -> ModelExtractor | None:
 
     model = model_from_env()
     return ModelExtractor(model) if model is not None else None
+
+
+def reviewer_from_env() -> ModelReviewer | None:
+    """A ``ModelReviewer`` for the model ``JUNIOR_MODEL`` names, or None when no model is configured."""
+    from junior_core.models import model_from_env
+
+    model = model_from_env()
+    return ModelReviewer(model) if model is not None else None

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from junior_core import Message, ToolContext, ToolError, hookimpl
-from junior_memory.config import ENV_EXTRACTOR, resolve_url
+from junior_memory.config import ENV_EXTRACTOR, ENV_REVIEWER, resolve_url
 from junior_memory.tools import SOURCE, MemoryTools
 
 if TYPE_CHECKING:
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
     from junior_core.registry import Register
     from junior_memory.extraction import MemoryExtractor
+    from junior_memory.review import MemoryReviewer
     from junior_memory.store import MemoryStore
 
 __all__ = ["MemoryPlugin"]
@@ -30,8 +31,9 @@ __all__ = ["MemoryPlugin"]
 log = logging.getLogger("junior.memory")
 
 
-def _extractor_from_env() -> MemoryExtractor | None:
-    spec = os.environ.get(ENV_EXTRACTOR, "").strip()
+def _from_env(env: str, method: str, what: str) -> Any:
+    """The object ``env`` names as ``module:attr``, or what calling it returns when it lacks ``method``."""
+    spec = os.environ.get(env, "").strip()
     if not spec:
         return None
     module_name, _, attr = spec.partition(":")
@@ -39,9 +41,11 @@ def _extractor_from_env() -> MemoryExtractor | None:
         obj: Any = importlib.import_module(module_name)
         for part in attr.split(".") if attr else ():
             obj = getattr(obj, part)
-        return obj() if isinstance(obj, type) else obj  # type: ignore[no-any-return]
+        if isinstance(obj, type) or not hasattr(obj, method):
+            obj = obj()  # a class or a factory such as junior_memory.model_helpers:extractor_from_env
+        return obj
     except Exception:
-        log.exception("%s=%r could not be loaded; passive extraction is off", ENV_EXTRACTOR, spec)
+        log.exception("%s=%r could not be loaded; %s is off", env, spec, what)
         return None
 
 
@@ -52,17 +56,30 @@ class MemoryPlugin:
         user data dir.
     :param extractor: a ``MemoryExtractor`` for passive extraction after each turn; default
         ``JUNIOR_MEMORY_EXTRACTOR=module:attr``, else none (extraction off).
+    :param reviewer: a ``MemoryReviewer`` asked before each explicit ``memory__remember`` is stored; default
+        ``JUNIOR_MEMORY_REVIEWER=module:attr``, else none (writes are stored as the model gave them).
     """
 
     junior_plugin_name = "memory"
 
-    def __init__(self, url: str | None = None, *, extractor: MemoryExtractor | None = None) -> None:
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        extractor: MemoryExtractor | None = None,
+        reviewer: MemoryReviewer | None = None,
+    ) -> None:
         self.url = resolve_url(url)
         self._explicit_url = url is not None
-        self.extractor = extractor if extractor is not None else _extractor_from_env()
+        if extractor is None:
+            extractor = _from_env(ENV_EXTRACTOR, "extract", "passive extraction")
+        if reviewer is None:
+            reviewer = _from_env(ENV_REVIEWER, "review", "write review")
+        self.extractor = extractor
+        self.reviewer = reviewer
         self._store: MemoryStore | None = None
         self._lock = threading.Lock()
-        self.tools = MemoryTools(self.store)
+        self.tools = MemoryTools(self.store, reviewer=self.reviewer)
 
     def __repr__(self) -> str:
         from junior_memory.config import display_url

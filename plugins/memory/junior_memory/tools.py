@@ -12,6 +12,7 @@ from junior_memory.content import check_content, format_time, normalise, parse_e
 from junior_memory.scope import KINDS, Kind, Scope, read_scopes, source_key, write_scope
 
 if TYPE_CHECKING:
+    from junior_memory.review import MemoryReviewer
     from junior_memory.store import MemoryRecord, MemoryStore
 
 __all__ = ["SOURCE", "MemoryTools", "unavailable"]
@@ -133,8 +134,9 @@ def _scope_of(record: MemoryRecord) -> Scope:
 class MemoryTools:
     """Tool handlers over a store, fetched lazily so the database is opened on first use."""
 
-    def __init__(self, store: Callable[[], MemoryStore]) -> None:
+    def __init__(self, store: Callable[[], MemoryStore], reviewer: MemoryReviewer | None = None) -> None:
         self._store = store
+        self._reviewer = reviewer
 
     def tools(self) -> list[Tool]:
         read_only = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
@@ -165,6 +167,17 @@ class MemoryTools:
         """memory__remember."""
         kind: Kind = arguments["kind"]
         content = check_content(arguments["content"])
+        if self._reviewer is not None:
+            review = self._reviewer.review(content, kind, context)
+            if review.verdict == "refuse":
+                raise ToolError(
+                    "rejected",
+                    f"Not saved: {review.reason}. Tell the user it was not remembered and why; "
+                    "do not retry with the same content.",
+                )
+            content = check_content(review.content)
+            if review.kind in KINDS:
+                kind = review.kind
         now = utcnow()
         expires_at = parse_expires(arguments.get("expires_at"), now)
         scope = write_scope(kind, context)
