@@ -223,29 +223,6 @@ def docs(rt: Runtime, source_ids: Iterable[str] | None = None) -> list[ToolDoc]:
     return out
 
 
-def synthetic(count: int, seed: int = 7, base: Dataset | None = None) -> Dataset:
-    """A catalog of ``count`` tools made by recombining real LiveMCPBench names and descriptions.
-
-    Sources of 50 tools each; names and descriptions mix words of real tools so term statistics
-    look like a real catalog rather than random strings.
-    """
-    base = base or livemcpbench()
-    real = [(t.name, t.description, t.input_schema) for s in base.sources for t in s.tools]
-    words = [w for _, d, _ in real for w in d.split() if w.isascii() and w.isalpha() and len(w) > 2]
-    rng = random.Random(seed)
-    sources: list[SourceData] = []
-    for i in range(0, count, 50):
-        data = SourceData(Source(f"synthetic:s{i // 50:04d}", " ".join(rng.choices(words, k=12))))
-        taken: set[str] = set()
-        for j in range(min(50, count - i)):
-            name, description, schema = real[(i + j) % len(real)]
-            extra = " ".join(rng.choices(words, k=rng.randint(5, 30)))
-            local = unique(f"{name}_{rng.choice(words).lower()}"[:40], taken)
-            data.tools.append(Tool(sanitize_tool_name(local), f"{description} {extra}", schema, _noop))
-        sources.append(data)
-    return Dataset(sources, {})
-
-
 if __name__ == "__main__":
     meta, live = metatool(), livemcpbench()
     with runtime(meta, live) as rt:
