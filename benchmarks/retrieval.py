@@ -23,6 +23,7 @@ reporting half.
 from __future__ import annotations
 
 import argparse
+import functools
 import heapq
 import json
 import math
@@ -227,7 +228,7 @@ def ablate(limit: int | None, half: str) -> list[dict[str, Any]]:
     out = []
     for label, config in variants.items():
         start = time.perf_counter()
-        rows = run_all(limit, ("metatool", "mixed"), lambda config=config: SearchIndex(config))
+        rows = run_all(limit, ("metatool", "mixed"), functools.partial(SearchIndex, config))
         for r in rows:
             if r["system"] == "searchTools" and r["half"] == half:
                 out.append({"variant": label, **r})
