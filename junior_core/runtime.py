@@ -11,8 +11,9 @@ import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from junior_core._fastcheck import Check, compile_check
 from junior_core._workers import BackgroundLoop, DaemonPool
-from junior_core.catalog import Catalog, CatalogTool
+from junior_core.catalog import Catalog, CatalogTool, Tool
 from junior_core.context import Message, ToolContext
 from junior_core.discovery import (
     EXECUTE_DESCRIPTION,
@@ -61,7 +62,7 @@ class Runtime:
         self._loop = BackgroundLoop()
         self._closed = False
         self._close_lock = threading.Lock()
-        self._validators: dict[int, Any] = {}
+        self._validators: dict[str, tuple[Tool, Check | None, Any]] = {}
         self._plugins = _plugin_set if _plugin_set is not None else load(list(plugins), strict=strict)
         ref = weakref.ref(self)
 
@@ -263,7 +264,7 @@ class Runtime:
                 f"{tool_name} is not available to the model. Use searchTools to find a tool you can call.",
                 tool_name,
             )
-        errors = list(self._validator(entry).iter_errors(args))
+        errors = self._argument_errors(entry, args)
         if errors:
             return validation_error(errors, f"arguments for {tool_name}", tool_name)
         ctx = context or ToolContext()
@@ -282,15 +283,18 @@ class Runtime:
                 return error("not_permitted", reason[:500], tool_name)
         return entry, args, float(entry.tool.timeout_s or self.default_timeout_s)
 
-    def _validator(self, entry: CatalogTool) -> Any:
-        key = id(entry.tool)
-        validator = self._validators.get(key)
-        if validator is None:
+    def _argument_errors(self, entry: CatalogTool, args: dict[str, Any]) -> list[Any]:
+        """JSON Schema errors of ``args``; a plain schema's quick check spares valid calls the full validator."""
+        cached = self._validators.get(entry.tool_name)
+        if cached is None or cached[0] is not entry.tool:  # compiled per Tool object: providers replace tools
             from jsonschema import Draft202012Validator
 
-            validator = Draft202012Validator(entry.tool.input_schema)
-            self._validators[key] = validator
-        return validator
+            cached = (entry.tool, compile_check(entry.tool.input_schema), Draft202012Validator(entry.tool.input_schema))
+            self._validators[entry.tool_name] = cached
+        _, quick, validator = cached
+        if quick is not None and quick(args):
+            return []
+        return list(validator.iter_errors(args))
 
     def _success(self, entry: CatalogTool, value: Any) -> dict[str, Any]:
         if not is_json(value):
