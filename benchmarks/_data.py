@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from junior_mcp_bridge.convert import modern_schema
+
 from junior_core import Runtime, Source, Tool, ToolContext, hookimpl
 
 REPO = Path(__file__).resolve().parent.parent
@@ -108,22 +110,8 @@ class DatasetPlugin:
                 register(data.source, tools=data.tools)
 
 
-def _draft4_bounds(node: Any) -> Any:
-    """Rewrite draft-04 boolean ``exclusiveMinimum``/``exclusiveMaximum`` (seen in real MCP servers) as numbers."""
-    if isinstance(node, list):
-        return [_draft4_bounds(item) for item in node]
-    if not isinstance(node, dict):
-        return node
-    out = {key: _draft4_bounds(value) for key, value in node.items()}
-    for exclusive, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
-        if isinstance(out.get(exclusive), bool):
-            if out.pop(exclusive) and bound in out:
-                out[exclusive] = out.pop(bound)
-    return out
-
-
 def _clean_schema(schema: Any) -> dict[str, Any]:
-    out = _draft4_bounds(schema) if isinstance(schema, dict) else {}
+    out = modern_schema(schema) if isinstance(schema, dict) else {}
     out["type"] = "object"
     return out
 

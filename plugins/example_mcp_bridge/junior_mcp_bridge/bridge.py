@@ -11,7 +11,7 @@ from typing import Any
 from junior_core import Tool, ToolContext, ToolError
 from junior_mcp_bridge.config import ServerConfig
 from junior_mcp_bridge.connection import ServerConnection
-from junior_mcp_bridge.convert import annotations_of, local_names
+from junior_mcp_bridge.convert import annotations_of, local_names, modern_schema
 
 __all__ = ["Bridge", "BridgeLoop"]
 
@@ -150,7 +150,7 @@ class Bridge:
             return Tool(
                 name=local,
                 description=description,
-                input_schema=tool.input_schema,
+                input_schema=modern_schema(tool.input_schema),
                 handler=self._handler(config.name, tool.name),
                 annotations=annotations_of(tool),
                 timeout_s=config.timeout_s + _CALL_SLACK_S,
