@@ -28,7 +28,7 @@ lint: install
 	$(BIN)/mypy junior_core
 
 bench: install
-	for b in benchmarks/*.py; do $(BIN)/python $$b || exit 1; done
+	for b in benchmarks/[!_]*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
+import json
 import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -76,18 +78,31 @@ def _check_local_name(instance: object, attribute: attrs.Attribute[Any], value: 
         )
 
 
-def _check_schema(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+@functools.lru_cache(maxsize=4096)
+def _schema_problem(text: str) -> str | None:
+    """Why the schema in ``text`` is not valid JSON Schema, or None; cached because the check is slow (ms)."""
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
 
+    try:
+        Draft202012Validator.check_schema(json.loads(text))
+    except SchemaError as exc:
+        return exc.message
+    return None
+
+
+def _check_schema(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if not isinstance(value, Mapping):
         raise ValueError(f"input_schema must be a JSON Schema object, got {type(value).__name__}")
     if value.get("type") != "object":
         raise ValueError('input_schema must describe an object: set "type": "object"')
     try:
-        Draft202012Validator.check_schema(dict(value))
-    except SchemaError as exc:
-        raise ValueError(f"input_schema is not a valid JSON Schema: {exc.message}") from None
+        text = json.dumps(value, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError):
+        raise ValueError("input_schema must be plain JSON (strings, numbers, lists, objects)") from None
+    problem = _schema_problem(text)
+    if problem is not None:
+        raise ValueError(f"input_schema is not a valid JSON Schema: {problem}")
 
 
 def _check_annotations(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:

@@ -77,7 +77,12 @@ class PluginSet:
         self, plugin: object, name: str | None = None, *, distribution: str | None = None, version: str | None = None
     ) -> PluginInfo:
         """Register one plugin object or module; a class is instantiated so its state is per runtime."""
-        name = name or plugin_name(plugin)
+        if name is None:
+            name = base = plugin_name(plugin)
+            count = 1
+            while self.pm.has_plugin(name) or self.info(name) is not None:  # two instances of one class
+                count += 1
+                name = f"{base}#{count}"
         info = PluginInfo(name=name, distribution=distribution, version=version)
         try:
             if isinstance(plugin, type):

@@ -222,3 +222,19 @@ def test_describe_source_updates_the_search_description_and_index(make_runtime: 
         rt.describe_source("mcp:late", " ")
     with pytest.raises(KeyError):
         rt.describe_source("mcp:other", "Other.")
+
+
+def test_non_json_schema_values_are_refused() -> None:
+    with pytest.raises(ValueError, match="plain JSON"):
+        Tool("ok", "desc", {"type": "object", "default": object()}, echo)
+
+
+def test_schema_validity_is_cached_by_content() -> None:
+    from junior_core.catalog import _schema_problem
+
+    _schema_problem.cache_clear()
+    for _ in range(3):
+        Tool("ok", "desc", {"type": "object", "properties": {"a": {"type": "string"}}}, echo)
+    assert _schema_problem.cache_info().misses == 1 and _schema_problem.cache_info().hits == 2
+    with pytest.raises(ValueError, match="not a valid JSON Schema"):
+        Tool("bad", "desc", {"type": "object", "properties": {"a": {"type": "nonsense"}}}, echo)

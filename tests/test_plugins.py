@@ -171,3 +171,13 @@ def test_startup_failure_is_reported_when_not_strict(make_runtime: Callable[...,
     rt = make_runtime(BadStart(), SourcePlugin(Source("x", "X."), [Tool("t", "T.", OBJECT, echo)]), strict=False)
     assert rt.execute_tool("x__t")["ok"] is True
     assert "database refused" in ({i.name: i for i in rt.plugins}["bad-start"].error or "")
+
+
+def test_two_instances_of_one_plugin_class_get_distinct_names(make_runtime: Callable[..., Runtime]) -> None:
+    one = SourcePlugin(Source("a", "A."), [Tool("t", "T.", OBJECT, echo)])
+    two = SourcePlugin(Source("b", "B."), [Tool("t", "T.", OBJECT, echo)])
+    del one.junior_plugin_name, two.junior_plugin_name  # fall back to the class name for both
+    rt = make_runtime(one, two)
+    names = [info.name for info in rt.plugins]
+    assert names[0].endswith("SourcePlugin") and names[1] == names[0] + "#2"
+    assert [s["id"] for s in rt.sources] == ["a", "b"]
