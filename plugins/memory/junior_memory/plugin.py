@@ -134,7 +134,7 @@ class MemoryPlugin:
             return
         from junior_memory.content import content_hash
         from junior_memory.extraction import accept, skip_reason, turn_key
-        from junior_memory.store import MemoryUnavailable
+        from junior_memory.store import IdempotencyConflict, MemoryUnavailable
 
         reason = skip_reason(transcript, context)
         if reason is not None:
@@ -152,15 +152,18 @@ class MemoryPlugin:
                 actor_key = scope.scope_key if scope.scope == "personal" else (
                     context.actor.key if context.actor else None
                 )
-                self.store().remember(
-                    content=content,
-                    kind=candidate.kind,
-                    scope=scope,
-                    actor_key=actor_key,
-                    source_key=source_key,
-                    origin="extraction",
-                    idempotency_key=f"extraction:{source_key}:{turn}:{content_hash(content)[:16]}",
-                )
+                try:
+                    self.store().remember(
+                        content=content,
+                        kind=candidate.kind,
+                        scope=scope,
+                        actor_key=actor_key,
+                        source_key=source_key,
+                        origin="extraction",
+                        idempotency_key=f"extraction:{source_key}:{turn}:{content_hash(content)[:16]}",
+                    )
+                except IdempotencyConflict:
+                    log.warning("memory extraction not saved: its turn key already holds a different memory")
         except MemoryUnavailable as exc:
             log.warning("memory extraction not saved: %s", exc)
 

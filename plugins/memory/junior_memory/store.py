@@ -28,7 +28,10 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-__all__ = ["HEAD_REVISION", "VERSION_TABLE", "MemoryRecord", "MemoryStore", "MemoryUnavailable", "search_terms"]
+__all__ = [
+    "HEAD_REVISION", "VERSION_TABLE", "IdempotencyConflict", "MemoryRecord", "MemoryStore", "MemoryUnavailable",
+    "search_terms",
+]
 
 log = logging.getLogger("junior.memory")
 
@@ -49,6 +52,10 @@ _MAX_TERMS = 24
 
 class MemoryUnavailable(Exception):
     """The database cannot be reached or used; nothing was read or written."""
+
+
+class IdempotencyConflict(Exception):
+    """The idempotency key already belongs to a memory with another scope or content; nothing was written."""
 
 
 @attrs.frozen
@@ -323,7 +330,8 @@ class MemoryStore:
         """Store a memory; returns ``(record, created)``.
 
         A replayed idempotency key, or the same normalised content in the same scope and kind, returns the
-        existing row with ``created`` False.
+        existing row with ``created`` False. A key replayed with another scope or content raises
+        ``IdempotencyConflict``: the key alone must never hand back someone else's memory.
         """
         from sqlalchemy.exc import IntegrityError
 
@@ -340,7 +348,10 @@ class MemoryStore:
             ).mappings().all()
             replay = [row for row in found if idempotency_key is not None and row["idempotency_key"] == idempotency_key]
             if replay:
-                return _from_row(replay[0]), False
+                held = replay[0]
+                if (held["scope"], held["scope_key"], held["content_hash"]) != (scope.scope, scope.scope_key, digest):
+                    raise IdempotencyConflict("idempotency key already used for a different memory")
+                return _from_row(held), False
             active = [row for row in found if row["archived_at"] is None and row["content_hash"] == digest]
             event = {"created_at": at, "reason": None, **provenance}
             if active:

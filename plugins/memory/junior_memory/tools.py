@@ -165,6 +165,8 @@ class MemoryTools:
 
     def remember(self, arguments: dict[str, Any], context: ToolContext) -> dict[str, Any]:
         """memory__remember."""
+        from junior_memory.store import IdempotencyConflict
+
         kind: Kind = arguments["kind"]
         content = check_content(arguments["content"])
         if self._reviewer is not None:
@@ -184,18 +186,26 @@ class MemoryTools:
         key = source_key(context)
         idempotency_key = f"tool:{key}:{context.tool_call_id}" if key and context.tool_call_id else None
         with unavailable("nothing was saved"):
-            record, created = self._store().remember(
-                content=content,
-                kind=kind,
-                scope=scope,
-                actor_key=context.actor.key if context.actor else None,
-                source_key=key,
-                origin="tool",
-                tool_call_id=context.tool_call_id,
-                idempotency_key=idempotency_key,
-                expires_at=expires_at,
-                now=now,
-            )
+            try:
+                record, created = self._store().remember(
+                    content=content,
+                    kind=kind,
+                    scope=scope,
+                    actor_key=context.actor.key if context.actor else None,
+                    source_key=key,
+                    origin="tool",
+                    tool_call_id=context.tool_call_id,
+                    idempotency_key=idempotency_key,
+                    expires_at=expires_at,
+                    now=now,
+                )
+            except IdempotencyConflict:
+                # Say nothing about the memory that holds the key: it may be another person's.
+                raise ToolError(
+                    "rejected",
+                    "Not saved: this tool_call_id was already used for a different memory. Retry as a new tool "
+                    "call (with a new tool_call_id) to remember this.",
+                ) from None
         result = {**record.public(), "created": created, "scope": record.scope,
                   "visible_to": _scope_of(record).visible_to}
         if not created:

@@ -67,10 +67,24 @@ def test_retry_with_the_same_tool_call_id_makes_one_row(rt: Runtime, rows: Any) 
     first = ok(remember(rt, "I like dark mode", context=ctx(call="retry-1")))
     again = ok(remember(rt, "I like dark mode", context=ctx(call="retry-1")))
     assert (again["id"], again["created"]) == (first["id"], False)
-    # A retry that rephrases still answers with the first call's memory: the key is the call, not the text.
-    reworded = ok(remember(rt, "I like dark mode a lot", context=ctx(call="retry-1")))
-    assert (reworded["id"], reworded["content"]) == (first["id"], "I like dark mode")
+    # The same call id with other words is not a retry: refused, and the first memory is not shown.
+    reworded = err(remember(rt, "I like dark mode a lot", context=ctx(call="retry-1")), "rejected")
+    assert "new" in reworded["message"] and "dark mode" not in str(reworded)
     assert len(rows(ACTIVE)) == 1
+
+
+def test_another_speaker_reusing_a_tool_call_id_gets_nothing_of_the_first_memory(rt: Runtime, rows: Any) -> None:
+    alice_said = "I prefer reviews from Carol on Fridays"
+    first = ok(remember(rt, alice_said, context=ctx(ALICE, PUBLIC, "call-shared")))
+    (before,) = rows(ACTIVE)
+    refused = err(remember(rt, "I prefer long summaries", context=ctx(BOB, PUBLIC, "call-shared")), "rejected")
+    assert "tool_call_id" in refused["message"]
+    assert "Carol" not in str(refused) and first["id"] not in str(refused)
+    # Bob's identical wording of Alice's memory is not a replay either: his preference is his own scope.
+    err(remember(rt, alice_said, context=ctx(BOB, PUBLIC, "call-shared")), "rejected")
+    assert rows(ACTIVE) == [before]
+    again = ok(remember(rt, alice_said, context=ctx(ALICE, PUBLIC, "call-shared")))
+    assert (again["id"], again["created"]) == (first["id"], False)
 
 
 def test_same_content_in_the_same_scope_and_kind_is_deduplicated(rt: Runtime, rows: Any) -> None:
