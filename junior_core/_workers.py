@@ -20,7 +20,7 @@ __all__ = ["BackgroundLoop", "DaemonPool"]
 class DaemonPool:
     """Runs callables on daemon threads, starting a new one whenever none is idle."""
 
-    def __init__(self, name: str = "junior-tool") -> None:
+    def __init__(self, name: str = "junior-tool", max_threads: int = 64) -> None:
         self._tasks: queue.SimpleQueue[tuple[Future[Any], Callable[..., Any], tuple[Any, ...]] | None] = (
             queue.SimpleQueue()
         )
@@ -28,6 +28,7 @@ class DaemonPool:
         self._idle = 0
         self._threads = 0
         self._name = name
+        self._max = max_threads
         self._closed = False
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
@@ -35,11 +36,13 @@ class DaemonPool:
         with self._lock:
             if self._closed:
                 raise RuntimeError("the runtime is closed")
-            if self._idle == 0:
+            if self._idle > 0:
+                self._idle -= 1
+            elif self._threads < self._max:
                 self._threads += 1
                 threading.Thread(target=self._work, name=f"{self._name}-{self._threads}", daemon=True).start()
-            else:
-                self._idle -= 1
+            # else: every thread is busy (some perhaps hung past their timeout); the call waits its turn and
+            # its own timeout still applies, so hung handlers cannot grow threads without bound.
         self._tasks.put((future, fn, args))
         return future
 
@@ -72,10 +75,13 @@ class BackgroundLoop:
     def __init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock = threading.Lock()
+        self._closed = False
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
         with self._lock:
+            if self._closed:
+                raise RuntimeError("the runtime is closed")
             if self._loop is None:
                 loop = asyncio.new_event_loop()
                 ready = threading.Event()
@@ -91,10 +97,15 @@ class BackgroundLoop:
             return self._loop
 
     def submit(self, coro: Coroutine[Any, Any, Any]) -> Future[Any]:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+        try:
+            return asyncio.run_coroutine_threadsafe(coro, self.loop)
+        except RuntimeError:
+            coro.close()  # never scheduled: close it rather than warn that it was never awaited
+            raise
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             loop, self._loop = self._loop, None
         if loop is not None:
             loop.call_soon_threadsafe(loop.stop)

@@ -100,6 +100,8 @@ def _check_schema(instance: object, attribute: attrs.Attribute[Any], value: obje
         text = json.dumps(value, sort_keys=True, allow_nan=False)
     except (TypeError, ValueError):
         raise ValueError("input_schema must be plain JSON (strings, numbers, lists, objects)") from None
+    if re.search(r'"\$ref": "(?!#)', text):
+        raise ValueError("input_schema may only use local $refs ('#/...'); remote references are never fetched")
     problem = _schema_problem(text)
     if problem is not None:
         raise ValueError(f"input_schema is not a valid JSON Schema: {problem}")
@@ -199,10 +201,12 @@ class Catalog:
         self.version = 0
 
     # -- reading -------------------------------------------------------------------------------
+    # Readers take the lock too: a provider may replace a source's tools from another thread mid-search.
     @property
     def sources(self) -> list[SourceEntry]:
         """Registered sources sorted by id."""
-        return [self._sources[key] for key in sorted(self._sources)]
+        with self._lock:
+            return [self._sources[key] for key in sorted(self._sources)]
 
     def source(self, source_id: str) -> SourceEntry | None:
         return self._sources.get(source_id)
@@ -212,16 +216,18 @@ class Catalog:
 
     def tools(self, source_id: str | None = None) -> list[CatalogTool]:
         """Tools sorted by tool_name, optionally of one source (every exposure)."""
-        if source_id is None:
-            return [self._tools[name] for name in sorted(self._tools)]
-        return [self._tools[name] for name in sorted(self._by_source.get(source_id, ()))]
+        with self._lock:
+            if source_id is None:
+                return [self._tools[name] for name in sorted(self._tools)]
+            return [self._tools[name] for name in sorted(self._by_source.get(source_id, ()))]
 
     def find_local(self, source_id: str, name: str) -> CatalogTool | None:
         """The tool of ``source_id`` whose local name is ``name``."""
-        for tool_name in self._by_source.get(source_id, ()):
-            entry = self._tools[tool_name]
-            if entry.tool.name == name:
-                return entry
+        with self._lock:
+            for tool_name in self._by_source.get(source_id, ()):
+                entry = self._tools[tool_name]
+                if entry.tool.name == name:
+                    return entry
         return None
 
     def __len__(self) -> int:

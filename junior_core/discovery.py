@@ -56,7 +56,7 @@ EXECUTE_SCHEMA: dict[str, Any] = {
             "description": "The exact tool_name returned by searchTools, e.g. 'memory__remember'.",
         },
         "arguments": {
-            "type": "object",
+            "type": ["object", "null"],
             "description": "The tool's arguments, matching the input_schema searchTools returned.",
         },
     },
@@ -197,7 +197,7 @@ class Discovery:
             picked = eligible[:limit] if source_id is not None else self._sample(eligible, limit)
             total = len(eligible)
         else:
-            picked, total = self._ranked(query, source_id, eligible, limit)
+            picked, total = self._ranked(query, source_id, limit)
         if source_id is not None:
             sources = [self._source_dict(source_id)]
         else:
@@ -229,14 +229,13 @@ class Discovery:
             depth += 1
         return picked
 
-    def _ranked(
-        self, query: str, source_id: str | None, eligible: list[CatalogTool], limit: int
-    ) -> tuple[list[CatalogTool], int]:
+    def _ranked(self, query: str, source_id: str | None, limit: int) -> tuple[list[CatalogTool], int]:
         catalog = self.catalog
+        version = catalog.version  # read first: a refresh meanwhile leaves the index older, never marked newer
         self.index.build(
             self.visible(),
             {entry.source.id: entry.source.description for entry in catalog.sources},
-            catalog.version,
+            version,
         )
         result = self.index.search(query, limit=limit, source_id=source_id)
         names = list(result.tool_names)
@@ -272,7 +271,7 @@ class Discovery:
                 details=[{"path": "(root)", "message": f"expected an object, got {type(arguments).__name__}"}],
             )
         tool_name = arguments.get("tool_name")
-        named = tool_name if isinstance(tool_name, str) else None
+        named = tool_name[:200] if isinstance(tool_name, str) else None
         extra = sorted(str(key) for key in arguments if key not in ("tool_name", "arguments"))
         if extra:
             return error(
@@ -287,7 +286,9 @@ class Discovery:
                     for key in extra[:10]
                 ],
             )
-        tool_arguments = arguments.get("arguments", {})
+        tool_arguments = arguments.get("arguments")
+        if tool_arguments is None:  # optional: absent and null both mean no arguments
+            tool_arguments = {}
         if isinstance(tool_name, str) and isinstance(tool_arguments, Mapping):
             # The schema holds no more than these two checks; skipping the validator here halves dispatch time.
             return tool_name, dict(tool_arguments)
@@ -306,7 +307,7 @@ class Discovery:
             "unknown_tool",
             _clip(f"No tool named {tool_name!r}.{hint}", 200)
             + " Use searchTools to find the exact tool_name, then call executeTool with it.",
-            tool_name,
+            tool_name[:200],
             suggestions=suggestions,
             search_tool=SEARCH_TOOLS,
         )

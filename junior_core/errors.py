@@ -20,8 +20,6 @@ class ToolError(Exception):
         self.message = message
         self.details = details
 
-    def to_dict(self) -> dict[str, Any]:
-        return {**self.details, "code": self.code, "message": self.message}
 
 
 class PluginError(Exception):

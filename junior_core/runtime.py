@@ -185,12 +185,14 @@ class Runtime:
             return prepared
         entry, args, timeout = prepared
         ctx = context or ToolContext()
+        if self._closed:
+            return error("unavailable", "The runtime is closed; no tools can run.", entry.tool_name)
         try:
             if entry.tool.is_async:
                 future = self._loop.submit(entry.tool.handler(args, ctx))
             else:
                 future = self._pool.submit(entry.tool.handler, args, ctx)
-        except RuntimeError:
+        except RuntimeError:  # closed while this call was being prepared
             return error("unavailable", "The runtime is closed; no tools can run.", entry.tool_name)
         try:
             value = future.result(timeout)
@@ -198,6 +200,8 @@ class Runtime:
             future.cancel()
             return self._timeout(entry, timeout)
         except BaseException as exc:  # noqa: BLE001 - mapped to a model-facing code
+            if not future.done():
+                raise  # the host itself was interrupted (Ctrl-C) while waiting, not the handler
             return self._failure(entry, exc)
         return self._success(entry, value)
 
@@ -264,7 +268,16 @@ class Runtime:
                 f"{tool_name} is not available to the model. Use searchTools to find a tool you can call.",
                 tool_name,
             )
-        errors = self._argument_errors(entry, args)
+        try:
+            errors = self._argument_errors(entry, args)
+        except Exception:  # noqa: BLE001 - the tool's own schema is broken (e.g. a $ref to nowhere)
+            log.exception("validating arguments of %s failed; its input_schema is broken", tool_name)
+            return error(
+                "tool_failed",
+                f"{tool_name} cannot be called: its input schema is broken (logged for the operator). "
+                "Use another tool.",
+                tool_name,
+            )
         if errors:
             return validation_error(errors, f"arguments for {tool_name}", tool_name)
         ctx = context or ToolContext()
@@ -289,12 +302,16 @@ class Runtime:
         if cached is None or cached[0] is not entry.tool:  # compiled per Tool object: providers replace tools
             from jsonschema import Draft202012Validator
 
-            cached = (entry.tool, compile_check(entry.tool.input_schema), Draft202012Validator(entry.tool.input_schema))
+            from referencing import Registry
+
+            # An empty registry: a $ref is resolved inside the schema or not at all, never fetched from a URL.
+            validator = Draft202012Validator(entry.tool.input_schema, registry=Registry())
+            cached = (entry.tool, compile_check(entry.tool.input_schema), validator)
             self._validators[entry.tool_name] = cached
         _, quick, validator = cached
         if quick is not None and quick(args):
             return []
-        return list(validator.iter_errors(args))
+        return list(validator.iter_errors(args))  # a broken $ref raises: the caller maps it to tool_failed
 
     def _success(self, entry: CatalogTool, value: Any) -> dict[str, Any]:
         if not is_json(value):
@@ -317,11 +334,13 @@ class Runtime:
 
     def _failure(self, entry: CatalogTool, exc: BaseException) -> dict[str, Any]:
         if isinstance(exc, ToolError):
-            body = error(exc.code, exc.message, entry.tool_name, **exc.details)
-            if is_json(body):
-                return body
-            log.error("ToolError details from %s are not JSON-serialisable; dropped", entry.tool_name)
-            return error(exc.code, exc.message, entry.tool_name)
+            body = error(str(exc.code), str(exc.message), entry.tool_name)
+            details = {k: v for k, v in exc.details.items() if k not in body["error"]}
+            if is_json(details):
+                body["error"].update(details)
+            else:
+                log.error("ToolError details from %s are not JSON-serialisable; dropped", entry.tool_name)
+            return body
         log.error("tool %s (plugin %r) failed", entry.tool_name, entry.plugin, exc_info=exc)
         return error(
             "tool_failed",

@@ -346,3 +346,45 @@ def test_closed_runtime_answers_unavailable(make_runtime: Callable[..., Runtime]
     rt = make_runtime(SourcePlugin(Source("x", "X."), [Tool("t", "T.", OBJECT, echo)]))
     rt.close()
     assert rt.execute_tool("x__t", {})["error"]["code"] == "unavailable"
+
+
+def test_tool_error_details_cannot_break_the_answer(make_runtime: Callable[..., Runtime]) -> None:
+    from junior_core import ToolError
+
+    def clash(arguments: dict[str, Any], context: Any) -> None:
+        raise ToolError("conflict", "Try again.", tool_name="spoofed", extra={"n": 1}, bad=object())
+
+    rt = make_runtime(SourcePlugin(Source("x", "X."), [Tool("clash", "Clash.", OBJECT, clash)]))
+    out = rt.execute_tool("x__clash", {})
+    assert out == {"ok": False, "tool_name": "x__clash", "error": {"code": "conflict", "message": "Try again."}}
+
+    def fine(arguments: dict[str, Any], context: Any) -> None:
+        raise ToolError("conflict", "Try again.", tool_name="spoofed", extra={"n": 1})
+
+    rt2 = make_runtime(SourcePlugin(Source("y", "Y."), [Tool("fine", "Fine.", OBJECT, fine)]))
+    assert rt2.execute_tool("y__fine", {})["error"] == {
+        "code": "conflict", "message": "Try again.", "tool_name": "spoofed", "extra": {"n": 1}}
+
+
+def test_broken_local_ref_is_tool_failed_and_remote_refs_are_refused(make_runtime: Callable[..., Runtime]) -> None:
+    broken = {"type": "object", "properties": {"a": {"$ref": "#/$defs/missing"}}}
+    rt = make_runtime(SourcePlugin(Source("x", "X."), [Tool("broken", "Broken.", broken, echo)]))
+    out = rt.execute_tool("x__broken", {"a": 1})
+    assert out["error"]["code"] == "tool_failed" and "schema is broken" in out["error"]["message"]
+    with pytest.raises(ValueError, match="local"):
+        Tool("remote", "Remote.", {"type": "object", "properties": {"a": {"$ref": "http://127.0.0.1:9/s.json"}}}, echo)
+    local = {"type": "object", "properties": {"a": {"$ref": "#/$defs/n"}}, "$defs": {"n": {"type": "integer"}}}
+    rt2 = make_runtime(SourcePlugin(Source("y", "Y."), [Tool("local", "Local.", local, echo)]))
+    assert rt2.execute_tool("y__local", {"a": 1})["ok"] is True
+    assert rt2.execute_tool("y__local", {"a": "x"})["error"]["details"][0]["path"] == "a"
+
+
+def test_null_arguments_mean_none(rt: Runtime) -> None:
+    out = rt.call_model_tool("executeTool", {"tool_name": "notes__quick_note", "arguments": None})
+    assert out["ok"] is True and out["result"] == {"echo": {}}
+
+
+def test_a_huge_unknown_tool_name_is_not_echoed_whole(rt: Runtime) -> None:
+    out = rt.execute_tool("x" * 20_000, {})
+    assert out["error"]["code"] == "unknown_tool"
+    assert len(json.dumps(out)) < 2_000

@@ -77,3 +77,34 @@ def test_async_handlers_of_sync_calls_run_on_the_runtime_loop(make_runtime: Call
     assert seen == [rt.loop]
     asyncio.run(rt.aexecute_tool("x__where"))
     assert seen[1] is not rt.loop  # the async API runs it on the caller's loop
+
+
+def test_closed_runtime_runs_no_async_handler(make_runtime: Callable[..., Runtime]) -> None:
+    ran: list[bool] = []
+
+    async def handler(arguments: dict[str, Any], context: Any) -> bool:
+        ran.append(True)
+        return True
+
+    rt = make_runtime(SourcePlugin(Source("x", "X."), [Tool("a", "A.", OBJECT, handler)]))
+    assert rt.execute_tool("x__a")["ok"] is True
+    rt.close()
+    assert rt.execute_tool("x__a")["error"]["code"] == "unavailable"
+    assert ran == [True]
+
+
+def test_hung_handlers_do_not_grow_threads_without_bound() -> None:
+    import time
+
+    from junior_core._workers import DaemonPool
+
+    pool = DaemonPool(max_threads=2)
+    release = threading.Event()
+    hung = [pool.submit(release.wait) for _ in range(2)]
+    queued = pool.submit(lambda: "ran")
+    time.sleep(0.1)
+    assert not queued.done()
+    assert sum(t.name.startswith("junior-tool") for t in threading.enumerate()) >= 2
+    release.set()
+    assert queued.result(5) == "ran" and all(f.result(5) for f in hung)
+    pool.close()
