@@ -199,7 +199,7 @@ class Runtime:
         except concurrent.futures.TimeoutError:
             future.cancel()
             return self._timeout(entry, timeout)
-        except BaseException as exc:  # noqa: BLE001 - mapped to a model-facing code
+        except BaseException as exc:  # mapped to a model-facing code
             if not future.done():
                 raise  # the host itself was interrupted (Ctrl-C) while waiting, not the handler
             return self._failure(entry, exc)
@@ -270,7 +270,7 @@ class Runtime:
             )
         try:
             errors = self._argument_errors(entry, args)
-        except Exception:  # noqa: BLE001 - the tool's own schema is broken (e.g. a $ref to nowhere)
+        except Exception:  # the tool's own schema is broken (e.g. a $ref to nowhere)
             log.exception("validating arguments of %s failed; its input_schema is broken", tool_name)
             return error(
                 "tool_failed",
@@ -301,7 +301,6 @@ class Runtime:
         cached = self._validators.get(entry.tool_name)
         if cached is None or cached[0] is not entry.tool:  # compiled per Tool object: providers replace tools
             from jsonschema import Draft202012Validator
-
             from referencing import Registry
 
             # An empty registry: a $ref is resolved inside the schema or not at all, never fetched from a URL.
