@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -9,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from junior_core import Source, Tool, ToolContext, ToolError
 from junior_memory.content import check_content, format_time, normalise, parse_expires, utcnow
+from junior_memory.review import Review
 from junior_memory.scope import KINDS, Kind, Scope, read_scopes, source_key, write_scope
 
 if TYPE_CHECKING:
@@ -16,6 +18,8 @@ if TYPE_CHECKING:
     from junior_memory.store import MemoryRecord, MemoryStore
 
 __all__ = ["SOURCE", "MemoryTools", "unavailable"]
+
+log = logging.getLogger("junior.memory")
 
 SOURCE = Source("memory", "Long-term memory storage, recall, listing, and removal.")
 
@@ -127,6 +131,11 @@ def unavailable(doing: str) -> Iterator[None]:
         ) from exc
 
 
+def _may_reclassify(requested: str, proposed: str) -> bool:
+    """Whether a reviewer may change the kind: never so that more people see it (a preference stays personal)."""
+    return requested != "preference" and proposed in KINDS
+
+
 def _scope_of(record: MemoryRecord) -> Scope:
     return Scope(record.scope, record.scope_key, record.subject_type)  # type: ignore[arg-type]
 
@@ -170,7 +179,12 @@ class MemoryTools:
         kind: Kind = arguments["kind"]
         content = check_content(arguments["content"])
         if self._reviewer is not None:
-            review = self._reviewer.review(content, kind, context)
+            try:
+                review = self._reviewer.review(content, kind, context)
+            except Exception:  # fail open, like ModelReviewer: an explicit request is not lost to a broken reviewer
+                log.warning("memory reviewer %r failed; storing the write as requested", self._reviewer,
+                            exc_info=True)
+                review = Review("accept", content, kind)
             if review.verdict == "refuse":
                 raise ToolError(
                     "rejected",
@@ -178,8 +192,12 @@ class MemoryTools:
                     "do not retry with the same content.",
                 )
             content = check_content(review.content)
-            if review.kind in KINDS:
-                kind = review.kind
+            if review.kind in KINDS and review.kind != kind:
+                if _may_reclassify(kind, review.kind):
+                    kind = review.kind
+                else:
+                    log.info("memory reviewer asked to make a %s a %s; kept as %s (it would widen who sees it)",
+                             kind, review.kind, kind)
         now = utcnow()
         expires_at = parse_expires(arguments.get("expires_at"), now)
         scope = write_scope(kind, context)
