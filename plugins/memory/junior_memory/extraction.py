@@ -103,7 +103,9 @@ def _admit(candidate: Any, transcript: Sequence[Message], context: ToolContext) 
         if len(speakers) != 1:
             return f"a preference needs exactly one speaker in the turn, found {len(speakers)}"
         (speaker,) = speakers
-        if context.actor is not None and context.actor != speaker:
+        if context.actor is None:
+            return "a preference needs an actor in context"
+        if context.actor != speaker:
             return "the turn's speaker is not the context's actor"
         if not candidate.about_speaker:
             return "a preference must be the speaker's own, said about themself"

@@ -78,6 +78,15 @@ def test_a_preference_needs_a_single_speaker(make_runtime: Any, rows: Any) -> No
     assert [r["kind"] for r in rows(ROWS)] == ["knowledge"]
 
 
+def test_a_preference_needs_the_context_actor_to_be_the_speaker(make_runtime: Any, rows: Any) -> None:
+    preference = Candidate("Prefers terse PR summaries", "preference", [0], about_speaker=True)
+    extract(make_runtime, [preference], context=ctx(None, PUBLIC))
+    extract(make_runtime, [preference], context=ctx(BOB, PUBLIC))
+    assert rows(ROWS) == []
+    extract(make_runtime, [preference], context=ctx(ALICE, PUBLIC))
+    assert [(r["scope_key"], r["content"]) for r in rows(ROWS)] == [(ALICE.key, "Prefers terse PR summaries")]
+
+
 def test_private_conversations_and_memory_tool_turns_are_skipped(make_runtime: Any, rows: Any) -> None:
     candidate = Candidate("Deploys need a ticket", "procedure", [0])
     private = extract(make_runtime, [candidate], context=ctx(ALICE, PRIVATE))
