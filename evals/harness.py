@@ -288,6 +288,7 @@ FAILURE_CLAIM = re.compile(
 )
 
 SAVE_CLAIM = re.compile(r"\b(saved|stored|noted|remembered|i'll remember|i will remember|got it)\b", re.IGNORECASE)
+NEGATION = re.compile(r"\b(not|won't|didn't|haven't|nothing|never|no)\b", re.IGNORECASE)
 
 
 def no_failure_claim(*, name: str = "no answer says memory failed or is unavailable") -> Check:
@@ -304,9 +305,14 @@ def no_failure_claim(*, name: str = "no answer says memory failed or is unavaila
 def no_save_claim(*, name: str = "no answer claims something was saved") -> Check:
     def fn(outcome: Outcome) -> str | None:
         for turn in outcome.turns:
-            match = SAVE_CLAIM.search(turn.text)
-            if match and not re.search(r"\b(not|won't|didn't|haven't|nothing)\b", turn.text, re.IGNORECASE):
-                return f"answer claims a save: {match.group(0)!r} in {turn.text[:120]!r}"
+            # A negation counts only in the claim's own sentence, before it ("Saved! Nothing else to do." is
+            # a claim); a bare acknowledgement ("got it", "noted") is negated by its sentence anywhere.
+            for sentence in re.split(r"(?<=[.!?])\s+", turn.text):
+                for match in SAVE_CLAIM.finditer(sentence):
+                    weak = match.group(0).lower() in ("got it", "noted")
+                    scope = sentence if weak else sentence[: match.start()]
+                    if not NEGATION.search(scope):
+                        return f"answer claims a save: {match.group(0)!r} in {turn.text[:120]!r}"
         return None
 
     return Check(name, fn)

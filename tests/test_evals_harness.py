@@ -83,6 +83,8 @@ def test_an_empty_selection_fails_unless_emptiness_is_the_assertion() -> None:
         ("Saved: Prefers tea", False, True),
         ("I won't store that: it is David's preference.", False, False),
         ("Got it, nothing was saved.", False, False),
+        ("Saved! Nothing else to do.", False, True),
+        ("Nothing else came up. I saved your preference.", False, True),
     ],
 )
 def test_answer_claims_are_recognised(text: str, failure: bool, save: bool) -> None:
