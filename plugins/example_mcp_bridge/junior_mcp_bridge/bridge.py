@@ -121,7 +121,7 @@ class Bridge:
             return f"Tools of the MCP server {conn.server_title or conn.server_name}."
         text = f"Tools of the MCP server {name!r}."
         if conn is not None and conn.state == "failed" and not conn.listed:
-            text += f" Unavailable: {conn.error}."
+            text += f" Unavailable: {conn.problem}."
         return text
 
     def tools(self, name: str) -> list[Tool]:
@@ -133,7 +133,8 @@ class Bridge:
         allowed = set(config.allowed_tools) if config.allowed_tools is not None else None
         if not conn.listed:
             # Named in config but never listed: stubs that reconnect on call, or answer `unavailable`.
-            return [self._stub(config, tool) for tool in sorted(allowed or ())]
+            # Named as they will be once listed, so a stub's tool name does not change when the server connects.
+            return [self._stub(config, local, tool) for local, tool in local_names(sorted(allowed or ())).items()]
         by_name = {tool.name: tool for tool in conn.tools}
         result = []
         for local, server_name in local_names(by_name).items():
@@ -153,17 +154,16 @@ class Bridge:
                 input_schema=modern_schema(tool.input_schema),
                 handler=self._handler(config.name, tool.name),
                 annotations=annotations_of(tool),
-                timeout_s=config.timeout_s + _CALL_SLACK_S,
+                # The first call after a crash reconnects before it calls.
+                timeout_s=config.startup_timeout_s + config.timeout_s + _CALL_SLACK_S,
             )
         except ValueError as exc:
             log.warning("MCP server %r: tool %r skipped: %s", config.name, tool.name, exc)
             return None
 
-    def _stub(self, config: ServerConfig, name: str) -> Tool:
-        from junior_mcp_bridge.convert import sanitize_name
-
+    def _stub(self, config: ServerConfig, local: str, name: str) -> Tool:
         return Tool(
-            name=sanitize_name(name),
+            name=local,
             description=f"{name} on the MCP server {config.name!r} (not connected; its schema is not known yet).",
             input_schema={"type": "object"},
             handler=self._handler(config.name, name),

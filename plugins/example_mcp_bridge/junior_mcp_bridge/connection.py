@@ -41,6 +41,10 @@ class ServerConnection:
         self.config = config
         self.state: State = "stopped"
         self.error: str | None = None
+        """What went wrong, in detail (paths, hosts): for the log and ``junior mcp list/check`` only."""
+        self.problem: str | None = None
+        """What went wrong, as a fixed category the model may see."""
+        self.retry_interval_s = RETRY_INTERVAL_S
         self.tools: list[types.Tool] = []
         self.listed = False
         self.server_name: str | None = None
@@ -73,25 +77,21 @@ class ServerConnection:
         if self._closed:
             return
         await self._drop_session()
-        self.state, self.error = "starting", None
-        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.state, self.error, self.problem = "starting", None, None
+        ready = asyncio.Event()
         self._stop = asyncio.Event()
-        started = time.perf_counter()
         self._runner = asyncio.create_task(self._run(ready, self._stop), name=f"mcp:{self.name}")
-        try:
-            await ready
-        except Exception as exc:  # noqa: BLE001 - any failure to connect makes the server unavailable
-            self.state, self.error = "failed", _describe(exc, self.config)
-            self._retry_at = time.monotonic() + RETRY_INTERVAL_S
-            log.warning("MCP server %r is unavailable: %s", self.name, self.error)
-        else:
-            self.state = "ready"
-            self.connect_s = time.perf_counter() - started
-            log.info("MCP server %r ready in %.2f s with %d tools", self.name, self.connect_s, len(self.tools))
-        self._notify()
+        # The runner records the outcome itself, so a caller cancelled while waiting here leaves a consistent state.
+        await ready.wait()
 
-    async def _run(self, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
-        """Hold the transport and session open until ``stop``; their teardown reaps the server process."""
+    async def _run(self, ready: asyncio.Event, stop: asyncio.Event) -> None:
+        """Hold the transport and session open until ``stop``; their teardown reaps the server process.
+
+        This task owns the session, so it alone moves ``state`` from "starting" to "ready" or "failed".
+        """
+        me = asyncio.current_task()
+        started = time.perf_counter()
+        session: ClientSession | None = None
         try:
             async with AsyncExitStack() as stack:
                 try:
@@ -104,23 +104,41 @@ class ServerConnection:
                         tools = await _list_all(session)
                 except BaseException as exc:
                     # Reported now, not after the teardown below: a hung server takes seconds to kill.
-                    if not ready.done():
-                        ready.set_exception(exc if isinstance(exc, Exception) else ConnectionError("cancelled"))
+                    if not ready.is_set():
+                        self._failed(me, exc)
+                        ready.set()
                     raise
-                info = init.server_info
-                self.server_name, self.server_title, self.server_version = info.name, info.title, info.version
-                self.instructions = init.instructions
-                self.protocol_version = init.protocol_version
-                self.tools, self.listed = tools, True
-                self._session = session
-                ready.set_result(None)
+                if self._runner is me:
+                    info = init.server_info
+                    self.server_name, self.server_title, self.server_version = info.name, info.title, info.version
+                    self.instructions = init.instructions
+                    self.protocol_version = init.protocol_version
+                    self.tools, self.listed = tools, True
+                    self._session = session
+                    self.state = "ready"
+                    self.connect_s = time.perf_counter() - started
+                    log.info("MCP server %r ready in %.2f s with %d tools", self.name, self.connect_s, len(tools))
+                    self._notify()
+                ready.set()
                 await stop.wait()
-        except Exception as exc:  # noqa: BLE001 - logged; callers learn of it through ``ready`` or ``state``
+        except Exception as exc:  # noqa: BLE001 - logged; callers learn of it through ``state``
             log.debug("MCP server %r session ended: %r", self.name, exc)
         finally:
-            self._session = None
-            if not ready.done():
-                ready.set_exception(ConnectionError("the session ended before it was ready"))
+            if session is not None and self._session is session:
+                self._session = None
+            if not ready.is_set():
+                self._failed(me, ConnectionError("the session ended before it was ready"))
+                ready.set()
+
+    def _failed(self, runner: asyncio.Task[Any] | None, exc: BaseException) -> None:
+        """Record a failed connect, unless a newer attempt has taken over."""
+        if self._runner is not runner:
+            return
+        self.error, self.problem = _describe(exc, self.config)
+        self.state = "failed"
+        self._retry_at = time.monotonic() + self.retry_interval_s
+        log.warning("MCP server %r is unavailable: %s", self.name, self.error)
+        self._notify()
 
     async def _open_transport(self, stack: AsyncExitStack) -> tuple[Any, Any]:
         config = self.config
@@ -203,13 +221,13 @@ class ServerConnection:
             if self._session is None or self.state != "ready":
                 if time.monotonic() < self._retry_at:
                     raise self._unavailable(
-                        f"MCP server {self.name!r} is unavailable ({self.error}); junior retries it "
-                        f"{RETRY_INTERVAL_S:g} s after each failed attempt"
+                        f"MCP server {self.name!r} is unavailable ({self.problem}); junior retries it "
+                        f"{self.retry_interval_s:g} s after each failed attempt"
                     )
                 log.info("reconnecting to MCP server %r", self.name)
                 await self._connect()
             if self._session is None:
-                raise self._unavailable(f"MCP server {self.name!r} is unavailable ({self.error})")
+                raise self._unavailable(f"MCP server {self.name!r} is unavailable ({self.problem})")
             return self._session
 
     def _unavailable(self, message: str) -> ToolError:
@@ -217,7 +235,7 @@ class ServerConnection:
 
     async def _crashed(self, reason: str) -> None:
         log.warning("MCP server %r crashed: %s; it will be restarted on the next call", self.name, reason)
-        self.state, self.error = "failed", f"crashed: {reason}"
+        self.state, self.error, self.problem = "failed", f"crashed: {reason}", "the server exited"
         self._retry_at = 0.0  # the next call reconnects straight away
         runner, self._runner = self._runner, None
         if self._stop is not None:
@@ -277,18 +295,21 @@ async def _list_all(session: ClientSession) -> list[types.Tool]:
     return tools
 
 
-def _describe(exc: BaseException, config: ServerConfig) -> str:
-    if isinstance(exc, TimeoutError):
-        return f"no answer within {config.startup_timeout_s:g} s of starting"
-    if isinstance(exc, FileNotFoundError) and config.command is not None:
-        return f"command not found: {config.command!r}"
-    if isinstance(exc, MCPError):
-        if exc.code == types.CONNECTION_CLOSED:
-            return "the server exited before it answered (see the log for its stderr)"
-        return f"the server answered with an error: {_bounded(exc.error.message)}"
+def _describe(exc: BaseException, config: ServerConfig) -> tuple[str, str]:
+    """``(detail, category)``: the detail may name paths, hosts or URLs, so only the category reaches the model."""
     if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         return _describe(exc.exceptions[0], config)
-    return _bounded(f"{type(exc).__name__}: {exc}")
+    if isinstance(exc, TimeoutError):
+        text = f"no answer within {config.startup_timeout_s:g} s of starting"
+        return text, f"the server did not answer within {config.startup_timeout_s:g} s of starting"
+    if isinstance(exc, FileNotFoundError) and config.command is not None:
+        return f"command not found: {config.command!r}", "the server did not start (its command was not found)"
+    if isinstance(exc, MCPError):
+        if exc.code == types.CONNECTION_CLOSED:
+            return "the server exited before it answered (see the log for its stderr)", "the server exited"
+        return (f"the server answered with an error: {_bounded(exc.error.message)}",
+                "the server refused to start a session")
+    return _bounded(f"{type(exc).__name__}: {exc}"), "the server did not start"
 
 
 def _bounded(text: str, limit: int = 300) -> str:

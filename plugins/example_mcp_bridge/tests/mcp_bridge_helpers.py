@@ -19,6 +19,11 @@ def misbehaving(mode: str, **extra: Any) -> dict[str, Any]:
     return {"command": sys.executable, "args": [MISBEHAVING, mode], **extra}
 
 
+def gated(marker: Path, **extra: Any) -> dict[str, Any]:
+    """Config of a test server that exits at once until ``marker`` exists."""
+    return {"command": sys.executable, "args": [MISBEHAVING, "gated", str(marker)], **extra}
+
+
 def time_server(**extra: Any) -> dict[str, Any]:
     return {"command": str(BIN / "mcp-server-time"), "args": ["--local-timezone", "Europe/Paris"], **extra}
 

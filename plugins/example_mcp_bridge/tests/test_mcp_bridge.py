@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from junior_mcp_bridge import MCPBridge, load_config
-from mcp_bridge_helpers import misbehaving, time_server, write_toml
+from mcp_bridge_helpers import gated, misbehaving, time_server, write_toml
 
 from junior_core import Runtime
 
@@ -154,8 +154,8 @@ def test_hung_and_missing_servers_do_not_stop_the_others(make_runtime: Callable[
         answer = rt.execute_tool(tool_name, {})
         assert answer["error"]["code"] == "unavailable", answer
     described = {s["id"]: s["description"] for s in rt.sources}
-    assert "command not found" in described["mcp:missing"]
-    assert "no answer within 1 s" in described["mcp:hung"]
+    assert "its command was not found" in described["mcp:missing"]
+    assert "did not answer within 1 s" in described["mcp:hung"]
     (info,) = rt.plugins
     assert info.status == "loaded"
     assert "'missing' is unavailable" in (info.error or "") and "'hung' is unavailable" in (info.error or "")
@@ -198,3 +198,58 @@ def test_no_server_process_outlives_the_runtime(make_runtime: Callable[..., Runt
     rt.close()
     assert live_children() - before == set()
     assert rt.execute_tool("mcp__a__echo", {})["error"]["code"] == "unavailable"
+
+
+def test_listed_tools_allow_for_a_reconnect_before_the_call(make_runtime: Callable[..., Runtime]) -> None:
+    rt = make_runtime({"crashy": misbehaving("crash", startup_timeout_s=7, timeout_s=3)})
+    (entry,) = [e for e in rt.catalog.tools("mcp:crashy") if e.tool_name == "mcp__crashy__echo"]
+    assert entry.tool.timeout_s == 7 + 3 + 2
+
+
+async def test_a_cancelled_caller_does_not_leave_the_connect_half_done(no_orphans: None) -> None:
+    import asyncio
+
+    from junior_mcp_bridge.config import ServerConfig
+    from junior_mcp_bridge.connection import ServerConnection
+
+    spec = misbehaving("crash")
+    config = ServerConfig(name="crashy", origin="test", command=spec["command"], args=tuple(spec["args"]))
+    conn = ServerConnection(config, lambda _: None)
+    try:
+        caller = asyncio.create_task(conn.start())
+        await asyncio.sleep(0.05)
+        caller.cancel()
+        deadline = time.monotonic() + 10
+        while conn.state == "starting" and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        assert conn.state == "ready"
+        session = conn._session
+        assert session is not None
+        assert await conn.call("echo", {"text": "hi"}) == {"text": "hi"}
+        assert conn._session is session  # the call used the session, it did not start another
+    finally:
+        await conn.stop()
+
+
+def test_failure_details_stay_out_of_what_the_model_sees(make_runtime: Callable[..., Runtime]) -> None:
+    rt = make_runtime({
+        "gone": {"command": "/nonexistent/secret-path/server"},
+        "stubbed": {"command": "/nonexistent/secret-path/server", "allowed_tools": ["echo"]},
+    })
+    answer = rt.execute_tool("mcp__stubbed__echo", {})
+    assert answer["error"]["code"] == "unavailable"
+    assert "did not start" in answer["error"]["message"]
+    seen = [answer, rt.model_tools(), rt.search_tools(None, "mcp:gone"), rt.search_tools("echo"), rt.sources]
+    assert "did not start" in str(rt.sources)
+    for item in seen:
+        assert "secret-path" not in str(item), item
+    # The host still gets the detail.
+    assert "'gone' is unavailable: command not found: '/nonexistent/secret-path/server'" in (rt.plugins[0].error or "")
+
+
+def test_stub_names_match_the_listed_names(make_runtime: Callable[..., Runtime], tmp_path: Path) -> None:
+    rt = make_runtime({"paged": gated(tmp_path / "never", allowed_tools=["dotted.name"])})
+    stubbed = list(tools_of(rt, "mcp:paged"))
+    assert len(stubbed) == 1 and stubbed[0].startswith("mcp__paged__dotted_name_"), stubbed
+    rt2 = make_runtime({"paged": misbehaving("paged", allowed_tools=["dotted.name"])})
+    assert list(tools_of(rt2, "mcp:paged")) == stubbed

@@ -45,7 +45,9 @@ def test_check_reports_each_server_and_fails_on_a_dead_one(env_with_hung: dict[s
     assert done.returncode == 1, done.stderr
     lines = {line.split()[1].rstrip(":"): line for line in done.stdout.splitlines()}
     assert lines["mcp:time"].startswith("ok") and "2 tools" in lines["mcp:time"]
-    assert lines["mcp:missing"].startswith("FAILED") and "command not found" in lines["mcp:missing"]
+    assert lines["mcp:missing"].startswith("FAILED")
+    # The operator gets the detail the model does not.
+    assert "command not found: '/nonexistent/junior-test-server'" in lines["mcp:missing"]
     assert lines["mcp:hung"].startswith("FAILED") and "no answer within 1 s" in lines["mcp:hung"]
     assert lines["mcp:off"].startswith("off")
 

@@ -6,6 +6,7 @@ Modes:
 - ``error``: ``fail`` answers with ``is_error`` and a message; ``image`` returns text, an image and structured content.
 - ``changing``: ``add_tool`` adds a tool named by its argument and sends ``notifications/tools/list_changed``.
 - ``paged``: 150 tools, ``tool_000`` .. ``tool_149``, 40 per ``tools/list`` page; also a tool named ``dotted.name``.
+- ``gated PATH``: exits at once unless the file PATH exists; then ``echo`` works.
 - ``env``: ``show_env`` returns the environment variable names (and one value) the server got.
 """
 
@@ -52,6 +53,7 @@ TOOLS: dict[str, list[types.Tool]] = {
     "changing": [tool("add_tool", "Add a tool named by `text` and notify the client.")],
     "paged": [tool(f"tool_{i:03d}", f"Paged tool number {i}.") for i in range(150)]
     + [tool("dotted.name", "A tool whose name has a dot.")],
+    "gated": [tool("echo", "Echo the given text back.")],
     "env": [tool("show_env", "Return the names of the environment variables the server got.")],
 }
 
@@ -100,6 +102,8 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
 async def main() -> None:
     if MODE == "hang":
         time.sleep(3600)
+    if MODE == "gated" and not os.path.exists(sys.argv[2]):
+        sys.exit(f"{sys.argv[2]} does not exist yet")
     print(f"misbehaving server starting in mode {MODE}", file=sys.stderr, flush=True)
     server = Server(f"misbehaving-{MODE}", version="1.0", instructions=(
         f"Misbehaving test server ({MODE}).\n\nSecond paragraph, not part of the description."
