@@ -14,16 +14,70 @@ from collections.abc import Callable, Coroutine
 from concurrent.futures import Future
 from typing import Any
 
-__all__ = ["BackgroundLoop", "DaemonPool"]
+__all__ = ["BackgroundLoop", "Call", "DaemonPool"]
+
+
+class Call:
+    """One call on a pool thread; a lock stands for "done", the cheapest hand-off between two threads."""
+
+    __slots__ = ("_done", "args", "cancelled", "error", "fn", "value")
+
+    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        self.fn = fn
+        self.args = args
+        self.value: Any = None
+        self.error: BaseException | None = None
+        self.cancelled = False
+        self._done = threading.Lock()
+        self._done.acquire()
+
+    def run(self) -> None:
+        if not self.cancelled:
+            try:
+                self.value = self.fn(*self.args)
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller, who maps it to an error code
+                self.error = exc
+        self._done.release()
+
+    def result(self, timeout: float) -> Any:
+        """The handler's value; raises its exception, or ``TimeoutError`` after ``timeout`` seconds."""
+        if not self._done.acquire(timeout=timeout):
+            raise TimeoutError
+        self._done.release()
+        if self.error is not None:
+            raise self.error
+        return self.value
+
+    def done(self) -> bool:
+        if self._done.acquire(blocking=False):
+            self._done.release()
+            return True
+        return False
+
+    def cancel(self) -> None:
+        """Skip the call if it has not started (a hung one cannot be stopped; its thread is abandoned)."""
+        self.cancelled = True
+
+
+class _FutureCall:
+    __slots__ = ("args", "fn", "future")
+
+    def __init__(self, future: Future[Any], fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        self.future, self.fn, self.args = future, fn, args
+
+    def run(self) -> None:
+        if self.future.set_running_or_notify_cancel():
+            try:
+                self.future.set_result(self.fn(*self.args))
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller, who maps it to an error code
+                self.future.set_exception(exc)
 
 
 class DaemonPool:
-    """Runs callables on daemon threads, starting a new one whenever none is idle."""
+    """Runs callables on daemon threads, starting a new one whenever none is idle (up to ``max_threads``)."""
 
     def __init__(self, name: str = "junior-tool", max_threads: int = 64) -> None:
-        self._tasks: queue.SimpleQueue[tuple[Future[Any], Callable[..., Any], tuple[Any, ...]] | None] = (
-            queue.SimpleQueue()
-        )
+        self._tasks: queue.SimpleQueue[Call | _FutureCall | None] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._idle = 0
         self._threads = 0
@@ -31,8 +85,19 @@ class DaemonPool:
         self._max = max_threads
         self._closed = False
 
+    def call(self, fn: Callable[..., Any], *args: Any) -> Call:
+        """Start ``fn(*args)``; wait with ``.result(timeout)``."""
+        task = Call(fn, args)
+        self._put(task)
+        return task
+
     def submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
+        """Start ``fn(*args)`` with a ``concurrent.futures.Future``, for ``asyncio.wrap_future``."""
         future: Future[Any] = Future()
+        self._put(_FutureCall(future, fn, args))
+        return future
+
+    def _put(self, task: Call | _FutureCall) -> None:
         with self._lock:
             if self._closed:
                 raise RuntimeError("the runtime is closed")
@@ -43,20 +108,14 @@ class DaemonPool:
                 threading.Thread(target=self._work, name=f"{self._name}-{self._threads}", daemon=True).start()
             # else: every thread is busy (some perhaps hung past their timeout); the call waits its turn and
             # its own timeout still applies, so hung handlers cannot grow threads without bound.
-        self._tasks.put((future, fn, args))
-        return future
+        self._tasks.put(task)
 
     def _work(self) -> None:
         while True:
             task = self._tasks.get()
             if task is None:
                 return
-            future, fn, args = task
-            if future.set_running_or_notify_cancel():
-                try:
-                    future.set_result(fn(*args))
-                except BaseException as exc:  # noqa: BLE001 - handed to the caller, who maps it to an error code
-                    future.set_exception(exc)
+            task.run()
             with self._lock:
                 self._idle += 1
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from junior_core._fastcheck import Check, compile_check
-from junior_core._workers import BackgroundLoop, DaemonPool
+from junior_core._workers import BackgroundLoop, Call, DaemonPool
 from junior_core.catalog import Catalog, CatalogTool, Tool
 from junior_core.context import Message, ToolContext
 from junior_core.discovery import (
@@ -188,15 +188,16 @@ class Runtime:
         if self._closed:
             return error("unavailable", "The runtime is closed; no tools can run.", entry.tool_name)
         try:
+            future: Call | concurrent.futures.Future[Any]
             if entry.tool.is_async:
                 future = self._loop.submit(entry.tool.handler(args, ctx))
             else:
-                future = self._pool.submit(entry.tool.handler, args, ctx)
+                future = self._pool.call(entry.tool.handler, args, ctx)
         except RuntimeError:  # closed while this call was being prepared
             return error("unavailable", "The runtime is closed; no tools can run.", entry.tool_name)
         try:
             value = future.result(timeout)
-        except concurrent.futures.TimeoutError:
+        except (TimeoutError, concurrent.futures.TimeoutError):
             future.cancel()
             return self._timeout(entry, timeout)
         except BaseException as exc:  # mapped to a model-facing code
