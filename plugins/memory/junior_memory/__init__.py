@@ -7,13 +7,17 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from junior_memory.extraction import Candidate, MemoryExtractor
     from junior_memory.plugin import MemoryPlugin
-    from junior_memory.store import MemoryRecord, MemoryStore, MemoryUnavailable
+    from junior_memory.store import MemoryConfigError, MemoryRecord, MemoryStore, MemoryUnavailable
 
-__all__ = ["Candidate", "MemoryExtractor", "MemoryPlugin", "MemoryRecord", "MemoryStore", "MemoryUnavailable"]
+__all__ = [
+    "Candidate", "MemoryConfigError", "MemoryExtractor", "MemoryPlugin", "MemoryRecord", "MemoryStore",
+    "MemoryUnavailable",
+]
 
 _WHERE = {
     "Candidate": "junior_memory.extraction",
     "MemoryExtractor": "junior_memory.extraction",
+    "MemoryConfigError": "junior_memory.store",
     "MemoryPlugin": "junior_memory.plugin",
     "MemoryRecord": "junior_memory.store",
     "MemoryStore": "junior_memory.store",

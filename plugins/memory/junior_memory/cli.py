@@ -24,12 +24,14 @@ def _emit(data: Any, as_json: bool, text: Callable[[], str]) -> None:
 
 @contextmanager
 def _errors() -> Iterator[None]:
-    from junior_memory.store import MemoryUnavailable
+    from junior_memory.store import MemoryConfigError, MemoryUnavailable
 
     try:
         yield
     except MemoryUnavailable as exc:
         raise click.ClickException(f"{exc}. Check JUNIOR_MEMORY_URL and that the database server is running.") from exc
+    except MemoryConfigError as exc:
+        raise click.ClickException(f"{exc}. Fix JUNIOR_MEMORY_URL.") from exc
 
 
 def _line(record: MemoryRecord) -> str:
@@ -71,7 +73,7 @@ def memory_group(get_store: Callable[[], MemoryStore]) -> click.Group:
     def info(as_json: bool) -> None:
         """Show where memory is stored and its schema revision."""
         from junior_memory.config import default_path
-        from junior_memory.store import HEAD_REVISION, MemoryUnavailable
+        from junior_memory.store import HEAD_REVISION, MemoryConfigError, MemoryUnavailable
 
         store = None
         data: dict[str, Any] = {"default_path": str(default_path()), "head_revision": HEAD_REVISION}
@@ -80,7 +82,7 @@ def memory_group(get_store: Callable[[], MemoryStore]) -> click.Group:
             data.update(url=store.display_url, backend=store.backend)
             data["revision"] = store.revision()
             data["reachable"] = True
-        except MemoryUnavailable as exc:
+        except (MemoryUnavailable, MemoryConfigError) as exc:
             data.update(reachable=False, error=str(exc))
             if store is None:
                 data.setdefault("url", None)

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from junior_core import Message, ToolContext, ToolError, hookimpl
-from junior_memory.config import ENV_EXTRACTOR, ENV_REVIEWER, resolve_url
+from junior_memory.config import ENV_EXTRACTOR, ENV_REVIEWER, ENV_URL, resolve_url
 from junior_memory.tools import SOURCE, MemoryTools
 
 if TYPE_CHECKING:
@@ -91,13 +91,15 @@ class MemoryPlugin:
         if self._store is None:
             with self._lock:
                 if self._store is None:
-                    from junior_memory.store import MemoryStore, MemoryUnavailable
+                    from junior_memory.store import MemoryConfigError, MemoryStore
 
                     try:
                         self._store = MemoryStore(self.url, create_dirs=not self._explicit_url)
-                    except Exception as exc:
-                        message = f"cannot open the memory database: {type(exc).__name__}: {exc}"
-                        raise MemoryUnavailable(message) from exc
+                    except MemoryConfigError as exc:
+                        # A setup mistake, not an outage: the tool fails (tool_failed) and the log says what to fix.
+                        origin = "MemoryPlugin(url=...)" if self._explicit_url else ENV_URL
+                        log.error("%s; fix %s (default: a SQLite file in the user data dir)", exc, origin)
+                        raise
         return self._store
 
     # -- hooks -----------------------------------------------------------------------------------
@@ -115,7 +117,7 @@ class MemoryPlugin:
     def prompt_context(self, context: ToolContext, user_text: str) -> str | None:
         from junior_memory.recall import MAX_RECALLED, recall_block
         from junior_memory.scope import read_scopes
-        from junior_memory.store import MemoryUnavailable
+        from junior_memory.store import MemoryConfigError, MemoryUnavailable
 
         try:
             scopes = read_scopes(context)
@@ -126,6 +128,8 @@ class MemoryPlugin:
         except MemoryUnavailable as exc:
             log.warning("memory recall skipped: %s", exc)
             return None
+        except MemoryConfigError:
+            return None  # store() logged what to fix
         return recall_block(records)
 
     @hookimpl
@@ -134,7 +138,7 @@ class MemoryPlugin:
             return
         from junior_memory.content import content_hash
         from junior_memory.extraction import accept, skip_reason, turn_key
-        from junior_memory.store import IdempotencyConflict, MemoryUnavailable
+        from junior_memory.store import IdempotencyConflict, MemoryConfigError, MemoryUnavailable
 
         reason = skip_reason(transcript, context)
         if reason is not None:
@@ -166,6 +170,8 @@ class MemoryPlugin:
                     log.warning("memory extraction not saved: its turn key already holds a different memory")
         except MemoryUnavailable as exc:
             log.warning("memory extraction not saved: %s", exc)
+        except MemoryConfigError:
+            pass  # store() logged what to fix
 
     @hookimpl
     def shutdown(self) -> None:

@@ -29,8 +29,8 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 __all__ = [
-    "HEAD_REVISION", "VERSION_TABLE", "IdempotencyConflict", "MemoryRecord", "MemoryStore", "MemoryUnavailable",
-    "search_terms",
+    "HEAD_REVISION", "VERSION_TABLE", "IdempotencyConflict", "MemoryConfigError", "MemoryRecord", "MemoryStore",
+    "MemoryUnavailable", "search_terms",
 ]
 
 log = logging.getLogger("junior.memory")
@@ -52,6 +52,10 @@ _MAX_TERMS = 24
 
 class MemoryUnavailable(Exception):
     """The database cannot be reached or used; nothing was read or written."""
+
+
+class MemoryConfigError(Exception):
+    """The database URL cannot be used (unparseable, unknown dialect, driver not installed): a setup mistake."""
 
 
 class IdempotencyConflict(Exception):
@@ -143,14 +147,26 @@ class MemoryStore:
     """
 
     def __init__(self, url: str | None = None, *, create_dirs: bool | None = None) -> None:
+        from sqlalchemy.exc import ArgumentError
+
+        self.url = resolve_url(url)
+        self._ready = False
+        self._ready_lock = threading.Lock()
+        try:
+            self._create_engine(url, create_dirs)
+        except (ArgumentError, ImportError) as exc:  # NoSuchModuleError is an ArgumentError
+            # The URL itself is wrong: no retry helps, so this is not MemoryUnavailable. Passwords stay out.
+            raise MemoryConfigError(
+                f"memory database URL {self.display_url} cannot be used: {type(exc).__name__}: "
+                f"{display_url(str(exc))}"
+            ) from None
+
+    def _create_engine(self, url: str | None, create_dirs: bool | None) -> None:
         from sqlalchemy import create_engine, event
         from sqlalchemy.engine import make_url
 
-        self.url = resolve_url(url)
         parsed = make_url(self.url)
         self.backend = parsed.get_backend_name()
-        self._ready = False
-        self._ready_lock = threading.Lock()
         if self.backend == "sqlite":
             database = parsed.database or ""
             if create_dirs is None:
@@ -210,9 +226,12 @@ class MemoryStore:
     def _errors(self, *, retry: bool = False) -> Iterator[None]:
         """Database-down errors become ``MemoryUnavailable``; with ``retry``, a dropped connection propagates."""
         from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+        from sqlalchemy.exc import TimeoutError as PoolTimeout
 
         try:
             yield
+        except PoolTimeout as exc:
+            raise MemoryUnavailable(f"memory database {self.display_url} is unavailable: {exc}") from exc
         except DBAPIError as exc:
             if retry and exc.connection_invalidated:
                 raise
@@ -383,13 +402,16 @@ class MemoryStore:
                 self._events_insert(conn, [created])
             return _from_row(row), True
 
-        for _attempt in range(5):
+        for attempt in range(5):
             try:
                 return self._unit(work, write=True)
             except IntegrityError:
                 # A concurrent writer inserted the same idempotency key or content first; the next pass finds it.
+                # Five in a row is no race but a broken constraint: a plain error (tool_failed), not "unavailable".
+                if attempt == 4:
+                    raise
                 log.debug("remember raced a concurrent writer; retrying", exc_info=True)
-        raise MemoryUnavailable("memory database kept refusing the write after 5 attempts")
+        raise AssertionError("unreachable")
 
     def archive(
         self,

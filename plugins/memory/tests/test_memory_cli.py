@@ -81,6 +81,14 @@ def test_unreachable_database_is_a_clear_cli_error() -> None:
     assert info.exit_code == 1 and json.loads(info.output)["reachable"] is False
 
 
+def test_an_unusable_database_url_is_a_clear_cli_error() -> None:
+    group = cli_for(MemoryPlugin(url="notadb://x"))
+    result = CliRunner().invoke(group, ["memory", "stats"])
+    assert result.exit_code == 1
+    assert "notadb://x" in result.output and "JUNIOR_MEMORY_URL" in result.output
+    assert "unavailable" not in result.output
+
+
 def test_real_junior_command_uses_the_installed_plugin(db_url: str) -> None:
     env = {**os.environ, "JUNIOR_LOAD_PLUGINS": "memory", "JUNIOR_MEMORY_URL": db_url}
     junior = [sys.executable, "-c", "from junior_core.cli import main; main()"]

@@ -293,3 +293,26 @@ def test_hook_shutdown(db_url: str) -> None:
     assert pool.checkedin() >= 1
     rt.close()
     assert plugin.store().engine.pool is not pool  # disposed: the old pool's connections are closed
+
+
+@pytest.mark.parametrize(
+    "url", ["notadb://x", "notadb://app:s3cret@h/x", "postgresql+nosuchdriver://u@h/d", "mysql+pymysql://u@h/d"]
+)
+def test_a_bad_database_url_is_a_configuration_error_not_unavailable(
+    url: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import importlib.util
+
+    from junior_memory import MemoryPlugin
+
+    if "pymysql" in url and importlib.util.find_spec("pymysql") is not None:
+        pytest.skip("pymysql is installed, so this URL is not missing its driver")
+
+    monkeypatch.setenv("JUNIOR_MEMORY_URL", url)
+    with Runtime(plugins=[MemoryPlugin()]) as rt, caplog.at_level("ERROR", logger="junior.memory"):
+        failed = err(remember(rt, "I prefer terse PR summaries"), "tool_failed")
+        assert "unreachable" not in failed["message"]
+        assert rt.prompt_context(ctx(), "write a PR summary") == []
+    logged = [r.getMessage() for r in caplog.records if r.name == "junior.memory"]
+    assert any("JUNIOR_MEMORY_URL" in m and url.split(":")[0] in m for m in logged), logged
+    assert "s3cret" not in caplog.text
