@@ -244,7 +244,7 @@ class Discovery:
         if exact is not None:
             if exact.tool_name in names:
                 names.remove(exact.tool_name)
-            else:
+            elif not self.index.matches(query, exact.tool_name):
                 total += 1
             names.insert(0, exact.tool_name)
         picked = [t for t in (catalog.get(name) for name in names[:limit]) if t is not None]

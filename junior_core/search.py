@@ -369,3 +369,11 @@ class SearchIndex:
         # Documents are numbered in tool_name order, so the doc number breaks ties deterministically.
         best = heapq.nsmallest(limit, scores.items(), key=lambda item: (-round(item[1], 9), item[0]))
         return SearchResult([built.names[doc] for doc, _ in best], len(scores))
+
+    def matches(self, query: str, tool_name: str) -> bool:
+        """Whether ``tool_name`` is among the tools ``query`` matches (for counting an exact-name hit once)."""
+        built = self._built
+        if built is None or tool_name not in built.names:
+            return False
+        doc = built.names.index(tool_name)
+        return any(d == doc for term in set(self._analyzer(query)) for d, _ in built.weights.get(term, ()))

@@ -388,3 +388,13 @@ def test_a_huge_unknown_tool_name_is_not_echoed_whole(rt: Runtime) -> None:
     out = rt.execute_tool("x" * 20_000, {})
     assert out["error"]["code"] == "unknown_tool"
     assert len(json.dumps(out)) < 2_000
+
+
+def test_an_exact_hit_ranked_past_the_limit_is_counted_once(make_runtime: Callable[..., Runtime]) -> None:
+    tools = [Tool("get", "Fetch one record by its id.", OBJECT, echo)] + [
+        Tool(f"get_{i}", "Get get get records, get them all.", OBJECT, echo) for i in range(5)
+    ]
+    rt = make_runtime(SourcePlugin(Source("x", "X."), tools))
+    out = rt.search_tools("get", "x", max_results=2)
+    assert out["tools"][0]["tool_name"] == "x__get"
+    assert out["total_matches"] == 6
