@@ -10,7 +10,7 @@ from typing import Any
 
 from junior_core import Tool, ToolContext, ToolError
 from junior_mcp_bridge.config import ServerConfig
-from junior_mcp_bridge.connection import ServerConnection
+from junior_mcp_bridge.connection import RETRY_INTERVAL_S, ServerConnection
 from junior_mcp_bridge.convert import annotations_of, local_names, modern_schema
 
 __all__ = ["Bridge", "BridgeLoop"]
@@ -59,11 +59,16 @@ class BridgeLoop:
 class Bridge:
     """Connections to the enabled servers of ``configs``; ``on_change(name)`` runs when a server's tools change."""
 
-    def __init__(self, configs: Sequence[ServerConfig], on_change: Callable[[str], None] | None = None) -> None:
+    def __init__(self, configs: Sequence[ServerConfig], on_change: Callable[[str], None] | None = None,
+                 retry_interval_s: float = RETRY_INTERVAL_S) -> None:
         self.configs = list(configs)
         self.connections = {c.name: ServerConnection(c, self._changed) for c in self.configs if c.enabled}
+        for conn in self.connections.values():
+            conn.retry_interval_s = retry_interval_s
         self.on_change = on_change
+        self.retry_interval_s = retry_interval_s
         self._loop: BridgeLoop | None = None
+        self._retrier: asyncio.Task[None] | None = None
         self._closed = False
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -78,6 +83,8 @@ class Bridge:
         bound = max(c.config.startup_timeout_s for c in self.connections.values()) + 10.0
 
         async def start_all() -> None:
+            # Started first, so a slow start-up that overruns ``bound`` below still gets its servers retried.
+            self._retrier = asyncio.create_task(self._retry_failed(), name="mcp:retry")
             await asyncio.gather(*(conn.start() for conn in self.connections.values()))
 
         try:
@@ -95,6 +102,8 @@ class Bridge:
             return
 
         async def stop_all() -> None:
+            if self._retrier is not None:
+                self._retrier.cancel()
             await asyncio.gather(*(conn.stop() for conn in self.connections.values()), return_exceptions=True)
 
         try:
@@ -103,6 +112,18 @@ class Bridge:
             log.exception("closing MCP sessions failed")
         finally:
             loop.close()
+
+    async def _retry_failed(self) -> None:
+        """Every ``retry_interval_s``, start the servers that are down again; one that comes up refreshes its source.
+
+        Without this, a server that failed at start-up and has no ``allowed_tools`` stubs would never be called,
+        so never retried, for the life of the runtime.
+        """
+        while True:
+            await asyncio.sleep(self.retry_interval_s)
+            failed = [conn for conn in self.connections.values() if conn.state == "failed"]
+            if failed:
+                await asyncio.gather(*(conn.retry() for conn in failed), return_exceptions=True)
 
     def _changed(self, connection: ServerConnection) -> None:
         if self.on_change is not None:

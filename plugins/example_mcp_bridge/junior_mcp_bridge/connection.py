@@ -25,7 +25,8 @@ __all__ = ["RETRY_INTERVAL_S", "ServerConnection", "State"]
 log = logging.getLogger("junior.mcp")
 State = Literal["stopped", "starting", "ready", "failed"]
 RETRY_INTERVAL_S = 30.0
-"""After a failed connect, calls answer ``unavailable`` this long before the next attempt."""
+"""After a failed connect, calls answer ``unavailable`` this long before the next attempt; the bridge also retries
+servers that are down this often in the background."""
 _MAX_PAGES = 1000
 _STOP_TIMEOUT_S = 10.0
 
@@ -72,6 +73,13 @@ class ServerConnection:
         """Connect and list tools within ``startup_timeout_s``; a failure is recorded, never raised."""
         async with self._lock:
             await self._connect()
+
+    async def retry(self) -> None:
+        """Connect again if the server is still down (the bridge's background retry)."""
+        async with self._lock:
+            if self.state == "failed" and not self._closed:
+                log.debug("retrying MCP server %r", self.name)
+                await self._connect()
 
     async def _connect(self) -> None:
         if self._closed:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from junior_core import Source, hookimpl
 from junior_mcp_bridge.config import ServerConfig, load_config
+from junior_mcp_bridge.connection import RETRY_INTERVAL_S
 
 if TYPE_CHECKING:
     import click
@@ -25,8 +26,9 @@ class MCPBridge:
 
     junior_plugin_name = "mcp"
 
-    def __init__(self, configs: list[ServerConfig] | None = None) -> None:
+    def __init__(self, configs: list[ServerConfig] | None = None, retry_interval_s: float = RETRY_INTERVAL_S) -> None:
         self._configs = configs
+        self._retry_interval_s = retry_interval_s
         self._runtime: Runtime | None = None
         self.bridge: Bridge | None = None
 
@@ -40,7 +42,7 @@ class MCPBridge:
     def register_sources(self, register: Register) -> None:
         from junior_mcp_bridge.bridge import Bridge
 
-        self.bridge = Bridge(self.configs, on_change=self._changed)
+        self.bridge = Bridge(self.configs, on_change=self._changed, retry_interval_s=self._retry_interval_s)
         for config in self.configs:
             if config.enabled:
                 register(Source(config.source_id, self.bridge.description(config.name)),

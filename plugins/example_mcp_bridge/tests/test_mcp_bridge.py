@@ -253,3 +253,19 @@ def test_stub_names_match_the_listed_names(make_runtime: Callable[..., Runtime],
     assert len(stubbed) == 1 and stubbed[0].startswith("mcp__paged__dotted_name_"), stubbed
     rt2 = make_runtime({"paged": misbehaving("paged", allowed_tools=["dotted.name"])})
     assert list(tools_of(rt2, "mcp:paged")) == stubbed
+
+
+def test_a_server_down_at_start_up_is_retried_in_the_background(tmp_path: Path, no_orphans: None) -> None:
+    marker = tmp_path / "up"
+    path = write_toml(tmp_path / "junior.toml", {"late": gated(marker)})
+    plugin = MCPBridge(load_config(environ={"JUNIOR_CONFIG": str(path)}), retry_interval_s=0.3)
+    with Runtime(plugins=[plugin]) as rt:
+        assert tools_of(rt, "mcp:late") == {}
+        assert "Unavailable: the server exited" in str(rt.sources)
+        marker.touch()
+        deadline = time.monotonic() + 15
+        while "mcp__late__echo" not in tools_of(rt, "mcp:late") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert rt.search_tools("echo", source="mcp:late")["tools"][0]["tool_name"] == "mcp__late__echo"
+        assert rt.execute_tool("mcp__late__echo", {"text": "late"})["result"] == {"text": "late"}
+        assert "Unavailable" not in str(rt.sources)
