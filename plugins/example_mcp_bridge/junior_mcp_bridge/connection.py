@@ -235,7 +235,7 @@ class ServerConnection:
                 log.info("reconnecting to MCP server %r", self.name)
                 await self._connect()
             if self._session is None:
-                raise self._unavailable(f"MCP server {self.name!r} is unavailable ({self.problem})")
+                raise self._unavailable(f"MCP server {self.name!r} is unavailable ({self.problem or 'not running'})")
             return self._session
 
     def _unavailable(self, message: str) -> ToolError:
