@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from junior_core.plugins import PluginSet
     from junior_core.runtime import Runtime
 
-__all__ = ["cli", "local_context", "main"]
+__all__ = ["cli", "local_context", "main", "print_table"]
 
 
 def local_context(
@@ -76,9 +76,15 @@ def _emit(data: Any, as_json: bool, render: Callable[[Any], None]) -> None:
         render(data)
 
 
-def _table(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> None:
+def _fit(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def print_table(rows: Sequence[Sequence[str]], headers: Sequence[str], max_width: int | None = 60) -> None:
+    """Print ``rows`` as aligned columns under ``headers``; cells past ``max_width`` end in '...'."""
     widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows, strict=False)]
-    widths = [min(width, 60) for width in widths]
+    if max_width is not None:
+        widths = [min(width, max_width) for width in widths]
     for i, row in enumerate([headers, *rows]):
         cells = [
             str(cell) if len(str(cell)) <= widths[j] else str(cell)[: widths[j] - 3] + "..."
@@ -111,7 +117,9 @@ def sources(ctx: click.Context, as_json: bool) -> None:
     """List the sources of every installed plugin."""
     rt = _runtime(ctx)
     _emit(
-        rt.sources, as_json, lambda data: _table([[s["id"], s["description"]] for s in data], ["SOURCE", "DESCRIPTION"])
+        rt.sources,
+        as_json,
+        lambda data: print_table([[s["id"], s["description"]] for s in data], ["SOURCE", "DESCRIPTION"]),
     )
 
 
@@ -140,7 +148,7 @@ def _render_search(result: dict[str, Any]) -> None:
     if not result["tools"]:
         click.echo(f"No tools matched ({result['total_eligible_tools']} searched).")
         return
-    _table([[t["tool_name"], t["description"]] for t in result["tools"]], ["TOOL_NAME", "SUMMARY"])
+    print_table([[t["tool_name"], t["description"]] for t in result["tools"]], ["TOOL_NAME", "SUMMARY"])
     click.echo(
         f"\n{result['returned_tools']} of {result['total_matches']} matches; run one with `junior exec TOOL_NAME`."
     )
@@ -209,7 +217,7 @@ def plugins(ctx: click.Context, as_json: bool) -> None:
     _emit(
         data,
         as_json,
-        lambda rows: _table(
+        lambda rows: print_table(
             [[r["name"], r["distribution"] or "-", r["version"] or "-", r["status"], r["error"] or ""] for r in rows],
             ["PLUGIN", "DISTRIBUTION", "VERSION", "STATUS", "ERROR"],
         ),

@@ -7,6 +7,8 @@ from typing import Any
 
 import click
 
+from junior_core.cli import print_table
+
 __all__ = ["mcp"]
 
 
@@ -49,7 +51,7 @@ def list_servers(as_json: bool) -> None:
         return
     table = [[r["source"], r["state"], "-" if r["tools"] is None else str(r["tools"]), r["transport"], r["target"]]
              for r in rows]
-    _table(table, ["SOURCE", "STATE", "TOOLS", "TRANSPORT", "TARGET"])
+    print_table(table, ["SOURCE", "STATE", "TOOLS", "TRANSPORT", "TARGET"], max_width=None)
 
 
 @mcp.command()
@@ -87,9 +89,3 @@ def serve(http_port: int | None) -> None:
         run(runtime, http_port)
 
 
-def _table(rows: list[list[str]], headers: list[str]) -> None:
-    widths = [max(len(cell) for cell in column) for column in zip(headers, *rows, strict=False)]
-    for i, row in enumerate([headers, *rows]):
-        click.echo("  ".join(cell.ljust(widths[j]) for j, cell in enumerate(row)).rstrip())
-        if i == 0:
-            click.echo("  ".join("-" * width for width in widths))
