@@ -25,6 +25,7 @@ __all__ = [
     "SourceEntry",
     "Tool",
     "make_tool_name",
+    "modern_schema",
 ]
 
 SOURCE_ID = re.compile(r"^[a-z][a-z0-9-]*(:[a-z0-9][a-z0-9_-]*)?$")
@@ -105,6 +106,23 @@ def _check_schema(instance: object, attribute: attrs.Attribute[Any], value: obje
     problem = _schema_problem(text)
     if problem is not None:
         raise ValueError(f"input_schema is not a valid JSON Schema: {problem}")
+
+
+def modern_schema(node: Any) -> Any:
+    """Rewrite draft-04 boolean ``exclusiveMinimum``/``exclusiveMaximum`` (seen in real MCP servers) as numbers.
+
+    junior validates arguments with JSON Schema 2020-12, where those keywords are the bounds themselves.
+    """
+    if isinstance(node, list):
+        return [modern_schema(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: modern_schema(value) for key, value in node.items()}
+    for exclusive, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
+        if isinstance(out.get(exclusive), bool):
+            if out.pop(exclusive) and bound in out:
+                out[exclusive] = out.pop(bound)
+    return out
 
 
 def _check_annotations(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:

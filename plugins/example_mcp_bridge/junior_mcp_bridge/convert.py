@@ -80,20 +80,3 @@ def _same_json(text: str, value: Any) -> bool:
         return bool(json.loads(text) == value)
     except ValueError:
         return False
-
-
-def modern_schema(node: Any) -> Any:
-    """Rewrite draft-04 boolean ``exclusiveMinimum``/``exclusiveMaximum`` (seen in real MCP servers) as numbers.
-
-    junior validates arguments with JSON Schema 2020-12, where those keywords are the bounds themselves.
-    """
-    if isinstance(node, list):
-        return [modern_schema(item) for item in node]
-    if not isinstance(node, dict):
-        return node
-    out = {key: modern_schema(value) for key, value in node.items()}
-    for exclusive, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
-        if isinstance(out.get(exclusive), bool):
-            if out.pop(exclusive) and bound in out:
-                out[exclusive] = out.pop(bound)
-    return out
