@@ -10,8 +10,8 @@ from typing import Any
 
 from junior_core import Tool, ToolContext, ToolError
 from junior_core.catalog import modern_schema
-from junior_mcp_bridge.config import ServerConfig
-from junior_mcp_bridge.connection import RETRY_INTERVAL_S, ServerConnection
+from junior_mcp_bridge.config import RETRY_INTERVAL_S, ServerConfig
+from junior_mcp_bridge.connection import ServerConnection
 from junior_mcp_bridge.convert import annotations_of, local_names
 
 __all__ = ["Bridge", "BridgeLoop"]

@@ -12,7 +12,10 @@ from typing import Any, Literal
 
 import attrs
 
-__all__ = ["ConfigError", "ServerConfig", "config_paths", "load_config"]
+__all__ = ["RETRY_INTERVAL_S", "ConfigError", "ServerConfig", "config_paths", "load_config"]
+
+# How often a server that failed to start is tried again, in seconds.
+RETRY_INTERVAL_S = 30.0
 
 SERVER_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")

@@ -17,14 +17,13 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
 from junior_core import ToolError
-from junior_mcp_bridge.config import ServerConfig
+from junior_mcp_bridge.config import RETRY_INTERVAL_S, ServerConfig
 from junior_mcp_bridge.convert import error_text, result_json
 
-__all__ = ["RETRY_INTERVAL_S", "ServerConnection", "State"]
+__all__ = ["ServerConnection", "State"]
 
 log = logging.getLogger("junior.mcp")
 State = Literal["stopped", "starting", "ready", "failed"]
-RETRY_INTERVAL_S = 30.0
 """After a failed connect, calls answer ``unavailable`` this long before the next attempt; the bridge also retries
 servers that are down this often in the background."""
 _MAX_PAGES = 1000

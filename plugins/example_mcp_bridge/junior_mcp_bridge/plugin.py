@@ -6,8 +6,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from junior_core import Source, hookimpl
-from junior_mcp_bridge.config import ServerConfig, load_config
-from junior_mcp_bridge.connection import RETRY_INTERVAL_S
+from junior_mcp_bridge.config import RETRY_INTERVAL_S, ServerConfig, load_config
 
 if TYPE_CHECKING:
     import click
