@@ -213,6 +213,8 @@ class Runtime:
             return prepared
         entry, args, timeout = prepared
         ctx = context or ToolContext()
+        if self._closed:
+            return error("unavailable", "The runtime is closed; no tools can run.", entry.tool_name)
         try:
             if entry.tool.is_async:
                 value = await asyncio.wait_for(entry.tool.handler(args, ctx), timeout)
@@ -222,9 +224,7 @@ class Runtime:
                 )
         except TimeoutError:
             return self._timeout(entry, timeout)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - mapped to a model-facing code
+        except Exception as exc:  # noqa: BLE001 - mapped to a model-facing code (cancellation propagates)
             return self._failure(entry, exc)
         return self._success(entry, value)
 

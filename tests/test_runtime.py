@@ -80,6 +80,8 @@ def test_async_handlers_of_sync_calls_run_on_the_runtime_loop(make_runtime: Call
 
 
 def test_closed_runtime_runs_no_async_handler(make_runtime: Callable[..., Runtime]) -> None:
+    import asyncio
+
     ran: list[bool] = []
 
     async def handler(arguments: dict[str, Any], context: Any) -> bool:
@@ -90,6 +92,7 @@ def test_closed_runtime_runs_no_async_handler(make_runtime: Callable[..., Runtim
     assert rt.execute_tool("x__a")["ok"] is True
     rt.close()
     assert rt.execute_tool("x__a")["error"]["code"] == "unavailable"
+    assert asyncio.run(rt.aexecute_tool("x__a"))["error"]["code"] == "unavailable"
     assert ran == [True]
 
 
