@@ -23,6 +23,8 @@ KNOWN_ISSUES: dict[str, str] = {}
 REQUESTS: list[tuple[str, str, str]] = [
     ("remember-preference", "Please remember that I prefer terse PR summaries.", "memory__remember"),
     ("remember-procedure", "Keep in mind for later: deploys need two approvals from now on.", "memory__remember"),
+    ("remember-save", "Save a preference for me: I like answers with code first.", "memory__remember"),
+    ("remember-store", "Store a new memory: our staging database is refreshed every Monday.", "memory__remember"),
     ("recall", "What did I tell you about how I like code reviews?", "memory__search"),
     ("recall-team", "Do you have anything saved about how we triage flaky webhooks?", "memory__search"),
     ("list", "Show me everything you have stored about me.", "memory__list"),

@@ -27,9 +27,10 @@ MAX_LIMIT = 50
 _HEX_PREFIX = re.compile(r"^[0-9a-f]{4,32}$")
 
 REMEMBER_DESCRIPTION = """\
-Remember a durable fact, preference or procedure so later conversations recall it. Use when the user asks \
-("remember that I prefer terse PR summaries", "note that deploys need two approvals") or states something \
-lasting that will matter again.
+Remember (save, store) a new durable fact, preference or procedure so later conversations recall it. Use when \
+the user asks to remember, save, store or keep something in mind ("remember that I prefer terse PR summaries", \
+"save my preference for dark mode", "note that deploys need two approvals") or states something lasting that \
+will matter again.
 
 kind: 'preference' is about the speaker personally (their tastes, how they like answers) and is kept for that \
 person only; 'procedure' is how the team does a task (release steps, review rules); 'knowledge' is a durable \
@@ -55,14 +56,14 @@ arguments."""
 LIST_DESCRIPTION = """\
 List the memories visible here, newest first: the speaker's own preferences plus the procedures and knowledge \
 of this conversation (the workspace in a public channel, the thread in a private one). Use to show everything \
-stored or saved about the user ("what do you remember about me?", "show me everything you have stored about \
-me") or to find an id before forgetting. Archived and expired memories are not shown; other people's personal \
+kept about the user ("what do you remember about me?", "show me everything you have on me") or to find an id \
+before forgetting. Archived and expired memories are not shown; other people's personal \
 memories never are."""
 
 SEARCH_DESCRIPTION = """\
 Search the memories visible here by keywords, most relevant first (newer first on ties). Use when the user asks \
 what they told you or what is saved about something ("what did I tell you about how I like code reviews?", \
-"do you have anything saved about deploys?"), before answering when a saved preference, procedure or fact may \
+"do you have anything saved about deploys?"), before answering when a remembered procedure or fact may \
 apply, or to find the id of a memory to forget. Covers the speaker's own preferences and this conversation's \
 shared memories, never other people's. Memories can be stale: weigh them against what the user says now."""
 
