@@ -218,3 +218,12 @@ if __name__ == "__main__":
               f"(metatool {len(meta.sources[0].tools)}, livemcpbench {sum(len(s.tools) for s in live.sources)})")
         q = metatool_queries(meta)
         print(f"MetaTool queries: single {len(q['single'])}, two-tool {len(q['multi'])}")
+
+
+def write_json(data: Any, dest: str) -> None:
+    """A benchmark's ``--json`` output: to stdout for ``-``, else to the file ``dest``."""
+    text = json.dumps(data, indent=2)
+    if dest == "-":
+        print(text)
+    else:
+        Path(dest).write_text(text + "\n", encoding="utf-8")

@@ -71,12 +71,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"model_tools() is {saving:.1f}% smaller than the full catalog (target >= 95%); "
           f"with one 5-result answer on top, {with_answer:.1f}% smaller.")
     if args.json:
-        text = json.dumps({"rows": rows, "saving_percent": saving, "saving_with_answer_percent": with_answer},
-                          indent=2)
-        if args.json == "-":
-            print(text)
-        else:
-            Path(args.json).write_text(text + "\n", encoding="utf-8")
+        _data.write_json(
+            {"rows": rows, "saving_percent": saving, "saving_with_answer_percent": with_answer}, args.json
+        )
     return 0
 
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import functools
 import heapq
-import json
 import math
 import re
 import sys
@@ -268,11 +267,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.json != "-":
             print_table(rows)
     if args.json:
-        text = json.dumps(rows, indent=2)
-        if args.json == "-":
-            print(text)
-        else:
-            Path(args.json).write_text(text + "\n", encoding="utf-8")
+        _data.write_json(rows, args.json)
     print(f"({time.perf_counter() - start:.0f} s)", file=sys.stderr)
     return 0
 

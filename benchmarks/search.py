@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib.util
-import json
 import random
 import re
 import statistics
@@ -262,11 +261,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"cold start: junior --help {c['junior --help']:.0f} ms, python -c pass {c['python -c pass']:.0f} ms "
               "(target < 300)")
     if args.json:
-        text = json.dumps(report, indent=2)
-        if args.json == "-":
-            print(text)
-        else:
-            Path(args.json).write_text(text + "\n", encoding="utf-8")
+        _data.write_json(report, args.json)
     return 0
 
 

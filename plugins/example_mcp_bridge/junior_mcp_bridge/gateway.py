@@ -67,26 +67,13 @@ def _version() -> str:
         return "0"
 
 
-def _context() -> ToolContext:
-    """The local context the CLI uses (the OS user on platform ``local``)."""
-    try:
-        from junior_core.cli import local_context
-    except ImportError:
-        import getpass
-
-        from junior_core import Actor, Conversation, ToolContext
-
-        user = getpass.getuser()
-        conversation = Conversation("local", "local", "cli", "main")
-        return ToolContext(actor=Actor("local", "local", user), conversation=conversation)
-    return local_context()
-
-
 def serve(runtime: Runtime, http_port: int | None = None, context: ToolContext | None = None) -> None:
     """Serve ``runtime`` over stdio, or over streamable HTTP on 127.0.0.1:``http_port``; returns when done."""
     import anyio
 
-    server = build_server(runtime, context or _context())
+    from junior_core.cli import local_context
+
+    server = build_server(runtime, context or local_context())
     if http_port is None:
         from mcp.server.stdio import stdio_server
 
