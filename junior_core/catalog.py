@@ -158,12 +158,31 @@ def _freeze_mapping(value: Any) -> Any:
     return dict(value) if isinstance(value, Mapping) else value
 
 
+MAX_KEYWORDS = 32
+
+
+def _to_keywords(value: Any) -> Any:
+    if isinstance(value, str):  # one word or phrase, not its characters
+        return (value,)
+    return tuple(value) if isinstance(value, Iterable) else value
+
+
+def _check_keywords(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, tuple) or not all(isinstance(word, str) and word.strip() for word in value):
+        raise ValueError(f"keywords must be a list of non-empty strings, got {value!r}")
+    if len(value) > MAX_KEYWORDS or any(len(word) > 64 for word in value):
+        raise ValueError(f"keywords: at most {MAX_KEYWORDS} words or short phrases of up to 64 characters each")
+
+
 @attrs.frozen
 class Tool:
     """A callable tool: ``handler(arguments, context)`` returning a JSON-serialisable value.
 
     ``description`` is indexed in full; its first paragraph is the summary a
-    model sees in search results.
+    model sees in search results. ``keywords`` are the words people use for
+    what the tool does ("jot down", "save" for a tool named ``remember``):
+    searched as a field of their own and matched against a request's leading
+    verb, never shown to the model.
     """
 
     name: str = attrs.field(validator=_check_local_name)
@@ -175,6 +194,7 @@ class Tool:
     )
     exposure: Literal["deferred", "direct", "hidden"] = attrs.field(default="deferred", validator=_check_exposure)
     timeout_s: float | None = attrs.field(default=None, validator=_check_timeout)
+    keywords: tuple[str, ...] = attrs.field(default=(), converter=_to_keywords, validator=_check_keywords)
 
     @property
     def is_async(self) -> bool:
@@ -203,6 +223,8 @@ class SourceEntry:
     source: Source
     plugin: str
     provider: Provider | None = attrs.field(default=None, eq=False)
+    unavailable: str | None = None
+    """Why the source cannot run tools right now (an MCP server that is down), or None."""
 
 
 class Catalog:
@@ -289,6 +311,14 @@ class Catalog:
                 raise KeyError(f"unknown source {source_id!r}")
             self._sources[source_id] = attrs.evolve(entry, source=source)
             self.version += 1
+
+    def set_unavailable(self, source_id: str, reason: str | None) -> None:
+        """Mark a source as down (``reason``) or up again (None); the index does not change."""
+        with self._lock:
+            entry = self._sources.get(source_id)
+            if entry is None:
+                raise KeyError(f"unknown source {source_id!r}")
+            self._sources[source_id] = attrs.evolve(entry, unavailable=reason)
 
     def replace_tools(self, source_id: str, tools: Iterable[Tool]) -> None:
         """Swap a run-time source's tools for a fresh list (invalid or duplicate tools refuse the whole list)."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import difflib
 import json
+import logging
+import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -11,6 +13,7 @@ from junior_core.search import SearchIndex, summarize
 
 if TYPE_CHECKING:
     from junior_core.catalog import Catalog, CatalogTool
+    from junior_core.index_cache import IndexCache
 
 __all__ = [
     "EXECUTE_TOOL",
@@ -19,11 +22,14 @@ __all__ = [
     "error",
 ]
 
+log = logging.getLogger("junior.search")
+
 SEARCH_TOOLS = "searchTools"
 EXECUTE_TOOL = "executeTool"
 DEFAULT_RESULTS = 5
 MAX_RESULTS = 20
 MAX_QUERY = 1000
+MAX_SOURCE = 200
 MESSAGE_LIMIT = 300
 
 SEARCH_SCHEMA: dict[str, Any] = {
@@ -36,6 +42,7 @@ SEARCH_SCHEMA: dict[str, Any] = {
         },
         "source": {
             "type": ["string", "null"],
+            "maxLength": MAX_SOURCE,
             "description": "A source id from the list in this tool's description, to search only that source.",
         },
         "max_results": {
@@ -43,6 +50,11 @@ SEARCH_SCHEMA: dict[str, Any] = {
             "minimum": 1,
             "maximum": MAX_RESULTS,
             "description": f"How many tools to return, 1 to {MAX_RESULTS} (default {DEFAULT_RESULTS}).",
+        },
+        "cursor": {
+            "type": ["string", "null"],
+            "maxLength": 20,
+            "description": "The next_cursor of a previous answer, for the next page of the same search or listing.",
         },
     },
     "additionalProperties": False,
@@ -107,49 +119,144 @@ def validation_error(errors: list[Any], what: str, tool_name: str | None = None)
     )
 
 
-class Discovery:
-    """Answers searchTools and checks executeTool input against one catalog."""
+class _View:
+    """What searchTools answers from, computed once per catalog version instead of once per query."""
 
     def __init__(self, catalog: Catalog) -> None:
-        from jsonschema import Draft202012Validator
-
-        self.catalog = catalog
-        self.index = SearchIndex()
-        self._search_validator = Draft202012Validator(SEARCH_SCHEMA)
-        self._execute_validator = Draft202012Validator(EXECUTE_SCHEMA)
-
-    # -- descriptions --------------------------------------------------------------------------
-    def search_description(self) -> str:
+        self.version = catalog.version  # read first: a change meanwhile makes this view older, never newer
+        tools = catalog.tools()
+        sources = catalog.sources
+        self.visible = [t for t in tools if t.tool.exposure != "hidden"]
+        self.by_name = {t.tool_name: t for t in self.visible}
+        self.by_source: dict[str, list[CatalogTool]] = {entry.source.id: [] for entry in sources}
+        self.local: dict[tuple[str, str], CatalogTool] = {}
+        for entry in self.visible:
+            self.by_source.setdefault(entry.source_id, []).append(entry)
+            self.local.setdefault((entry.source_id, entry.tool.name), entry)
+        self.source_ids = [entry.source.id for entry in sources]
+        self.source_dicts = {
+            entry.source.id: {"id": entry.source.id, "description": summarize(entry.source.description)}
+            for entry in sources
+        }
+        self.source_texts = {entry.source.id: entry.source.description for entry in sources}
+        self._tool_dicts: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
         lines = [
             "Find tools to use: deferred tools are grouped by source. Search all of them with a short query, "
-            "or pass `source` to look inside one source, then call executeTool with the exact tool_name returned.",
+            "or pass `source` to look inside one source (an empty query lists it, page by page with `cursor`), "
+            "then call executeTool with the exact tool_name returned.",
             "",
             "Available sources:",
         ]
-        for entry in self.catalog.sources:
-            lines.append(f"- {entry.source.id}: {summarize(entry.source.description)}")
-        if len(lines) == 3:
+        lines += [f"- {sid}: {self.source_dicts[sid]['description']}" for sid in self.source_ids]
+        if not self.source_ids:
             lines.append("- (none installed)")
-        return "\n".join(lines)
+        self.description = "\n".join(lines)
 
-    # -- searchTools ---------------------------------------------------------------------------
+    def tool_dict(self, entry: CatalogTool, with_source: bool) -> dict[str, Any]:
+        """The answer row of a tool; summaries are made once per view, each answer gets its own copy."""
+        pair = self._tool_dicts.get(entry.tool_name)
+        if pair is None:
+            summary = summarize(entry.tool.description)
+            annotations = dict(entry.tool.annotations or {})
+            plain = {"tool_name": entry.tool_name, "description": summary, "input_schema": entry.tool.input_schema,
+                     "annotations": annotations}
+            sourced = {"tool_name": entry.tool_name, "description": summary, "source": entry.source_id,
+                       "input_schema": entry.tool.input_schema, "annotations": annotations}
+            pair = self._tool_dicts[entry.tool_name] = (plain, sourced)
+        row = pair[1] if with_source else pair[0]
+        return {**row, "annotations": dict(row["annotations"])}
+
+    def sources(self, ids: Any = None) -> list[dict[str, str]]:
+        chosen = self.source_ids if ids is None else ids
+        return [dict(self.source_dicts[sid]) for sid in chosen if sid in self.source_dicts]
+
+
+def _encode_cursor(offset: int) -> str:
+    return f"o{offset}"
+
+
+def _decode_cursor(cursor: str) -> int | None:
+    if len(cursor) > 12 or not cursor.startswith("o") or not cursor[1:].isdigit():
+        return None
+    return int(cursor[1:])
+
+
+class Discovery:
+    """Answers searchTools and checks executeTool input against one catalog."""
+
+    def __init__(self, catalog: Catalog, cache: IndexCache | None = None) -> None:
+        from jsonschema import Draft202012Validator
+
+        self.catalog = catalog
+        self.index = SearchIndex(cache=cache)
+        self._search_validator = Draft202012Validator(SEARCH_SCHEMA)
+        self._execute_validator = Draft202012Validator(EXECUTE_SCHEMA)
+        self._view: _View | None = None
+        self._view_lock = threading.Lock()
+        self._rebuild: threading.Thread | None = None
+        self._rebuild_lock = threading.Lock()
+
+    # -- per catalog version -------------------------------------------------------------------
+    def view(self) -> _View:
+        """The current catalog's view, remade only when the catalog version changed."""
+        view = self._view
+        if view is not None and view.version == self.catalog.version:
+            return view
+        with self._view_lock:
+            view = self._view
+            if view is None or view.version != self.catalog.version:
+                view = self._view = _View(self.catalog)
+        return view
+
+    def search_description(self) -> str:
+        return self.view().description
+
     def visible(self, source_id: str | None = None) -> list[CatalogTool]:
         """Searchable tools (deferred and direct, never hidden), by tool_name."""
-        return [t for t in self.catalog.tools(source_id) if t.tool.exposure != "hidden"]
+        view = self.view()
+        return list(view.visible if source_id is None else view.by_source.get(source_id, []))
 
-    def _source_dict(self, source_id: str) -> dict[str, str]:
-        entry = self.catalog.source(source_id)
-        description = summarize(entry.source.description) if entry else ""
-        return {"id": source_id, "description": description}
+    def _build_index(self, view: _View, wait: bool = True) -> None:
+        self.index.build(view.visible, view.source_texts, view.version, wait=wait)
 
-    def _tool_dict(self, entry: CatalogTool, with_source: bool) -> dict[str, Any]:
-        out: dict[str, Any] = {"tool_name": entry.tool_name, "description": summarize(entry.tool.description)}
-        if with_source:
-            out["source"] = entry.source_id
-        out["input_schema"] = entry.tool.input_schema
-        out["annotations"] = dict(entry.tool.annotations or {})
-        return out
+    def refresh_index(self) -> None:
+        """Rebuild the index for the current catalog on a background thread; searches use the old one meanwhile.
 
+        Before the first search there is no index to refresh: that search builds (or opens) it.
+        """
+        if self.index.snapshot is None:
+            return
+        with self._rebuild_lock:
+            if self._rebuild is not None and self._rebuild.is_alive():
+                return  # the running rebuild re-reads the catalog when it finishes
+            self._rebuild = threading.Thread(target=self._rebuild_until_current, name="junior-index", daemon=True)
+            self._rebuild.start()
+
+    def _rebuild_until_current(self) -> None:
+        try:
+            while self.index.version != self.catalog.version:
+                self._build_index(self.view())
+        except Exception:  # noqa: BLE001 - a failed rebuild leaves the old index answering; the next search retries
+            log.exception("rebuilding the search index failed")
+
+    def wait_for_index(self, timeout: float | None = None) -> bool:
+        """Block until the index matches the catalog (after a refresh); whether it does."""
+        thread = self._rebuild
+        if thread is not None:
+            thread.join(timeout)
+        if self.index.version != self.catalog.version:
+            self._build_index(self.view())
+        return self.index.version == self.catalog.version
+
+    def _ensure_index(self, view: _View) -> None:
+        if self.index.version == view.version:
+            return
+        if self.index.snapshot is None:
+            self._build_index(view)  # nothing to answer from yet
+        else:
+            self.refresh_index()
+
+    # -- searchTools ---------------------------------------------------------------------------
     def search(self, arguments: Any) -> dict[str, Any]:
         """Exactly what the searchTools tool returns; never raises on any JSON input."""
         if not isinstance(arguments, Mapping):
@@ -168,52 +275,93 @@ class Discovery:
                 "The query contains a NUL character; send plain text.",
                 details=[{"path": "query", "message": "NUL characters are not allowed"}],
             )
-        source_id = arguments.get("source")
-        limit = arguments.get("max_results") or DEFAULT_RESULTS
-        limit = int(limit)
-        return self._search(query.strip() if isinstance(query, str) else "", source_id, limit)
+        offset = 0
+        cursor = arguments.get("cursor")
+        if cursor is not None:
+            decoded = _decode_cursor(cursor)
+            if decoded is None:
+                return error(
+                    "invalid_arguments",
+                    "Unknown cursor: pass the next_cursor of a previous searchTools answer unchanged, or omit it "
+                    "to start from the first page.",
+                    details=[{"path": "cursor", "message": "not a cursor searchTools returned"}],
+                )
+            offset = decoded
+        limit = int(arguments.get("max_results") or DEFAULT_RESULTS)
+        text = query.strip() if isinstance(query, str) else ""
+        return self._search(text, arguments.get("source"), limit, offset)
 
-    def _search(self, query: str, source_id: str | None, limit: int) -> dict[str, Any]:
-        visible_all = self.visible()
+    def _search(self, query: str, source_id: str | None, limit: int, offset: int = 0) -> dict[str, Any]:
+        view = self.view()
         base: dict[str, Any] = {"query": query or None, "source": source_id}
-        if source_id is not None and self.catalog.source(source_id) is None:
-            known = [entry.source.id for entry in self.catalog.sources]
+        counts = {"total_catalog_tools": len(view.visible)}
+        if source_id is not None and source_id not in view.source_dicts:
+            known = view.source_ids
             return {
                 **base,
-                "sources": [self._source_dict(s) for s in known],
-                "total_catalog_tools": len(visible_all),
+                "sources": view.sources(),
+                **counts,
                 "total_eligible_tools": 0,
                 "total_matches": 0,
                 "returned_tools": 0,
                 "execution_tool": EXECUTE_TOOL,
                 "tools": [],
                 "hint": (
-                    f"Unknown source {source_id!r}. Known sources: {', '.join(known) or '(none)'}. "
+                    f"Unknown source {source_id[:100]!r}. Known sources: {', '.join(known) or '(none)'}. "
                     "Call searchTools again with one of these ids as source, or with source null to search all."
                 ),
             }
-        eligible = self.visible(source_id) if source_id is not None else visible_all
+        eligible = view.visible if source_id is None else view.by_source.get(source_id, [])
+        hint: str | None = None
         if not query:
-            picked = eligible[:limit] if source_id is not None else self._sample(eligible, limit)
+            if source_id is not None:
+                picked = eligible[offset : offset + limit]
+                more = offset + limit < len(eligible)
+            else:
+                picked, more = self._sample(eligible, limit), False
             total = len(eligible)
         else:
-            picked, total = self._ranked(query, source_id, limit)
+            picked, total = self._ranked(view, query, source_id, offset + limit)
+            picked = picked[offset:]
+            more = offset + limit < total
+            if not picked and offset == 0:
+                hint = self._no_match_hint(query, source_id, len(eligible))
         if source_id is not None:
-            sources = [self._source_dict(source_id)]
+            sources = view.sources([source_id])
+        elif not query or not picked:
+            sources = view.sources()
         else:
-            sources = [self._source_dict(s) for s in sorted({t.source_id for t in picked})]
-            if not query:
-                sources = [self._source_dict(entry.source.id) for entry in self.catalog.sources]
-        return {
+            sources = view.sources(sorted({t.source_id for t in picked}))
+        answer = {
             **base,
             "sources": sources,
-            "total_catalog_tools": len(visible_all),
+            **counts,
             "total_eligible_tools": len(eligible),
             "total_matches": total,
             "returned_tools": len(picked),
             "execution_tool": EXECUTE_TOOL,
-            "tools": [self._tool_dict(t, with_source=source_id is None) for t in picked],
+            "tools": [view.tool_dict(t, with_source=source_id is None) for t in picked],
         }
+        if more and picked:
+            answer["next_cursor"] = _encode_cursor(offset + len(picked))
+        if hint is not None:
+            answer["hint"] = hint
+        return answer
+
+    @staticmethod
+    def _no_match_hint(query: str, source_id: str | None, eligible: int) -> str:
+        shown = query if len(query) <= 80 else query[:77] + "..."
+        if source_id is not None and not eligible:
+            return f"Source {source_id!r} has no tools right now. Call searchTools with source null to search all."
+        if source_id is not None:
+            return (
+                f"No tool in source {source_id!r} matched {shown!r}. Call searchTools with an empty query and this "
+                "source to list its tools, or with other words, or with source null to search every source."
+            )
+        return (
+            f"No tool matched {shown!r}. Every source is listed above: call searchTools again with one of their ids "
+            "as source (an empty query lists its tools), or with other words."
+        )
 
     def _sample(self, eligible: list[CatalogTool], limit: int) -> list[CatalogTool]:
         """Round-robin across sources (by id), each source's tools by tool_name."""
@@ -229,36 +377,29 @@ class Discovery:
             depth += 1
         return picked
 
-    def _ranked(self, query: str, source_id: str | None, limit: int) -> tuple[list[CatalogTool], int]:
-        catalog = self.catalog
-        version = catalog.version  # read first: a refresh meanwhile leaves the index older, never marked newer
-        self.index.build(
-            self.visible(),
-            {entry.source.id: entry.source.description for entry in catalog.sources},
-            version,
-        )
+    def _ranked(self, view: _View, query: str, source_id: str | None, limit: int) -> tuple[list[CatalogTool], int]:
+        self._ensure_index(view)
         result = self.index.search(query, limit=limit, source_id=source_id)
         names = list(result.tool_names)
         total = result.total
-        exact = self._exact(query, source_id)
+        exact = self._exact(view, query, source_id)
         if exact is not None:
             if exact.tool_name in names:
                 names.remove(exact.tool_name)
             elif not self.index.matches(query, exact.tool_name):
                 total += 1
             names.insert(0, exact.tool_name)
-        picked = [t for t in (catalog.get(name) for name in names[:limit]) if t is not None]
+        # An index a refresh has not replaced yet may name a tool that is gone: the view decides.
+        picked = [t for t in (view.by_name.get(name) for name in names[:limit]) if t is not None]
         return picked, total
 
-    def _exact(self, query: str, source_id: str | None) -> CatalogTool | None:
-        entry = self.catalog.get(query)
-        if entry is not None and entry.tool.exposure != "hidden":
-            if source_id is None or entry.source_id == source_id:
-                return entry
+    @staticmethod
+    def _exact(view: _View, query: str, source_id: str | None) -> CatalogTool | None:
+        entry = view.by_name.get(query)
+        if entry is not None and (source_id is None or entry.source_id == source_id):
+            return entry
         if source_id is not None:
-            local = self.catalog.find_local(source_id, query)
-            if local is not None and local.tool.exposure != "hidden":
-                return local
+            return view.local.get((source_id, query))
         return None
 
     # -- executeTool ---------------------------------------------------------------------------
@@ -296,21 +437,55 @@ class Discovery:
         return validation_error(errors, "executeTool input", named)
 
     def unknown_tool(self, tool_name: str) -> dict[str, Any]:
-        names = [t.tool_name for t in self.visible()]
-        suggestions = difflib.get_close_matches(tool_name, names, n=3, cutoff=0.75)
+        """``unknown_tool`` with close names, or ``unavailable`` when the name's source exists but is down."""
+        view = self.view()
+        shown = tool_name[:200]
+        down = self._down_source(view, tool_name)
+        if down is not None:
+            source_id, reason = down
+            return error(
+                "unavailable",
+                _clip(f"{shown} belongs to source {source_id!r}, which is unavailable right now ({reason}).", 240)
+                + " Try again later, or use searchTools to find a tool in another source.",
+                shown,
+                source=source_id,
+            )
+        suggestions = difflib.get_close_matches(tool_name, list(view.by_name), n=3, cutoff=0.75)
         if not suggestions and tool_name.strip() and "\x00" not in tool_name:
             words = tool_name.replace("__", " ").replace("_", " ")[:MAX_QUERY]
-            found = self._search(words, None, 3).get("tools", [])
-            suggestions = [tool["tool_name"] for tool in found]
+            wanted = set(self.index.analyze(words))
+            found, _ = self._ranked(view, words, None, 10) if wanted else ([], 0)
+            suggestions = [t.tool_name for t in found if self._similar(wanted, t)][:3]
         hint = f" Did you mean {', '.join(suggestions)}?" if suggestions else ""
         return error(
             "unknown_tool",
             _clip(f"No tool named {tool_name!r}.{hint}", 200)
             + " Use searchTools to find the exact tool_name, then call executeTool with it.",
-            tool_name[:200],
+            shown,
             suggestions=suggestions,
             search_tool=SEARCH_TOOLS,
         )
+
+    def _similar(self, wanted: set[str], entry: CatalogTool) -> bool:
+        """Whether a suggestion shares at least half of the asked name's terms with the tool's name and keywords."""
+        own = set(self.index.analyze(" ".join([entry.tool_name, *entry.tool.keywords])))
+        return len(wanted & own) * 2 >= len(wanted)
+
+    def _down_source(self, view: _View, tool_name: str) -> tuple[str, str] | None:
+        """The source a tool_name belongs to by its prefix, with why it is down; None if it is up or unknown."""
+        best: str | None = None
+        for source_id in view.source_ids:
+            prefix = source_id.replace(":", "__") + "__"
+            if tool_name.startswith(prefix) and (best is None or len(source_id) > len(best)):
+                best = source_id
+        if best is None:
+            return None
+        entry = self.catalog.source(best)
+        if entry is not None and entry.unavailable:
+            return best, entry.unavailable
+        if not view.by_source.get(best) and entry is not None and entry.provider is not None:
+            return best, "it lists no tools at the moment"
+        return None
 
 
 def is_json(value: Any) -> bool:

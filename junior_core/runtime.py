@@ -6,9 +6,11 @@ import asyncio
 import atexit
 import concurrent.futures
 import logging
+import os
 import threading
 import weakref
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from junior_core._fastcheck import Check, compile_check
@@ -53,11 +55,17 @@ class Runtime:
         *,
         strict: bool = True,
         default_timeout_s: float = DEFAULT_TIMEOUT_S,
+        index_cache: bool | str | os.PathLike[str] = True,
         _plugin_set: PluginSet | None = None,
     ) -> None:
         self.default_timeout_s = default_timeout_s
         self.catalog = Catalog()
-        self.discovery = Discovery(self.catalog)
+        cache = None
+        if index_cache is not False:
+            from junior_core.index_cache import IndexCache
+
+            cache = IndexCache(None if index_cache is True else Path(index_cache))
+        self.discovery = Discovery(self.catalog, cache=cache)
         self._pool = DaemonPool()
         self._loop = BackgroundLoop()
         self._closed = False
@@ -84,10 +92,16 @@ class Runtime:
             raise
 
     @classmethod
-    def from_entry_points(cls, *, strict: bool | None = None, default_timeout_s: float = DEFAULT_TIMEOUT_S) -> Runtime:
+    def from_entry_points(
+        cls,
+        *,
+        strict: bool | None = None,
+        default_timeout_s: float = DEFAULT_TIMEOUT_S,
+        index_cache: bool | str | os.PathLike[str] = True,
+    ) -> Runtime:
         """A runtime of every installed ``junior`` entry point (see ``JUNIOR_LOAD_PLUGINS`` and friends)."""
         plugin_set = load(None, strict=strict_from_env() if strict is None else strict)
-        return cls(default_timeout_s=default_timeout_s, _plugin_set=plugin_set)
+        return cls(default_timeout_s=default_timeout_s, index_cache=index_cache, _plugin_set=plugin_set)
 
     # -- plugins and catalog -------------------------------------------------------------------
     @property
@@ -128,10 +142,29 @@ class Runtime:
             self.catalog.replace_tools(source_id, list(entry.provider()))
         except Exception as exc:  # noqa: BLE001 - reported with the plugin's name
             self._plugins.report_error(entry.plugin, f"listing tools of {source_id!r} failed: {exc}", exc)
+            return
+        self.discovery.refresh_index()
 
     def describe_source(self, source_id: str, description: str) -> None:
         """Replace a source's description; searchTools' description and the search index follow."""
         self.catalog.describe_source(source_id, description)
+        self.discovery.refresh_index()
+
+    def set_source_unavailable(self, source_id: str, reason: str | None) -> None:
+        """Mark a source as down with a short reason the model may see, or as up again with None.
+
+        A call to an unknown tool_name of a down source answers ``unavailable`` naming the source, instead of
+        suggesting unrelated tools.
+        """
+        self.catalog.set_unavailable(source_id, reason)
+
+    def wait_for_index(self, timeout: float | None = None) -> bool:
+        """Wait until the search index reflects the catalog; whether it does.
+
+        After ``refresh_source`` or ``describe_source`` the index is rebuilt on a background thread and searches
+        answer from the previous index meanwhile; call this when the next search must see the change.
+        """
+        return self.discovery.wait_for_index(timeout)
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:

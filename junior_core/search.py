@@ -1,20 +1,32 @@
-"""The index behind searchTools: full descriptions analysed with Whoosh's stemmers and stop list, BM25F ranking.
+"""The index behind searchTools: a Whoosh index of every tool's full text, ranked with BM25F.
 
-Every tool is a document with fields ``name`` (local name and annotation title), ``description`` (the full
-text), ``params`` (parameter names, titles, descriptions and enum values), ``source`` (source id and
-description) and, if ``pairs_weight`` is set, ``pairs`` (adjacent terms of the name and description, a cheap
-proximity signal; off by default: neutral on the retrieval benchmark and 40% of the build time).
-Scoring is BM25F (Robertson & Zaragoza 2009): per-field length-normalised term frequencies are weighted,
-summed, then saturated once per term, so a word repeated across fields does not count twice.
+Every tool is a document with fields ``name`` (local name and annotation title), ``keywords`` (the words a tool
+declares for what it does), ``description`` (the full text), ``params`` (parameter names, titles, descriptions
+and enum values), ``source`` (source id and description) and, if ``pairs_weight`` is set, ``pairs`` (adjacent
+terms of the name and description, a cheap proximity signal; off by default). Text analysis: identifiers split,
+Whoosh's stop list plus English function words, Whoosh's Porter2 stemmer, CJK characters and bigrams.
 
-Whoosh's writer and searcher cost 5 ms per document to build and 200 ms per query at 10,000 tools (measured
-in ``benchmarks/search.py``), so terms and postings live in plain dicts with each term's BM25F contribution
-precomputed at build time; a query is one dict accumulation per distinct query term.
+Scoring is BM25F (Robertson & Zaragoza 2009): per field, the term frequency over the field's length norm times
+the field's weight, summed into one pseudo-frequency per term and document, then saturated once per term, so a
+word repeated across fields does not count twice. Length norms need every field's average length, known once
+the whole catalog is analysed, so the pseudo-frequency is computed at build time and written as the posting
+weight of a single Whoosh field, ``terms``, through a small ``Format``; a ``WeightingModel`` saturates it at
+query time: idf · (k1 + 1) · w / (w + k1). Postings, document frequencies and the searcher are Whoosh's; a
+query is an ``Or`` of ``Term``s built in code (no query parser), with the source as a ``filter``.
+
+Intent, on top of the words (see ``Intent``): the request's leading verb ("jot down ...", "unsave ...") is
+matched a second time against the tool's name and declared keywords (field ``action``), and a question ("what
+do you remember about me?") ranks tools that declare they write (``readOnlyHint: false``) lower.
+
+One snapshot (index, searcher, names) per catalog version is swapped in whole, so a search never sees a
+half-built index and a rebuild never blocks searches; ``junior_core.index_cache`` stores built indexes on disk.
 """
 
 from __future__ import annotations
 
-import heapq
+import hashlib
+import json
+import logging
 import math
 import re
 import threading
@@ -27,8 +39,11 @@ import attrs
 
 if TYPE_CHECKING:
     from junior_core.catalog import CatalogTool
+    from junior_core.index_cache import IndexCache
 
-__all__ = ["RankingConfig", "SearchIndex", "SearchResult", "split_identifier", "summarize"]
+__all__ = ["Intent", "RankingConfig", "SearchIndex", "SearchResult", "split_identifier", "summarize"]
+
+log = logging.getLogger("junior.search")
 
 SUMMARY_LIMIT = 180
 _PARAGRAPH = re.compile(r"\n\s*\n")
@@ -105,7 +120,7 @@ def _param_text(schema: Mapping[str, Any]) -> str:
     return " \n ".join(parts)
 
 
-FIELDS = ("name", "description", "params", "source", "pairs")
+FIELDS = ("name", "keywords", "description", "params", "source", "pairs")
 # English function words and request fillers ("can you help me find ...") on top of Whoosh's list: they
 # carry no tool meaning, yet match any description that happens to use them.
 EXTRA_STOP_WORDS = frozenset(
@@ -122,16 +137,20 @@ class RankingConfig:
     """Ranking parameters; the defaults are what ``benchmarks/retrieval.py`` measured best on its tuning half."""
 
     name_weight: float = 3.0
+    keywords_weight: float = 2.0
     description_weight: float = 1.0
     params_weight: float = 0.3
     source_weight: float = 0.2
     pairs_weight: float = 0.0
     name_b: float = 0.3
+    keywords_b: float = 0.3
     description_b: float = 0.75
     params_b: float = 0.75
     source_b: float = 0.75
     pairs_b: float = 0.75
     k1: float = 3.0
+    action_weight: float = 1.0
+    question_write_factor: float = 0.5
     stem: bool = True
     stop_words: bool = True
     extra_stop_words: bool = True
@@ -164,6 +183,8 @@ class RankingConfig:
                 base, name_weight=1.0, description_weight=1.0, params_weight=1.0, source_weight=1.0
             ),
             "no CJK n-grams": attrs.evolve(base, cjk_ngrams=False),
+            "no leading-verb match": attrs.evolve(base, action_weight=0.0),
+            "no question mood": attrs.evolve(base, question_write_factor=1.0),
         }
 
 
@@ -250,6 +271,74 @@ def _pairs(terms: Sequence[str]) -> list[str]:
     return [f"{a}{_PAIR}{b}" for a, b in pairwise(terms) if a != b]
 
 
+# -- intent -------------------------------------------------------------------------------------
+
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
+# Courtesy and framing before the request itself: "hey, could you please ..." -> "...".
+_OPENERS = frozenset("hey hi hello ok okay so now and also please pls kindly just quickly go ahead oh".split())
+_ASKS = (
+    ("can", "you"), ("could", "you"), ("would", "you"), ("will", "you"), ("can", "i"), ("could", "i"),
+    ("i", "want", "you", "to"), ("i", "need", "you", "to"), ("i'd", "like", "you", "to"),
+    ("i", "would", "like", "you", "to"), ("i", "want", "to"), ("i", "need", "to"), ("i'd", "like", "to"),
+    ("i", "would", "like", "to"), ("help", "me"), ("let's",), ("lets",), ("let", "us"), ("try", "to"),
+    ("make", "sure", "to"), ("remember", "to"),
+)
+_WH = frozenset("what which who whom whose when where why how".split())
+_AUX = frozenset("do does did is are was were have has had".split())
+_SUBJECTS = frozenset("you i we there it anything something any".split())
+_NEGATIONS = frozenset("don't dont never not stop".split())
+# "tell me what ...", "show me which ...": a question put as a request.
+_REPORT_VERBS = frozenset("tell show remind let".split())
+
+
+@attrs.frozen
+class Intent:
+    """What a request asks for beyond its words: its leading verb, and whether it is a question.
+
+    ``verb`` is the first word of the request once courtesy ("please", "could you") is set aside, when that
+    word is a verb-like content word ("jot", "unsave", "dump"); a question has no verb here. ``question`` is
+    true for "what/which/how ..." and "do you / did I / is there ..." openings, and for requests that put a
+    question ("tell me what you ...").
+    """
+
+    verb: str | None
+    question: bool
+
+    @classmethod
+    def of(cls, text: str) -> Intent:
+        words = [w.lower().replace("’", "'") for w in _WORD.findall(text[:200])]
+        i = 0
+        while i < len(words) and words[i] in _OPENERS:
+            i += 1
+        asked = False
+        for ask in _ASKS:
+            if tuple(words[i : i + len(ask)]) == ask:
+                i += len(ask)
+                asked = True
+                break
+        while i < len(words) and words[i] in _OPENERS:
+            i += 1
+        if i >= len(words):
+            return cls(None, False)
+        first = words[i]
+        if first in _WH and not asked:
+            return cls(None, True)
+        if first in _AUX and not asked and i + 1 < len(words) and words[i + 1] in _SUBJECTS:
+            return cls(None, True)
+        if first in _REPORT_VERBS:
+            rest = words[i + 1 : i + 4]
+            if any(w in _WH for w in rest):
+                return cls(None, True)
+        if first in _NEGATIONS or first.isdigit():
+            return cls(None, False)
+        return cls(first, False)
+
+
+# -- the Whoosh index -----------------------------------------------------------------------------
+
+_FORMAT_VERSION = 1
+
+
 @attrs.frozen
 class SearchResult:
     """Ranked tool_names, and how many tools matched in all."""
@@ -258,61 +347,179 @@ class SearchResult:
     total: int
 
 
-class _Built:
-    """One immutable snapshot of the index: swapped in whole, so searches never see a half-built index."""
+@attrs.frozen
+class IndexedDocs:
+    """What a Whoosh index holds besides postings: doc number -> tool_name, source, whether the tool writes."""
 
-    def __init__(self, names: list[str], sources: list[str], weights: dict[str, list[tuple[int, float]]]) -> None:
-        self.names = names
-        self.sources = sources
-        self.weights = weights
+    names: list[str]
+    sources: list[str]
+    writes: list[int]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"names": self.names, "sources": self.sources, "writes": self.writes}
+
+    @classmethod
+    def from_json(cls, data: Any) -> IndexedDocs:
+        names, sources, writes = data["names"], data["sources"], data["writes"]
+        if not (isinstance(names, list) and isinstance(sources, list) and isinstance(writes, list)):
+            raise ValueError("malformed index metadata")
+        if len(names) != len(sources) or not all(isinstance(n, str) for n in names + sources):
+            raise ValueError("malformed index metadata")
+        return cls(names, sources, [int(w) for w in writes])
+
+
+class Snapshot:
+    """One immutable index for one catalog version: the Whoosh index, a reused searcher, and doc numbers."""
+
+    def __init__(self, index: Any, docs: IndexedDocs, config: RankingConfig, fingerprint: str,
+                 path: str | None = None) -> None:
+        self.index = index
+        self.docs = docs
+        self.fingerprint = fingerprint
+        self.path = path
+        from junior_core._whoosh import SaturatedBM25F
+
+        self.searcher = index.searcher(weighting=SaturatedBM25F(config.k1))
+        self.doc_of = {name: doc for doc, name in enumerate(docs.names)}
         by_source: dict[str, set[int]] = {}
-        for doc, source in enumerate(sources):
+        for doc, source in enumerate(docs.sources):
             by_source.setdefault(source, set()).add(doc)
         self.by_source = by_source
+        self.writes = frozenset(docs.writes)
+        # A Whoosh searcher reads shared file objects: one query at a time.
+        self.lock = threading.Lock()
+
+    def close(self) -> None:
+        try:
+            self.searcher.close()
+        except Exception:  # noqa: BLE001 - closing a reader of a deleted file is harmless
+            log.debug("closing a search index failed", exc_info=True)
+
+
+def _title(tool: Any) -> str | None:
+    title = (tool.annotations or {}).get("title")
+    return title if isinstance(title, str) else None
+
+
+def _writes(tool: Any) -> bool:
+    annotations = tool.annotations or {}
+    return annotations.get("readOnlyHint") is False or annotations.get("destructiveHint") is True
+
+
+def fingerprint(tools: Sequence[CatalogTool], source_descriptions: Mapping[str, str], config: RankingConfig) -> str:
+    """A hash of everything an index is built from: indexed text, ranking settings, versions of junior and Whoosh."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    def dist_version(name: str) -> str:
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return "?"
+
+    digest = hashlib.sha256()
+    head = [_FORMAT_VERSION, dist_version("junior-core"), dist_version("whoosh-reloaded"), attrs.asdict(config)]
+    digest.update(json.dumps(head, sort_keys=True).encode())
+    digest.update(json.dumps(sorted(source_descriptions.items())).encode())
+    for entry in sorted(tools, key=lambda t: t.tool_name):
+        tool = entry.tool
+        row = [entry.tool_name, entry.source_id, tool.name, _title(tool), list(getattr(tool, "keywords", ())),
+               tool.description, _param_text(tool.input_schema), _writes(tool)]
+        digest.update(json.dumps(row, ensure_ascii=False).encode())
+    return digest.hexdigest()
 
 
 class SearchIndex:
-    """An in-memory BM25F index of catalog tools, rebuilt when the catalog version changes."""
+    """BM25F search over catalog tools in a Whoosh index, rebuilt (or reopened from the cache) per catalog version."""
 
-    def __init__(self, config: RankingConfig | None = None) -> None:
+    def __init__(self, config: RankingConfig | None = None, cache: IndexCache | None = None) -> None:
         self.config = config or RankingConfig()
-        self._lock = threading.Lock()
-        self._built: _Built | None = None
+        self.cache = cache
+        self._build_lock = threading.Lock()
+        self._snapshot: Snapshot | None = None
         self._version: int | None = None
         self._analyzer = Analyzer(self.config)
+
+    @property
+    def snapshot(self) -> Snapshot | None:
+        return self._snapshot
+
+    @property
+    def version(self) -> int | None:
+        """The catalog version of the index searches use now."""
+        return self._version
 
     def analyze(self, text: str) -> list[str]:
         """The terms the index stores for ``text`` (for tests and debugging)."""
         return self._analyzer(text)
 
-    def build(self, tools: Sequence[CatalogTool], source_descriptions: Mapping[str, str], version: int) -> None:
-        """Index ``tools`` (deterministic order: by tool_name) unless already built for ``version``."""
-        with self._lock:
-            if self._version == version and self._built is not None:
-                return
-            self._built = self._index(tools, source_descriptions)
-            self._version = version
+    def build(self, tools: Sequence[CatalogTool], source_descriptions: Mapping[str, str], version: int,
+              *, wait: bool = True) -> bool:
+        """Index ``tools`` for ``version`` beside the current index, then swap it in.
 
-    def _index(self, tools: Sequence[CatalogTool], source_descriptions: Mapping[str, str]) -> _Built:
+        Searches answer from the old index meanwhile. With ``wait=False``, returns False at once when another
+        thread is already building, instead of building twice. Returns whether the index is now ``version``.
+        """
+        if self._version == version and self._snapshot is not None:
+            return True
+        if not self._build_lock.acquire(blocking=wait):
+            return False
+        try:
+            if self._version == version and self._snapshot is not None:
+                return True
+            snapshot = self._make(tools, source_descriptions)
+            old, self._snapshot, self._version = self._snapshot, snapshot, version
+        finally:
+            self._build_lock.release()
+        if old is not None and old is not snapshot:
+            # Searches that already hold the old snapshot finish on it; its files close with it.
+            with old.lock:
+                old.close()
+        return True
+
+    def _make(self, tools: Sequence[CatalogTool], source_descriptions: Mapping[str, str]) -> Snapshot:
+        entries = sorted(tools, key=lambda t: t.tool_name)
+        print_ = fingerprint(entries, source_descriptions, self.config)
+        docs = IndexedDocs([e.tool_name for e in entries], [e.source_id for e in entries],
+                           [doc for doc, e in enumerate(entries) if _writes(e.tool)])
+        if self.cache is not None:
+            opened = self.cache.open(print_, docs, self.config)
+            if opened is not None:
+                return opened
+        from whoosh.filedb.filestore import RamStorage
+
+        storage = RamStorage()
+        from junior_core._whoosh import schema
+
+        index = storage.create_index(schema())
+        self._write(index, entries, source_descriptions)
+        path = None
+        if self.cache is not None:
+            path = self.cache.store(print_, docs, storage)
+        return Snapshot(index, docs, self.config, print_, path)
+
+    def _postings(self, entries: Sequence[CatalogTool], source_descriptions: Mapping[str, str]
+                  ) -> Iterator[tuple[list[tuple[str, float]], list[tuple[str, float]]]]:
+        """Per document, in order: the BM25F pseudo-frequency of every term, and the action terms."""
         config, analyze = self.config, self._analyzer
         fields = [f for f in FIELDS if config.weight(f) > 0]
-        entries = sorted(tools, key=lambda t: t.tool_name)
-        source_terms = {
-            source: analyze(f"{source} {description}") for source, description in source_descriptions.items()
+        source_counts = {
+            source: Counter(analyze(f"{source} {description}")) for source, description in source_descriptions.items()
         }
-        source_counts = {source: Counter(terms) for source, terms in source_terms.items()}
-        # Per document, per field: term counts and length.
         counted: list[list[Counter[str]]] = []
         lengths: list[list[int]] = []
+        actions: list[list[tuple[str, float]]] = []
         for entry in entries:
             tool = entry.tool
-            title = (tool.annotations or {}).get("title")
-            name_terms = analyze(f"{tool.name} {title}" if isinstance(title, str) else tool.name)
+            title = _title(tool)
+            name_terms = analyze(f"{tool.name} {title}" if title else tool.name)
+            keyword_terms = analyze(" ".join(getattr(tool, "keywords", ())))
             description_terms = analyze(tool.description)
             doc_counts: list[Counter[str]] = []
             for field in fields:
                 if field == "name":
                     counts = Counter(name_terms)
+                elif field == "keywords":
+                    counts = Counter(keyword_terms)
                 elif field == "description":
                     counts = Counter(description_terms)
                 elif field == "params":
@@ -324,11 +531,10 @@ class SearchIndex:
                 doc_counts.append(counts)
             counted.append(doc_counts)
             lengths.append([counts.total() for counts in doc_counts])
+            actions.append([(term, 1.0) for term in dict.fromkeys(name_terms + keyword_terms)])
         count = len(entries)
         averages = [sum(doc[i] for doc in lengths) / count if count else 0.0 for i in range(len(fields))]
         params = [(config.weight(f), config.b(f), averages[i]) for i, f in enumerate(fields)]
-        # Pseudo term frequency per (term, doc): sum over fields of weight * tf / length normalisation.
-        pseudo: dict[str, list[tuple[int, float]]] = {}
         for doc, doc_counts in enumerate(counted):
             acc: dict[str, float] = {}
             get = acc.get
@@ -336,44 +542,66 @@ class SearchIndex:
                 factor = weight / (1 - b + b * length / avg) if avg else weight
                 for term, tf in counts.items():
                     acc[term] = get(term, 0.0) + tf * factor
-            for term, value in acc.items():
-                pseudo.setdefault(term, []).append((doc, value))
-        k1 = config.k1
-        weights: dict[str, list[tuple[int, float]]] = {}
-        for term, plist in pseudo.items():
-            idf = math.log(1 + (count - len(plist) + 0.5) / (len(plist) + 0.5))
-            scale = idf * (k1 + 1)
-            weights[term] = [(doc, scale * tf / (tf + k1)) for doc, tf in plist]
-        return _Built([e.tool_name for e in entries], [e.source_id for e in entries], weights)
+            yield list(acc.items()), actions[doc]
+
+    def _write(self, index: Any, entries: Sequence[CatalogTool], source_descriptions: Mapping[str, str]) -> None:
+        from junior_core._whoosh import write_documents
+
+        # Documents are added in tool_name order, so a doc number is also the tie-break order.
+        write_documents(
+            index,
+            ({"terms": terms, "action": action} for terms, action in self._postings(entries, source_descriptions)),
+        )
 
     def search(self, query: str, *, limit: int, source_id: str | None = None) -> SearchResult:
-        """Rank tools for ``query`` with BM25F; ties broken by tool_name."""
-        built = self._built
-        if built is None:
+        """Rank tools for ``query`` with BM25F and the request's intent; ties broken by tool_name."""
+        snapshot = self._snapshot
+        if snapshot is None:
             return SearchResult([], 0)
         terms = self._analyzer(query)
         if not terms:
             return SearchResult([], 0)
+        from whoosh.query import Or, Term
+
         wanted = list(dict.fromkeys(terms))
         if self.config.pairs_weight > 0:
             wanted += list(dict.fromkeys(_pairs(terms)))
-        scores: dict[int, float] = {}
-        get = scores.get
-        weights = built.weights
-        for term in wanted:
-            for doc, value in weights.get(term, ()):
-                scores[doc] = get(doc, 0.0) + value
+        clauses = [Term("terms", term) for term in wanted]
+        intent = Intent.of(query)
+        if intent.verb is not None and self.config.action_weight > 0:
+            for term in dict.fromkeys(self._analyzer(intent.verb)):
+                clauses.append(Term("action", term, boost=self.config.action_weight))
+        penalise = intent.question and self.config.question_write_factor != 1.0 and bool(snapshot.writes)
         if source_id is not None:
-            allowed = built.by_source.get(source_id, set())
-            scores = {doc: value for doc, value in scores.items() if doc in allowed}
-        # Documents are numbered in tool_name order, so the doc number breaks ties deterministically.
-        best = heapq.nsmallest(limit, scores.items(), key=lambda item: (-round(item[1], 9), item[0]))
-        return SearchResult([built.names[doc] for doc, _ in best], len(scores))
+            allowed = snapshot.by_source.get(source_id)
+            if not allowed:
+                return SearchResult([], 0)
+        else:
+            allowed = None
+        # A question re-orders the top: read enough beyond ``limit`` for a demoted writer to be replaced.
+        depth = limit + 10 if penalise else limit
+        with snapshot.lock:
+            results = snapshot.searcher.search(Or(clauses), limit=depth, filter=allowed, optimize=False)
+            scored = [(hit.score, hit.docnum) for hit in results]
+            total = len(results)
+        if penalise:
+            factor = self.config.question_write_factor
+            scored = [(score * factor if doc in snapshot.writes else score, doc) for score, doc in scored]
+        scored.sort(key=lambda item: (-round(item[0], 6), item[1]))
+        names = snapshot.docs.names
+        return SearchResult([names[doc] for _, doc in scored[:limit]], total)
 
     def matches(self, query: str, tool_name: str) -> bool:
         """Whether ``tool_name`` is among the tools ``query`` matches (for counting an exact-name hit once)."""
-        built = self._built
-        if built is None or tool_name not in built.names:
+        snapshot = self._snapshot
+        if snapshot is None or tool_name not in snapshot.doc_of:
             return False
-        doc = built.names.index(tool_name)
-        return any(d == doc for term in set(self._analyzer(query)) for d, _ in built.weights.get(term, ()))
+        doc = snapshot.doc_of[tool_name]
+        terms = set(self._analyzer(query))
+        if not terms:
+            return False
+        from whoosh.query import Or, Term
+
+        with snapshot.lock:
+            found = snapshot.searcher.search(Or([Term("terms", t) for t in terms]), limit=1, filter={doc})
+            return len(found) > 0

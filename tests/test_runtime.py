@@ -59,7 +59,7 @@ def test_search_sees_sources_registered_with_no_tools(make_runtime: Callable[...
     rt = make_runtime(SourcePlugin(Source("empty", "Nothing yet."), []))
     out = rt.search_tools("anything", source="empty")
     assert out["tools"] == [] and out["sources"] == [{"id": "empty", "description": "Nothing yet."}]
-    assert "hint" not in out
+    assert out["hint"] == "Source 'empty' has no tools right now. Call searchTools with source null to search all."
     assert OBJECT["type"] == "object"
 
 
