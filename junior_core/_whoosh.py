@@ -90,6 +90,10 @@ class SaturatedBM25F(WeightingModel):  # type: ignore[misc]
 
     def scorer(self, searcher: Any, fieldname: str, text: bytes, qf: int = 1) -> SaturatedScorer:
         n = searcher.doc_frequency(fieldname, text)
+        if fieldname == "action":
+            # How telling a verb is depends on how common the word is in all tool text, not on how few tools
+            # declare actions: "unsave" is a strong signal, "search" a weak one.
+            n = max(n, searcher.doc_frequency("terms", text))
         count = searcher.doc_count_all()
         idf = math.log(1 + (count - n + 0.5) / (n + 0.5))
         return SaturatedScorer(idf * (self.k1 + 1), self.k1, searcher.term_info(fieldname, text).max_weight())

@@ -239,6 +239,42 @@ def tools(ctx: click.Context, as_json: bool) -> None:
     _emit(data, as_json, render)
 
 
+@cli.command()
+@click.option("--rebuild", is_flag=True, help="Build this catalog's index again and store it.")
+@click.option("--clear", is_flag=True, help="Delete every stored index (they are rebuilt when needed).")
+@json_option
+@click.pass_context
+def index(ctx: click.Context, rebuild: bool, clear: bool, as_json: bool) -> None:
+    """Show where the search index is stored, its fingerprint and size; rebuild or clear it."""
+    if rebuild and clear:
+        _fail("use --rebuild or --clear, not both")
+    if clear:
+        from junior_core.index_cache import IndexCache
+
+        cache = IndexCache()
+        removed = cache.clear()
+        click.echo(f"removed {removed} stored index{'es' if removed != 1 else ''} from {cache.directory}")
+        return
+    rt = _runtime(ctx)
+    data = rt.discovery.index_info(rebuild=rebuild)
+
+    def render(info: dict[str, Any]) -> None:
+        size = info["bytes"]
+        rows = [
+            ("state", info["state"]),
+            ("cache directory", info["cache_dir"] or "(none: JUNIOR_CACHE_DIR or the user cache dir)"),
+            ("index", info["path"] or "(in memory only)"),
+            ("fingerprint", info["fingerprint"] or "-"),
+            ("tools", str(info["tools"])),
+            ("size", f"{size / 1024:.1f} KiB" if isinstance(size, int) else "-"),
+            ("stored indexes", str(info["stored_indexes"])),
+        ]
+        for key, value in rows:
+            click.echo(f"{key + ':':<17}{value}")
+
+    _emit(data, as_json, render)
+
+
 def _fail(message: str) -> Any:
     click.echo(f"error: {message}", err=True)
     sys.exit(2)

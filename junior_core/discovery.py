@@ -248,6 +248,32 @@ class Discovery:
             self._build_index(self.view())
         return self.index.version == self.catalog.version
 
+    def index_info(self, rebuild: bool = False) -> dict[str, Any]:
+        """Where the index for the current catalog is, its fingerprint and size (for ``junior index``)."""
+        view = self.view()
+        cache = self.index.cache
+        if rebuild:
+            if cache is not None and self.index.snapshot is not None and self.index.snapshot.path:
+                cache.remove(self.index.snapshot.fingerprint)
+            self.index.reset()
+        self._build_index(view)
+        snapshot = self.index.snapshot
+        assert snapshot is not None
+        size = None
+        if snapshot.path is not None:
+            from pathlib import Path
+
+            size = sum(f.stat().st_size for f in Path(snapshot.path).iterdir())
+        return {
+            "state": "stored" if snapshot.path else "in memory",
+            "cache_dir": str(cache.directory) if cache is not None else None,
+            "path": snapshot.path,
+            "fingerprint": snapshot.fingerprint,
+            "tools": len(snapshot.docs.names),
+            "bytes": size,
+            "stored_indexes": len(cache.entries()) if cache is not None else 0,
+        }
+
     def _ensure_index(self, view: _View) -> None:
         if self.index.version == view.version:
             return
@@ -467,9 +493,9 @@ class Discovery:
         )
 
     def _similar(self, wanted: set[str], entry: CatalogTool) -> bool:
-        """Whether a suggestion shares at least half of the asked name's terms with the tool's name and keywords."""
+        """Whether a suggestion shares most of the asked name's terms with the tool's name and keywords."""
         own = set(self.index.analyze(" ".join([entry.tool_name, *entry.tool.keywords])))
-        return len(wanted & own) * 2 >= len(wanted)
+        return len(wanted & own) * 2 > len(wanted)
 
     def _down_source(self, view: _View, tool_name: str) -> tuple[str, str] | None:
         """The source a tool_name belongs to by its prefix, with why it is down; None if it is up or unknown."""

@@ -153,6 +153,10 @@ class IndexCache:
                 removed.append(child)
         return removed
 
+    def remove(self, fingerprint: str) -> None:
+        """Delete the stored index for ``fingerprint``, if any."""
+        self._discard(self.path(fingerprint))
+
     def clear(self) -> int:
         """Delete every stored index; how many there were."""
         count = 0

@@ -149,8 +149,8 @@ class RankingConfig:
     source_b: float = 0.75
     pairs_b: float = 0.75
     k1: float = 3.0
-    action_weight: float = 1.0
-    question_write_factor: float = 0.5
+    action_weight: float = 2.0
+    readers_first: bool = True
     stem: bool = True
     stop_words: bool = True
     extra_stop_words: bool = True
@@ -184,7 +184,7 @@ class RankingConfig:
             ),
             "no CJK n-grams": attrs.evolve(base, cjk_ngrams=False),
             "no leading-verb match": attrs.evolve(base, action_weight=0.0),
-            "no question mood": attrs.evolve(base, question_write_factor=1.0),
+            "no question mood": attrs.evolve(base, readers_first=False),
         }
 
 
@@ -286,52 +286,92 @@ _ASKS = (
 _WH = frozenset("what which who whom whose when where why how".split())
 _AUX = frozenset("do does did is are was were have has had".split())
 _SUBJECTS = frozenset("you i we there it anything something any".split())
-_NEGATIONS = frozenset("don't dont never not stop".split())
-# "tell me what ...", "show me which ...": a question put as a request.
-_REPORT_VERBS = frozenset("tell show remind let".split())
+_NEGATIONS = frozenset("don't dont never not".split())
+# "tell me what ...", "check whether ...": a question put as a request.
+_REPORT_VERBS = frozenset("tell show remind let check see".split())
+_IF = frozenset("whether if".split())
+_LIGHT_VERBS = frozenset("make get take have give put".split())
+_PRONOUNS = frozenset("i i'm i've i'd i'll my me we we're our us he she they it it's this that the a an".split())
 
 
 @attrs.frozen
 class Intent:
-    """What a request asks for beyond its words: its leading verb, and whether it is a question.
+    """What a request asks for beyond its words: its action verbs, and whether it is a question.
 
-    ``verb`` is the first word of the request once courtesy ("please", "could you") is set aside, when that
-    word is a verb-like content word ("jot", "unsave", "dump"); a question has no verb here. ``question`` is
-    true for "what/which/how ..." and "do you / did I / is there ..." openings, and for requests that put a
-    question ("tell me what you ...").
+    ``verbs`` are the first word of each clause once courtesy ("please", "could you", "I want you to") is set
+    aside ("jot down ...", "I like tabs, save that" -> jot, save), and in a question the verb after its subject
+    ("do you recall ...", "what did I tell you ..." -> recall, tell). ``question`` is true for "what/which/how
+    ..." and "do you / did I / is there ..." openings and for questions put as requests ("tell me what you
+    know", "check whether you remember"). Which words are verbs is not known here: a word that names no tool's
+    action simply matches nothing in the ``action`` field.
     """
 
-    verb: str | None
+    verbs: tuple[str, ...]
     question: bool
+
+    @property
+    def verb(self) -> str | None:
+        return self.verbs[0] if self.verbs else None
 
     @classmethod
     def of(cls, text: str) -> Intent:
-        words = [w.lower().replace("’", "'") for w in _WORD.findall(text[:200])]
-        i = 0
-        while i < len(words) and words[i] in _OPENERS:
-            i += 1
-        asked = False
-        for ask in _ASKS:
-            if tuple(words[i : i + len(ask)]) == ask:
-                i += len(ask)
-                asked = True
+        verbs: list[str] = []
+        question = False
+        for number, clause in enumerate(_CLAUSE.split(text[:300])):
+            words = [w.lower().replace("’", "'") for w in _WORD.findall(clause)]
+            verb, asks = _clause_verb(words)
+            if asks and number == 0:
+                question = True
+            if verb is not None and verb not in verbs:
+                verbs.append(verb)
+            if len(verbs) == 3:
                 break
-        while i < len(words) and words[i] in _OPENERS:
-            i += 1
-        if i >= len(words):
-            return cls(None, False)
-        first = words[i]
-        if first in _WH and not asked:
-            return cls(None, True)
-        if first in _AUX and not asked and i + 1 < len(words) and words[i + 1] in _SUBJECTS:
-            return cls(None, True)
-        if first in _REPORT_VERBS:
-            rest = words[i + 1 : i + 4]
-            if any(w in _WH for w in rest):
-                return cls(None, True)
-        if first in _NEGATIONS or first.isdigit():
-            return cls(None, False)
-        return cls(first, False)
+        return cls(tuple(verbs), question)
+
+
+_CLAUSE = re.compile(r"[,;:.!?]+\s+|\s+(?:and then|then)\s+|[,;:!?]+$")
+
+
+def _clause_verb(words: list[str]) -> tuple[str | None, bool]:
+    """The action verb of one clause, and whether the clause asks a question."""
+    i = 0
+    while i < len(words) and words[i] in _OPENERS:
+        i += 1
+    asked = False
+    for ask in _ASKS:
+        if tuple(words[i : i + len(ask)]) == ask:
+            i += len(ask)
+            asked = True
+            break
+    while i < len(words) and words[i] in _OPENERS:
+        i += 1
+    if i >= len(words):
+        return None, False
+    first = words[i]
+    if first == "how" and not asked:
+        return None, False  # "how do I create ...": a how-to asks to act, not to read
+    if not asked and (first in _WH or first in _AUX):
+        # "what did I tell you", "do you recall", "is there a ...": the verb follows the subject, if any.
+        j = i + 1 if first in _WH else i
+        if j < len(words) and words[j] in _AUX:
+            j += 1
+        if first in _AUX and (j >= len(words) or words[j] not in _SUBJECTS):
+            return None, first in _WH
+        if j < len(words) and words[j] in _SUBJECTS:
+            j += 1
+        verb = words[j] if j < len(words) and words[j] not in _SUBJECTS and words[j] not in _PRONOUNS else None
+        return verb, True
+    if first in _LIGHT_VERBS:
+        # "make a note", "get rid of it": the noun after a light verb carries the action.
+        j = i + 1
+        while j < len(words) and words[j] in _PRONOUNS:
+            j += 1
+        return (words[j] if j < len(words) else None), False
+    if first in _REPORT_VERBS and any(w in _WH or w in _IF for w in words[i + 1 : i + 4]):
+        return None, True
+    if first in _NEGATIONS or first.isdigit() or first in _SUBJECTS or first in _PRONOUNS:
+        return None, False
+    return first, False
 
 
 # -- the Whoosh index -----------------------------------------------------------------------------
@@ -452,6 +492,14 @@ class SearchIndex:
         """The terms the index stores for ``text`` (for tests and debugging)."""
         return self._analyzer(text)
 
+    def reset(self) -> None:
+        """Forget the current index, so the next build starts from the catalog (used by ``junior index --rebuild``)."""
+        with self._build_lock:
+            old, self._snapshot, self._version = self._snapshot, None, None
+        if old is not None:
+            with old.lock:
+                old.close()
+
     def build(self, tools: Sequence[CatalogTool], source_descriptions: Mapping[str, str], version: int,
               *, wait: bool = True) -> bool:
         """Index ``tools`` for ``version`` beside the current index, then swap it in.
@@ -464,8 +512,9 @@ class SearchIndex:
         if not self._build_lock.acquire(blocking=wait):
             return False
         try:
-            if self._version == version and self._snapshot is not None:
-                return True
+            current = self._version if self._snapshot is not None else None
+            if current is not None and current >= version:
+                return current == version  # a newer catalog is already indexed: never go back
             snapshot = self._make(tools, source_descriptions)
             old, self._snapshot, self._version = self._snapshot, snapshot, version
         finally:
@@ -531,7 +580,9 @@ class SearchIndex:
                 doc_counts.append(counts)
             counted.append(doc_counts)
             lengths.append([counts.total() for counts in doc_counts])
-            actions.append([(term, 1.0) for term in dict.fromkeys(name_terms + keyword_terms)])
+            # A tool that declares keywords opts into matching a request's verb against its action vocabulary
+            # (name and keywords). Others do not: a verb meeting a product name ("find" -> FindAgency) misleads.
+            actions.append([(term, 1.0) for term in dict.fromkeys(name_terms + keyword_terms)] if keyword_terms else [])
         count = len(entries)
         averages = [sum(doc[i] for doc in lengths) / count if count else 0.0 for i in range(len(fields))]
         params = [(config.weight(f), config.b(f), averages[i]) for i, f in enumerate(fields)]
@@ -568,28 +619,41 @@ class SearchIndex:
             wanted += list(dict.fromkeys(_pairs(terms)))
         clauses = [Term("terms", term) for term in wanted]
         intent = Intent.of(query)
-        if intent.verb is not None and self.config.action_weight > 0:
-            for term in dict.fromkeys(self._analyzer(intent.verb)):
-                clauses.append(Term("action", term, boost=self.config.action_weight))
-        penalise = intent.question and self.config.question_write_factor != 1.0 and bool(snapshot.writes)
+        verb_terms = list(dict.fromkeys(self._analyzer(" ".join(intent.verbs)))) if intent.verbs else []
+        if self.config.action_weight > 0:
+            clauses += [Term("action", term, boost=self.config.action_weight) for term in verb_terms]
+        readers_first = False
+        if self.config.readers_first and snapshot.writes:
+            # A question asks to read; so does a request whose verb only tools that do not write declare.
+            readers_first = intent.question or self._reading_verb(snapshot, verb_terms)
         if source_id is not None:
             allowed = snapshot.by_source.get(source_id)
             if not allowed:
                 return SearchResult([], 0)
         else:
             allowed = None
-        # A question re-orders the top: read enough beyond ``limit`` for a demoted writer to be replaced.
-        depth = limit + 10 if penalise else limit
+        # A question moves writers after readers: read enough beyond ``limit`` for a reader to move up.
+        depth = limit + 10 if readers_first else limit
         with snapshot.lock:
             results = snapshot.searcher.search(Or(clauses), limit=depth, filter=allowed, optimize=False)
             scored = [(hit.score, hit.docnum) for hit in results]
             total = len(results)
-        if penalise:
-            factor = self.config.question_write_factor
-            scored = [(score * factor if doc in snapshot.writes else score, doc) for score, doc in scored]
-        scored.sort(key=lambda item: (-round(item[0], 6), item[1]))
+        writes = snapshot.writes if readers_first else frozenset()
+        scored.sort(key=lambda item: (item[1] in writes, -round(item[0], 6), item[1]))
         names = snapshot.docs.names
         return SearchResult([names[doc] for _, doc in scored[:limit]], total)
+
+    @staticmethod
+    def _reading_verb(snapshot: Snapshot, verb_terms: Sequence[str]) -> bool:
+        if not verb_terms:
+            return False
+        declared: set[int] = set()
+        with snapshot.lock:
+            reader = snapshot.searcher.reader()
+            for term in verb_terms:
+                if reader.doc_frequency("action", term):
+                    declared.update(reader.postings("action", term).all_ids())
+        return bool(declared) and not (declared & snapshot.writes)
 
     def matches(self, query: str, tool_name: str) -> bool:
         """Whether ``tool_name`` is among the tools ``query`` matches (for counting an exact-name hit once)."""

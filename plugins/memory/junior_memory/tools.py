@@ -106,6 +106,27 @@ LIST_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
+# The words people use for each action (verbs, idioms, what a terse query says), searched as the tools' own
+# keywords (junior_core.Tool.keywords) and matched against a request's leading verb.
+REMEMBER_KEYWORDS = (
+    "save", "store", "note", "note down", "make a note", "jot down", "write down", "record", "memorize",
+    "keep in mind", "keep track", "log", "learn", "retain", "bookmark", "pin", "add memory", "take note",
+    "persist", "from now on", "don't forget", "always",
+)
+FORGET_KEYWORDS = (
+    "forget", "delete", "remove", "erase", "unsave", "discard", "drop", "wipe", "purge", "archive", "scrap",
+    "clear", "retract", "revoke", "undo", "disregard", "ignore from now on", "outdated", "obsolete", "stale",
+    "no longer true", "not true anymore", "get rid of", "stop remembering",
+)
+LIST_KEYWORDS = (
+    "list", "show all", "display", "browse", "enumerate", "dump", "overview", "everything", "all memories",
+    "inventory", "recap", "summary", "review", "export", "saved so far", "what's saved",
+)
+SEARCH_KEYWORDS = (
+    "search", "find", "look up", "lookup", "look for", "recall", "retrieve", "query", "locate", "fetch",
+    "remind me", "mention", "what did I say", "what did I tell you", "anything saved about", "do you know",
+)
+
 SEARCH_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -156,6 +177,7 @@ class MemoryTools:
                 REMEMBER_DESCRIPTION,
                 REMEMBER_SCHEMA,
                 self.remember,
+                keywords=REMEMBER_KEYWORDS,
                 annotations={
                     "readOnlyHint": False, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False,
                 },
@@ -165,12 +187,14 @@ class MemoryTools:
                 FORGET_DESCRIPTION,
                 FORGET_SCHEMA,
                 self.forget,
+                keywords=FORGET_KEYWORDS,
                 annotations={
                     "readOnlyHint": False, "destructiveHint": True, "idempotentHint": True, "openWorldHint": False,
                 },
             ),
-            Tool("list", LIST_DESCRIPTION, LIST_SCHEMA, self.list, annotations=read_only),
-            Tool("search", SEARCH_DESCRIPTION, SEARCH_SCHEMA, self.search, annotations=read_only),
+            Tool("list", LIST_DESCRIPTION, LIST_SCHEMA, self.list, annotations=read_only, keywords=LIST_KEYWORDS),
+            Tool("search", SEARCH_DESCRIPTION, SEARCH_SCHEMA, self.search, annotations=read_only,
+                 keywords=SEARCH_KEYWORDS),
         ]
 
     def remember(self, arguments: dict[str, Any], context: ToolContext) -> dict[str, Any]:
