@@ -429,12 +429,6 @@ class Snapshot:
         # A Whoosh searcher reads shared file objects: one query at a time.
         self.lock = threading.Lock()
 
-    def close(self) -> None:
-        try:
-            self.searcher.close()
-        except Exception:  # noqa: BLE001 - closing a reader of a deleted file is harmless
-            log.debug("closing a search index failed", exc_info=True)
-
 
 def _title(tool: Any) -> str | None:
     title = (tool.annotations or {}).get("title")
@@ -495,10 +489,7 @@ class SearchIndex:
     def reset(self) -> None:
         """Forget the current index, so the next build starts from the catalog (used by ``junior index --rebuild``)."""
         with self._build_lock:
-            old, self._snapshot, self._version = self._snapshot, None, None
-        if old is not None:
-            with old.lock:
-                old.close()
+            self._snapshot, self._version = None, None
 
     def build(self, tools: Sequence[CatalogTool], source_descriptions: Mapping[str, str], version: int,
               *, wait: bool = True) -> bool:
@@ -515,14 +506,10 @@ class SearchIndex:
             current = self._version if self._snapshot is not None else None
             if current is not None and current >= version:
                 return current == version  # a newer catalog is already indexed: never go back
-            snapshot = self._make(tools, source_descriptions)
-            old, self._snapshot, self._version = self._snapshot, snapshot, version
+            # Searches that already hold the old snapshot finish on it; its files close when it is collected.
+            self._snapshot, self._version = self._make(tools, source_descriptions), version
         finally:
             self._build_lock.release()
-        if old is not None and old is not snapshot:
-            # Searches that already hold the old snapshot finish on it; its files close with it.
-            with old.lock:
-                old.close()
         return True
 
     def _make(self, tools: Sequence[CatalogTool], source_descriptions: Mapping[str, str]) -> Snapshot:
