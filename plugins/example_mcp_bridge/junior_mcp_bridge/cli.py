@@ -1,13 +1,16 @@
-"""``junior mcp list | check | serve``."""
+"""``junior mcp list | check | serve | token``."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from junior_core.cli import print_table
+
+if TYPE_CHECKING:
+    from junior_mcp_bridge.auth import TokenTable
 
 __all__ = ["mcp"]
 
@@ -79,13 +82,42 @@ def check(as_json: bool) -> None:
 
 @mcp.command()
 @click.option("--http", "http_port", type=click.IntRange(1, 65535), default=None,
-              help="Serve streamable HTTP on 127.0.0.1:PORT/mcp instead of stdio.")
-def serve(http_port: int | None) -> None:
+              help="Serve streamable HTTP on 127.0.0.1:PORT/mcp instead of stdio; clients need a bearer token.")
+@click.option("--no-auth", is_flag=True,
+              help="With --http: accept requests without a token. Any local process or user can then act as you.")
+def serve(http_port: int | None, no_auth: bool) -> None:
     """Run junior as an MCP server: searchTools, executeTool and direct tools over every installed source."""
     from junior_core import Runtime
     from junior_mcp_bridge.gateway import serve as run
 
+    if no_auth and http_port is None:
+        raise click.UsageError("--no-auth only applies to --http; stdio has no network clients to authenticate")
+    tokens = None if http_port is None or no_auth else _tokens()
     with Runtime.from_entry_points() as runtime:
-        run(runtime, http_port)
+        run(runtime, http_port, tokens=tokens)
 
 
+def _tokens() -> TokenTable:
+    """The owner's token (made on first use) and the tokens of ``[mcp.serve.tokens]``."""
+    from junior_core.cli import local_context
+    from junior_mcp_bridge.auth import TokenError, TokenTable, read_or_create_token
+    from junior_mcp_bridge.config import ConfigError, load_serve_tokens
+
+    try:
+        return TokenTable(read_or_create_token(), local_context(), load_serve_tokens())
+    except (TokenError, ConfigError) as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@mcp.command()
+@click.option("--rotate", is_flag=True, help="Replace the token with a new one; clients using the old one get 401.")
+@click.option("--path", "show_path", is_flag=True, help="Print the token file's path instead of the token.")
+def token(rotate: bool, show_path: bool) -> None:
+    """Print the bearer token for `junior mcp serve --http` (made on first use, kept private to you)."""
+    from junior_mcp_bridge.auth import TokenError, read_or_create_token, rotate_token, token_path
+
+    try:
+        value = rotate_token() if rotate else read_or_create_token()
+    except TokenError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(str(token_path()) if show_path else value)
