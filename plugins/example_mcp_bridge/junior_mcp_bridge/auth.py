@@ -17,7 +17,10 @@ if TYPE_CHECKING:
     from junior_core import ToolContext
     from junior_mcp_bridge.config import ServeToken
 
-__all__ = ["OWNER", "TokenError", "TokenTable", "config_dir", "read_or_create_token", "rotate_token", "token_path"]
+__all__ = [
+    "OWNER", "TokenError", "TokenTable", "config_dir", "load_tokens", "read_or_create_token", "rotate_token",
+    "token_path",
+]
 
 # The client id of the token in the token file; a config token may not take this name.
 OWNER = "owner"
@@ -97,6 +100,13 @@ def _read(path: Path) -> str:
     if len(token) < 32 or not token.isprintable() or " " in token:
         raise TokenError(f"the MCP token file {path} holds no valid token. Run `junior mcp token --rotate`.")
     return token
+
+
+def load_tokens(owner_context: ToolContext, environ: Mapping[str, str] | None = None) -> TokenTable:
+    """The owner's token (made on first use) and those of ``[mcp.serve.tokens]``; ``TokenError``/``ConfigError``."""
+    from junior_mcp_bridge.config import load_serve_tokens
+
+    return TokenTable(read_or_create_token(environ), owner_context, load_serve_tokens(environ))
 
 
 @attrs.frozen

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from junior_core.cli import print_table
-
-if TYPE_CHECKING:
-    from junior_mcp_bridge.auth import TokenTable
 
 __all__ = ["mcp"]
 
@@ -88,25 +85,22 @@ def check(as_json: bool) -> None:
 def serve(http_port: int | None, no_auth: bool) -> None:
     """Run junior as an MCP server: searchTools, executeTool and direct tools over every installed source."""
     from junior_core import Runtime
+    from junior_core.cli import local_context
+    from junior_mcp_bridge.auth import TokenError, load_tokens
+    from junior_mcp_bridge.config import ConfigError
     from junior_mcp_bridge.gateway import serve as run
 
     if no_auth and http_port is None:
         raise click.UsageError("--no-auth only applies to --http; stdio has no network clients to authenticate")
-    tokens = None if http_port is None or no_auth else _tokens()
+    context = local_context()
+    tokens = None
+    if http_port is not None and not no_auth:
+        try:  # before the runtime starts, so a bad token file or config costs no server start-up
+            tokens = load_tokens(context)
+        except (TokenError, ConfigError) as exc:
+            raise click.ClickException(str(exc)) from None
     with Runtime.from_entry_points() as runtime:
-        run(runtime, http_port, tokens=tokens)
-
-
-def _tokens() -> TokenTable:
-    """The owner's token (made on first use) and the tokens of ``[mcp.serve.tokens]``."""
-    from junior_core.cli import local_context
-    from junior_mcp_bridge.auth import TokenError, TokenTable, read_or_create_token
-    from junior_mcp_bridge.config import ConfigError, load_serve_tokens
-
-    try:
-        return TokenTable(read_or_create_token(), local_context(), load_serve_tokens())
-    except (TokenError, ConfigError) as exc:
-        raise click.ClickException(str(exc)) from None
+        run(runtime, http_port, context, tokens=tokens, no_auth=no_auth)
 
 
 @mcp.command()

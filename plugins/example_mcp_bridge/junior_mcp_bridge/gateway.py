@@ -84,11 +84,12 @@ def _version() -> str:
 
 
 def serve(runtime: Runtime, http_port: int | None = None, context: ToolContext | None = None,
-          tokens: TokenTable | None = None) -> None:
+          tokens: TokenTable | None = None, no_auth: bool = False) -> None:
     """Serve ``runtime`` over stdio, or over streamable HTTP on 127.0.0.1:``http_port``; returns when done.
 
-    Over HTTP, every request must carry a bearer token of ``tokens``; ``tokens=None`` serves without
-    authentication, which lets any local process or user act as the owner.
+    Over HTTP, every request must carry a bearer token of ``tokens`` (default: the owner's token file and
+    ``[mcp.serve.tokens]``); only ``no_auth=True`` serves without, letting any local process or user act as
+    the owner.
     """
     import anyio
 
@@ -109,8 +110,12 @@ def serve(runtime: Runtime, http_port: int | None = None, context: ToolContext |
     import uvicorn
 
     url = f"http://127.0.0.1:{http_port}"
-    server = build_server(runtime, context, tokens)
-    if tokens is None:
+    if not no_auth and tokens is None:
+        from junior_mcp_bridge.auth import load_tokens
+
+        tokens = load_tokens(context)
+    server = build_server(runtime, context, None if no_auth else tokens)
+    if no_auth or tokens is None:
         app = server.streamable_http_app(host="127.0.0.1")
         log.warning("junior MCP gateway on %s/mcp WITHOUT authentication (--no-auth): any local process or user "
                     "can call every tool as %s, memory included", url, context.actor.key if context.actor else "-")
