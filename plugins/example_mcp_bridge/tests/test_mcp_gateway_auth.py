@@ -248,3 +248,11 @@ async def test_no_auth_takes_the_explicit_flag_and_warns(
         stored = await client.call_tool(*remember("Prefers oat milk"))
         assert stored.structured_content is not None and stored.structured_content["ok"] is True, stored
     assert "WITHOUT authentication" in stderr.read_text()
+
+
+def test_serve_refuses_to_start_on_a_bad_token_config(env: dict[str, str]) -> None:
+    Path(env["JUNIOR_CONFIG"]).write_text('[mcp.serve.tokens.bob]\ntoken = "short-secret"\nuser = "bob"\n')
+    started = junior(env, "mcp", "serve", "--http", str(_free_port()))
+    assert started.returncode == 1
+    assert "[mcp.serve.tokens.bob] token: must be at least 32" in started.stderr
+    assert "short-secret" not in started.stderr and "Traceback" not in started.stderr
