@@ -141,7 +141,8 @@ def run(backend: str, size: int, calls: int) -> dict[str, Any]:
             store = plugin.store()
             seeded = seed(store, size, words, weights, rng)
             alice = Actor("slack", "T1", "U0001")
-            context = ToolContext(alice, Conversation("slack", "T1", "C1", thread_ts="1700000000.000100"))
+            channel = Conversation("slack", "T1", "C1", thread_ts="1700000000.000100", visibility="public")
+            context = ToolContext(alice, channel)
 
             def baseline(i: int) -> None:
                 with store.engine.connect() as conn:

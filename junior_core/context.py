@@ -69,19 +69,28 @@ class Actor:
 
 @attrs.frozen
 class Conversation:
-    """Where the conversation happens; Slack timestamps are validated strictly."""
+    """Where the conversation happens; Slack timestamps are validated strictly.
+
+    ``visibility`` has no default: a host that forgot to mark a direct message would
+    otherwise share what is said there with the whole workspace.
+    """
 
     platform: str = attrs.field(validator=_non_empty_id)
     team_id: str = attrs.field(validator=_non_empty_id)
     channel_id: str = attrs.field(validator=_non_empty_id)
     thread_ts: str | None = attrs.field(default=None, converter=_trim_ts, validator=_optional_ts)
     message_ts: str | None = attrs.field(default=None, converter=_trim_ts, validator=_optional_ts)
-    visibility: Literal["public", "private"] = attrs.field(default="public")
+    visibility: Literal["public", "private"] = attrs.field(kw_only=True)
 
     @visibility.validator
     def _check_visibility(self, attribute: attrs.Attribute[Any], value: str) -> None:
         if value not in ("public", "private"):
             raise ValueError(f"Conversation.visibility must be 'public' or 'private', got {value!r}")
+        if value == "public" and self.platform == "slack" and self.channel_id.startswith("D"):
+            raise ValueError(
+                f"Conversation.visibility: Slack channel {self.channel_id!r} is a direct message, "
+                "so it must be 'private', not 'public'"
+            )
 
     @property
     def workspace_key(self) -> str:

@@ -14,7 +14,7 @@ from junior_core.models import ModelReply, ScriptedModel, ScriptView, ToolCall, 
 ALICE = Actor("slack", "T1", "U1")
 BOB = Actor("slack", "T1", "U2")
 CONTEXT = ToolContext(
-    ALICE, Conversation("slack", "T1", "C1", thread_ts="1700000000.000001", message_ts="1700000000.000003")
+    ALICE, Conversation("slack", "T1", "C1", thread_ts="1700000000.000001", message_ts="1700000000.000003", visibility="public")
 )
 
 

@@ -14,7 +14,7 @@ helpers = pytest.importorskip("junior_memory.model_helpers")
 from junior_memory.extraction import Candidate  # noqa: E402
 
 ALICE = Actor("slack", "T1", "U1")
-CONTEXT = ToolContext(ALICE, Conversation("slack", "T1", "C1", message_ts="1700000000.000001"))
+CONTEXT = ToolContext(ALICE, Conversation("slack", "T1", "C1", message_ts="1700000000.000001", visibility="public"))
 TRANSCRIPT = [
     Message("user", "For releases we run the smoke suite first. Draft the checklist?", actor=ALICE),
     Message("assistant", "1. smoke suite 2. tag"),

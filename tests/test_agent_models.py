@@ -230,7 +230,7 @@ def test_run_turn_through_openai_compatible_server(stand_in: StandIn) -> None:
     ]
     model = model_from_spec(f"openai-compatible:{stand_in.url}/v1#local-model", env={})
     assert model.name == f"openai-compatible:{stand_in.url}/v1#local-model"
-    context = ToolContext(Actor("slack", "T1", "U1"), Conversation("slack", "T1", "C1", message_ts="1700000000.000001"))
+    context = ToolContext(Actor("slack", "T1", "U1"), Conversation("slack", "T1", "C1", message_ts="1700000000.000001", visibility="public"))
     with Runtime(plugins=[Clock()]) as rt:
         turn = run_turn(model, rt, context, [Message("user", "time?", actor=context.actor)])
     assert turn.text == "It is 12:00."

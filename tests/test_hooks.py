@@ -17,7 +17,7 @@ from junior_core import Actor, Conversation, Message, Runtime, Source, Tool, Too
 from tests.conftest import OBJECT, echo
 
 DOCS = Path(__file__).parent.parent / "docs" / "hooks.md"
-CTX = ToolContext(Actor("slack", "T1", "U1"), Conversation("slack", "T1", "C1", thread_ts="1700000000.000100"), "c1")
+CTX = ToolContext(Actor("slack", "T1", "U1"), Conversation("slack", "T1", "C1", thread_ts="1700000000.000100", visibility="public"), "c1")
 
 
 def _specs() -> dict[str, inspect.Signature]:

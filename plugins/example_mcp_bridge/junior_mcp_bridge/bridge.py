@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import threading
+import unicodedata
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
@@ -14,11 +16,42 @@ from junior_mcp_bridge.config import RETRY_INTERVAL_S, ServerConfig
 from junior_mcp_bridge.connection import ServerConnection
 from junior_mcp_bridge.convert import annotations_of, local_names
 
-__all__ = ["Bridge", "BridgeLoop"]
+__all__ = ["Bridge", "BridgeLoop", "plain_line"]
 
 log = logging.getLogger("junior.mcp")
 _CALL_SLACK_S = 2.0
 _SHUTDOWN_TIMEOUT_S = 15.0
+# Bounds on what a server's own words may add to searchTools' description (characters).
+INSTRUCTIONS_LIMIT = 120
+NAME_LIMIT = 60
+_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+_TAG = re.compile(r"</?[A-Za-z!?][^<>]*>")
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_MARKUP = re.compile(r"[`*#<>\[\]{}|~]+|(?<!\w)_+|_+(?!\w)")
+_SPACE = re.compile(r"\s+")
+_BEFORE_PUNCTUATION = re.compile(r" ([,.;:!?])")
+
+
+def plain_line(text: str, limit: int) -> str:
+    """The first non-blank line of ``text`` as plain words: no control characters or markup, at most ``limit``.
+
+    A server's ``instructions`` can be long, multi-line and written to steer a model; only a label belongs in a
+    source description.
+    """
+    line = next(filter(None, (_plain(part) for part in _ANSI.sub("", text).splitlines())), "")
+    if len(line) > limit:
+        cut = line[: limit - 3]
+        cut = cut.rsplit(" ", 1)[0] if " " in cut[limit // 2 :] else cut
+        line = cut.rstrip(" -:;,.") + "..."
+    return line
+
+
+def _plain(line: str) -> str:
+    # Format characters (zero-width, bidi overrides) vanish; other controls and separators become spaces.
+    line = "".join("" if unicodedata.category(ch) == "Cf" else " " if unicodedata.category(ch)[0] in "CZ" else ch
+                   for ch in line)
+    line = _MARKUP.sub("", _LINK.sub(r"\1", _TAG.sub(" ", line)))
+    return _BEFORE_PUNCTUATION.sub(r"\1", _SPACE.sub(" ", line)).strip(" -:;,")
 
 
 class BridgeLoop:
@@ -132,15 +165,21 @@ class Bridge:
 
     # -- what the catalog sees ----------------------------------------------------------------
     def description(self, name: str) -> str:
-        """From config, else the first paragraph of the server's instructions, else its title or name."""
+        """From config, else the first line of the server's instructions, else its title or name.
+
+        What a server sends is untrusted and sits in searchTools' description on every turn, so it is cut to
+        one plain line; a configured description is the owner's own words and is used as written.
+        """
         config = self._config(name)
         if config.description:
             return config.description
         conn = self.connections.get(name)
-        if conn is not None and conn.instructions and conn.instructions.strip():
-            return conn.instructions.strip().split("\n\n", 1)[0].strip()
-        if conn is not None and (conn.server_title or conn.server_name):
-            return f"Tools of the MCP server {conn.server_title or conn.server_name}."
+        instructions = plain_line(conn.instructions or "", INSTRUCTIONS_LIMIT) if conn is not None else ""
+        if instructions:
+            return instructions
+        label = plain_line(conn.server_title or conn.server_name or "", NAME_LIMIT) if conn is not None else ""
+        if label:
+            return f"Tools of the MCP server {label}."
         text = f"Tools of the MCP server {name!r}."
         if conn is not None and conn.state == "failed" and not conn.listed:
             text += f" Unavailable: {conn.problem}."

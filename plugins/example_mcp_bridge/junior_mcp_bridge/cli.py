@@ -1,4 +1,4 @@
-"""``junior mcp list | check | serve``."""
+"""``junior mcp list | check | serve | token``."""
 
 from __future__ import annotations
 
@@ -79,13 +79,39 @@ def check(as_json: bool) -> None:
 
 @mcp.command()
 @click.option("--http", "http_port", type=click.IntRange(1, 65535), default=None,
-              help="Serve streamable HTTP on 127.0.0.1:PORT/mcp instead of stdio.")
-def serve(http_port: int | None) -> None:
+              help="Serve streamable HTTP on 127.0.0.1:PORT/mcp instead of stdio; clients need a bearer token.")
+@click.option("--no-auth", is_flag=True,
+              help="With --http: accept requests without a token. Any local process or user can then act as you.")
+def serve(http_port: int | None, no_auth: bool) -> None:
     """Run junior as an MCP server: searchTools, executeTool and direct tools over every installed source."""
     from junior_core import Runtime
+    from junior_core.cli import local_context
+    from junior_mcp_bridge.auth import TokenError, load_tokens
+    from junior_mcp_bridge.config import ConfigError
     from junior_mcp_bridge.gateway import serve as run
 
+    if no_auth and http_port is None:
+        raise click.UsageError("--no-auth only applies to --http; stdio has no network clients to authenticate")
+    context = local_context()
+    tokens = None
+    if http_port is not None and not no_auth:
+        try:  # before the runtime starts, so a bad token file or config costs no server start-up
+            tokens = load_tokens(context)
+        except (TokenError, ConfigError) as exc:
+            raise click.ClickException(str(exc)) from None
     with Runtime.from_entry_points() as runtime:
-        run(runtime, http_port)
+        run(runtime, http_port, context, tokens=tokens, no_auth=no_auth)
 
 
+@mcp.command()
+@click.option("--rotate", is_flag=True, help="Replace the token with a new one; clients using the old one get 401.")
+@click.option("--path", "show_path", is_flag=True, help="Print the token file's path instead of the token.")
+def token(rotate: bool, show_path: bool) -> None:
+    """Print the bearer token for `junior mcp serve --http` (made on first use, kept private to you)."""
+    from junior_mcp_bridge.auth import TokenError, read_or_create_token, rotate_token, token_path
+
+    try:
+        value = rotate_token() if rotate else read_or_create_token()
+    except TokenError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(str(token_path()) if show_path else value)

@@ -8,11 +8,16 @@ import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
-__all__ = ["RETRY_INTERVAL_S", "ConfigError", "ServerConfig", "config_paths", "load_config"]
+if TYPE_CHECKING:
+    from junior_core import ToolContext
+
+__all__ = [
+    "RETRY_INTERVAL_S", "ConfigError", "ServeToken", "ServerConfig", "config_paths", "load_config", "load_serve_tokens",
+]
 
 # How often a server that failed to start is tried again, in seconds.
 RETRY_INTERVAL_S = 30.0
@@ -72,6 +77,34 @@ class ServerConfig:
         return " ".join([self.command or "", *self.args]).strip()
 
 
+# A config token must be at least this long: `junior mcp token` makes 43-character ones.
+MIN_TOKEN_LENGTH = 32
+_TOKEN_KEYS = {"token", "user", "platform", "team", "channel", "thread", "private"}
+
+
+@attrs.frozen
+class ServeToken:
+    """A bearer token ``junior mcp serve --http`` accepts, and who its calls are from.
+
+    The context fields are those of ``junior exec`` (``--user``, ``--platform``, ...), with the same defaults.
+    """
+
+    name: str
+    token: str = attrs.field(repr=False)
+    user: str
+    platform: str = "local"
+    team: str = "local"
+    channel: str = "cli"
+    thread: str = "main"
+    private: bool = False
+
+    def context(self) -> ToolContext:
+        from junior_core.cli import local_context
+
+        return local_context(platform=self.platform, team=self.team, user=self.user, channel=self.channel,
+                             thread=self.thread, private=self.private)
+
+
 def config_paths(environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> tuple[Path | None, Path | None]:
     """The TOML file (``JUNIOR_CONFIG`` or ``./junior.toml`` if present) and the JSON file (``JUNIOR_MCP_CONFIG``)."""
     environ = os.environ if environ is None else environ
@@ -104,6 +137,81 @@ def load_config(environ: Mapping[str, str] | None = None, cwd: Path | None = Non
                 )
             servers[server.name] = server
     return [servers[name] for name in sorted(servers)]
+
+
+def load_serve_tokens(environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> list[ServeToken]:
+    """The tokens of ``[mcp.serve.tokens.<name>]`` in the TOML file, sorted by name; raises ``ConfigError``."""
+    environ = os.environ if environ is None else environ
+    path, _ = config_paths(environ, cwd)
+    if path is None:
+        return []
+    try:
+        data = tomllib.loads(_read(path).decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    serve = data.get("mcp", {}).get("serve", {}) if isinstance(data.get("mcp"), dict) else {}
+    if not isinstance(serve, dict):
+        raise ConfigError(f"{path}: [mcp.serve] must be a table")
+    unknown = sorted(set(serve) - {"tokens"})
+    if unknown:
+        raise ConfigError(f"{path}: [mcp.serve] {unknown[0]}: unknown field; use tokens")
+    table = serve.get("tokens", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [mcp.serve.tokens] must be a table of named tokens")
+    tokens: list[ServeToken] = []
+    for name in sorted(table):
+        tokens.append(_serve_token(path, name, table[name], environ))
+    seen: dict[str, str] = {}
+    for token in tokens:
+        if token.token in seen:
+            raise ConfigError(f"{path}: [mcp.serve.tokens.{token.name}] token: the same token as "
+                              f"[mcp.serve.tokens.{seen[token.token]}]; give each its own")
+        seen[token.token] = token.name
+    return tokens
+
+
+def _serve_token(path: Path, name: str, raw: object, environ: Mapping[str, str]) -> ServeToken:
+    from junior_mcp_bridge.auth import OWNER
+
+    where = f"{path}: [mcp.serve.tokens.{name}]"
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where} must be a table with `token` and `user`")
+    if not SERVER_NAME.match(name) or name == OWNER:
+        raise ConfigError(f"{where} name: use lowercase letters, digits, '_' and '-' (and not {OWNER!r}, the "
+                          "token file's)")
+    unknown = sorted(set(raw) - _TOKEN_KEYS)
+    if unknown:
+        raise ConfigError(f"{where} {unknown[0]}: unknown field; use {', '.join(sorted(_TOKEN_KEYS))}")
+    text = raw.get("token")
+    if not isinstance(text, str):
+        raise ConfigError(f"{where} token: required, a string (use ${{VAR}} to read it from the environment)")
+    missing = [var for var in _VAR.findall(text) if var not in environ]
+    if missing:
+        raise ConfigError(f"{where} token: refers to ${{{missing[0]}}}, which is not set in the environment")
+    token = _VAR.sub(lambda m: environ[m.group(1)], text).strip()
+    if len(token) < MIN_TOKEN_LENGTH or not token.isprintable() or " " in token:
+        # Never echo the value: it is a secret, or meant to be one.
+        raise ConfigError(f"{where} token: must be at least {MIN_TOKEN_LENGTH} printable characters without "
+                          "spaces; make one with `python -c 'import secrets; print(secrets.token_urlsafe(32))'`")
+    fields: dict[str, Any] = {}
+    for field in ("user", "platform", "team", "channel", "thread"):
+        value = raw.get(field)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            raise ConfigError(f"{where} {field}: must be a string, got {value!r}")
+        fields[field] = value
+    if "user" not in fields:
+        raise ConfigError(f"{where} user: required, the user id calls with this token are made as")
+    private = raw.get("private", False)
+    if not isinstance(private, bool):
+        raise ConfigError(f"{where} private: must be true or false, got {private!r}")
+    entry = ServeToken(name=name, token=token, private=private, **fields)
+    try:
+        entry.context()
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    return entry
 
 
 def _read(path: Path) -> bytes:

@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from mcp.server.lowlevel.server import Server
 
     from junior_core import Runtime, ToolContext
+    from junior_mcp_bridge.auth import TokenTable
 
 __all__ = ["INSTRUCTIONS", "build_server", "serve"]
 
@@ -20,8 +21,12 @@ INSTRUCTIONS = (
 )
 
 
-def build_server(runtime: Runtime, context: ToolContext | None = None) -> Server[Any]:
-    """A low-level MCP server answering from ``runtime``; every call runs in ``context``."""
+def build_server(runtime: Runtime, context: ToolContext | None = None, tokens: TokenTable | None = None) -> Server[Any]:
+    """A low-level MCP server answering from ``runtime``.
+
+    A call runs in the context of the token it was authenticated with when ``tokens`` is given (and is refused
+    without one), else in ``context``.
+    """
     import mcp_types as types
     from mcp.server.lowlevel.server import Server
     from mcp.shared.exceptions import MCPError
@@ -34,6 +39,17 @@ def build_server(runtime: Runtime, context: ToolContext | None = None) -> Server
             ]
         )
 
+    def context_of(ctx: Any) -> ToolContext | None:
+        if tokens is None:
+            return context
+        from junior_mcp_bridge.auth import TokenTable
+
+        client = TokenTable.client_of(getattr(ctx, "request", None))
+        found = tokens.context_of(client) if client is not None else None
+        if found is None:  # the HTTP middleware lets no such request through; fail closed all the same
+            raise MCPError(code=types.INVALID_REQUEST, message="Not authenticated: send Authorization: Bearer <token>.")
+        return found
+
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         names = {t["name"] for t in runtime.model_tools()}
         if params.name not in names:
@@ -41,7 +57,7 @@ def build_server(runtime: Runtime, context: ToolContext | None = None) -> Server
                 code=types.INVALID_PARAMS,
                 message=f"Unknown tool: {params.name}. This server offers {', '.join(sorted(names))}.",
             )
-        result = await runtime.acall_model_tool(params.name, params.arguments or {}, context)
+        result = await runtime.acall_model_tool(params.name, params.arguments or {}, context_of(ctx))
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=json.dumps(result, ensure_ascii=False))],
             structured_content=result,
@@ -67,15 +83,23 @@ def _version() -> str:
         return "0"
 
 
-def serve(runtime: Runtime, http_port: int | None = None, context: ToolContext | None = None) -> None:
-    """Serve ``runtime`` over stdio, or over streamable HTTP on 127.0.0.1:``http_port``; returns when done."""
+def serve(runtime: Runtime, http_port: int | None = None, context: ToolContext | None = None,
+          tokens: TokenTable | None = None, no_auth: bool = False) -> None:
+    """Serve ``runtime`` over stdio, or over streamable HTTP on 127.0.0.1:``http_port``; returns when done.
+
+    Over HTTP, every request must carry a bearer token of ``tokens`` (default: the owner's token file and
+    ``[mcp.serve.tokens]``); only ``no_auth=True`` serves without, letting any local process or user act as
+    the owner.
+    """
     import anyio
 
     from junior_core.cli import local_context
 
-    server = build_server(runtime, context or local_context())
+    context = context or local_context()
     if http_port is None:
         from mcp.server.stdio import stdio_server
+
+        server = build_server(runtime, context)
 
         async def run_stdio() -> None:
             async with stdio_server() as (read, write):
@@ -85,6 +109,23 @@ def serve(runtime: Runtime, http_port: int | None = None, context: ToolContext |
         return
     import uvicorn
 
-    app = server.streamable_http_app(host="127.0.0.1")
-    log.warning("junior MCP gateway on http://127.0.0.1:%d/mcp", http_port)
+    url = f"http://127.0.0.1:{http_port}"
+    if not no_auth and tokens is None:
+        from junior_mcp_bridge.auth import load_tokens
+
+        tokens = load_tokens(context)
+    server = build_server(runtime, context, None if no_auth else tokens)
+    if no_auth or tokens is None:
+        app = server.streamable_http_app(host="127.0.0.1")
+        log.warning("junior MCP gateway on %s/mcp WITHOUT authentication (--no-auth): any local process or user "
+                    "can call every tool as %s, memory included", url, context.actor.key if context.actor else "-")
+    else:
+        from mcp.server.auth.settings import AuthSettings
+        from pydantic import AnyHttpUrl
+
+        # The gateway is its own issuer: tokens come from `junior mcp token` and junior.toml, not from OAuth.
+        app = server.streamable_http_app(host="127.0.0.1", token_verifier=tokens,
+                                         auth=AuthSettings(issuer_url=AnyHttpUrl(url), resource_server_url=None))
+        log.warning("junior MCP gateway on %s/mcp; clients send `Authorization: Bearer <token>` (%d token(s): %s; "
+                    "`junior mcp token` shows the owner's)", url, len(tokens), ", ".join(tokens.names()))
     uvicorn.run(app, host="127.0.0.1", port=http_port, log_level="warning")

@@ -56,3 +56,26 @@ def live_children() -> set[int]:
     return pids
 
 
+
+
+def bearer_client(url: str, token: str | None, statuses: list[int] | None = None) -> Any:
+    """An official MCP client for ``url`` sending ``Authorization: Bearer <token>``; HTTP statuses go to ``statuses``."""
+    from contextlib import asynccontextmanager
+
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    @asynccontextmanager
+    async def connect() -> Any:
+        async def record(response: Any) -> None:
+            if statuses is not None:
+                statuses.append(response.status_code)
+
+        headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
+        async with create_mcp_http_client(headers=headers) as http:
+            http.event_hooks["response"].append(record)
+            async with Client(streamable_http_client(url, http_client=http), read_timeout_seconds=30) as client:
+                yield client
+
+    return connect()

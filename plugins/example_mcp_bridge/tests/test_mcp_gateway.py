@@ -11,8 +11,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from junior_mcp_bridge.auth import read_or_create_token
 from mcp import Client, StdioServerParameters
-from mcp_bridge_helpers import live_children, time_server, write_toml
+from mcp_bridge_helpers import bearer_client, live_children, time_server, write_toml
 
 JUNIOR = str(Path(sys.executable).parent / "junior")
 HAS_MEMORY = importlib.util.find_spec("junior_memory") is not None
@@ -25,6 +26,7 @@ def gateway_env(tmp_path: Path) -> dict[str, str]:
         "JUNIOR_CONFIG": str(config),
         "JUNIOR_LOAD_PLUGINS": "mcp,memory",
         "JUNIOR_MEMORY_URL": f"sqlite:///{tmp_path / 'memory.db'}",
+        "JUNIOR_CONFIG_DIR": str(tmp_path / "config"),
     }
 
 
@@ -106,8 +108,8 @@ def http_gateway(gateway_env: dict[str, str]) -> Iterator[str]:
         proc.wait(15)
 
 
-async def test_http_gateway_on_loopback(http_gateway: str) -> None:
-    async with Client(http_gateway, read_timeout_seconds=30) as client:
+async def test_http_gateway_on_loopback(http_gateway: str, gateway_env: dict[str, str]) -> None:
+    async with bearer_client(http_gateway, read_or_create_token(gateway_env)) as client:
         listed = await client.list_tools()
         assert sorted(t.name for t in listed.tools) == ["executeTool", "searchTools"]
         ran = await client.call_tool(

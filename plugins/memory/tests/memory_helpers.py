@@ -12,8 +12,8 @@ POSTGRES_URL = os.environ.get("JUNIOR_TEST_POSTGRES_URL", "postgresql+psycopg://
 
 ALICE = Actor("slack", "T1", "UALICE")
 BOB = Actor("slack", "T1", "UBOB")
-PUBLIC = Conversation("slack", "T1", "CPUBLIC", thread_ts="1700000000.000100")
-PUBLIC_OTHER_THREAD = Conversation("slack", "T1", "CGENERAL", thread_ts="1700000500.000200")
+PUBLIC = Conversation("slack", "T1", "CPUBLIC", thread_ts="1700000000.000100", visibility="public")
+PUBLIC_OTHER_THREAD = Conversation("slack", "T1", "CGENERAL", thread_ts="1700000500.000200", visibility="public")
 PRIVATE = Conversation("slack", "T1", "GPRIVATE", thread_ts="1700000100.000300", visibility="private")
 PRIVATE_OTHER = Conversation("slack", "T1", "GPRIVATE", thread_ts="1700000200.000400", visibility="private")
 

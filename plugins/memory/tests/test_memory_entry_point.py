@@ -14,7 +14,7 @@ import json, sys
 from junior_core import Actor, Conversation, Runtime, ToolContext
 alice = Actor("slack", "T1", "UALICE")
 bob = Actor("slack", "T1", "UBOB")
-public = Conversation("slack", "T1", "CPUBLIC", thread_ts="1700000000.000100")
+public = Conversation("slack", "T1", "CPUBLIC", thread_ts="1700000000.000100", visibility="public")
 private = Conversation("slack", "T1", "GPRIVATE", thread_ts="1700000100.000300", visibility="private")
 calls = json.loads(sys.argv[1])
 out = {}

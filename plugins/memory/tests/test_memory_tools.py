@@ -181,9 +181,9 @@ def test_sql_metacharacters_and_unicode_are_stored_verbatim(rt: Runtime, rows: A
 
 def test_a_label_suffixed_thread_ts_is_refused_never_rekeyed(rt: Runtime, rows: Any) -> None:
     with pytest.raises(ValueError, match="17000000.memory-explicit"):
-        Conversation("slack", "T1", "C1", thread_ts="17000000.memory-explicit")
+        Conversation("slack", "T1", "C1", thread_ts="17000000.memory-explicit", visibility="public")
     # Even a conversation that slipped past validation is refused by the tool, not keyed to something else.
-    bad = Conversation("slack", "T1", "C1", thread_ts="1700000000.000100")
+    bad = Conversation("slack", "T1", "C1", thread_ts="1700000000.000100", visibility="public")
     object.__setattr__(bad, "thread_ts", "17000000.memory-explicit")
     for kind in ("preference", "procedure"):
         error = err(remember(rt, "I prefer tea", kind, ToolContext(ALICE, bad, "c1")), "rejected")

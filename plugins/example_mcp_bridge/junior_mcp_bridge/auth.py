@@ -1,0 +1,158 @@
+"""Bearer tokens for ``junior mcp serve --http``: the owner's token file, tokens from config, and the check."""
+
+from __future__ import annotations
+
+import hmac
+import os
+import secrets
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+if TYPE_CHECKING:
+    from mcp.server.auth.provider import AccessToken
+
+    from junior_core import ToolContext
+    from junior_mcp_bridge.config import ServeToken
+
+__all__ = [
+    "OWNER", "TokenError", "TokenTable", "config_dir", "load_tokens", "read_or_create_token", "rotate_token",
+    "token_path",
+]
+
+# The client id of the token in the token file; a config token may not take this name.
+OWNER = "owner"
+TOKEN_FILE = "mcp-token"
+
+
+class TokenError(RuntimeError):
+    """The token file cannot be used; the message names the file and what to do."""
+
+
+def config_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """``JUNIOR_CONFIG_DIR``, else platformdirs' user config directory for junior."""
+    environ = os.environ if environ is None else environ
+    if environ.get("JUNIOR_CONFIG_DIR"):
+        return Path(environ["JUNIOR_CONFIG_DIR"]).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("junior", appauthor=False))
+
+
+def token_path(environ: Mapping[str, str] | None = None) -> Path:
+    return config_dir(environ) / TOKEN_FILE
+
+
+def read_or_create_token(environ: Mapping[str, str] | None = None) -> str:
+    """The owner's token, generated (0600, in a 0700 directory) the first time it is needed."""
+    path = token_path(environ)
+    if not path.exists():
+        try:
+            _write(path, secrets.token_urlsafe(32), replace=False)
+        except FileExistsError:
+            pass  # another process made it first: use theirs
+    return _read(path)
+
+
+def rotate_token(environ: Mapping[str, str] | None = None) -> str:
+    """Replace the owner's token with a new one; clients holding the old one get 401 from then on."""
+    path = token_path(environ)
+    _write(path, secrets.token_urlsafe(32), replace=True)
+    return _read(path)
+
+
+def _write(path: Path, token: str, *, replace: bool) -> None:
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        # Written under another name first, so no reader ever sees a half-written or wider-open file.
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        try:
+            with os.fdopen(fd, "w", encoding="ascii") as f:
+                f.write(token + "\n")
+            if replace:
+                os.replace(tmp, path)
+            else:
+                os.link(tmp, path)  # fails if the file appeared meanwhile
+        finally:
+            tmp.unlink(missing_ok=True)
+    except FileExistsError:
+        raise
+    except OSError as exc:
+        raise TokenError(f"cannot write the MCP token file {path}: {exc.strerror or exc}") from None
+
+
+def _read(path: Path) -> str:
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as exc:
+        raise TokenError(f"cannot read the MCP token file {path}: {exc.strerror or exc}") from None
+    with os.fdopen(fd, encoding="ascii", errors="replace") as f:
+        info = os.fstat(f.fileno())
+        if os.name == "posix" and (info.st_mode & 0o077 or info.st_uid != os.getuid()):
+            raise TokenError(
+                f"the MCP token file {path} can be read by other users (mode {info.st_mode & 0o777:o}) or is not "
+                "yours: its token may be known to others. Run `junior mcp token --rotate` to replace it."
+            )
+        token = f.read().strip()
+    if len(token) < 32 or not token.isprintable() or " " in token:
+        raise TokenError(f"the MCP token file {path} holds no valid token. Run `junior mcp token --rotate`.")
+    return token
+
+
+def load_tokens(owner_context: ToolContext, environ: Mapping[str, str] | None = None) -> TokenTable:
+    """The owner's token (made on first use) and those of ``[mcp.serve.tokens]``; ``TokenError``/``ConfigError``."""
+    from junior_mcp_bridge.config import load_serve_tokens
+
+    return TokenTable(read_or_create_token(environ), owner_context, load_serve_tokens(environ))
+
+
+@attrs.frozen
+class _Entry:
+    name: str
+    secret: bytes = attrs.field(repr=False)
+    context: ToolContext
+
+
+class TokenTable:
+    """The tokens the HTTP gateway accepts, each with the context its calls run in; an MCP ``TokenVerifier``."""
+
+    def __init__(self, owner_token: str | None, owner_context: ToolContext, tokens: Sequence[ServeToken] = ()) -> None:
+        entries = [] if owner_token is None else [_Entry(OWNER, owner_token.encode(), owner_context)]
+        entries += [_Entry(t.name, t.token.encode(), t.context()) for t in tokens]
+        self._entries = tuple(entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def match(self, token: str) -> str | None:
+        """The name of the entry ``token`` belongs to; every entry is compared, in constant time each."""
+        given = token.encode("utf-8", "surrogatepass")
+        found = None
+        for entry in self._entries:
+            if hmac.compare_digest(given, entry.secret) and found is None:
+                found = entry.name
+        return found
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        from mcp.server.auth.provider import AccessToken
+
+        name = self.match(token)
+        return None if name is None else AccessToken(token=token, client_id=name, scopes=[])
+
+    def context_of(self, name: str) -> ToolContext | None:
+        return next((entry.context for entry in self._entries if entry.name == name), None)
+
+    def names(self) -> list[str]:
+        return [entry.name for entry in self._entries]
+
+    @staticmethod
+    def client_of(request: Any) -> str | None:
+        """The client id the authentication middleware put on an HTTP request, if any."""
+        from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+
+        scope = getattr(request, "scope", None)
+        user = scope.get("user") if isinstance(scope, dict) else None
+        return user.access_token.client_id if isinstance(user, AuthenticatedUser) else None
