@@ -29,7 +29,6 @@ from junior_core import (
     hookimpl,
     hookspecs,
 )
-from junior_core.plugins import DEFAULT_HOOK_TIMEOUT_S
 from tests.conftest import OBJECT, echo
 
 DOCS = Path(__file__).parent.parent / "docs" / "hooks.md"
@@ -481,6 +480,8 @@ def test_register_sources_and_shutdown_that_never_return_do_not_hang_the_host(
 def test_hook_deadlines_come_from_the_environment(
     monkeypatch: pytest.MonkeyPatch, make_runtime: Callable[..., Runtime]
 ) -> None:
+    from junior_core.plugins import DEFAULT_HOOK_TIMEOUT_S
+
     monkeypatch.setenv("JUNIOR_HOOK_TIMEOUT_S", "0.5")
     monkeypatch.setenv("JUNIOR_STARTUP_TIMEOUT_S", "7")
     rt = make_runtime()
