@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextvars
 import difflib
 import logging
@@ -450,18 +449,22 @@ class PluginSet:
                         self._overdue[plugin] -= 1
                         log.info("plugin %r: %s returned after its deadline; its result was dropped", plugin, hook)
 
-        future = pool.submit(call)
-        done, _ = concurrent.futures.wait([future], timeout)
-        if not done:
-            with self._lock:
-                if not finished:
-                    overdue = True
-                    self._overdue[plugin] = self._overdue.get(plugin, 0) + 1
-                    return _Outcome(timed_out=True)
-        exc = future.exception()
-        if exc is not None:
-            return _Outcome(error=exc)
-        return _Outcome(value=future.result())
+        task = pool.call(call)
+        try:
+            return _Outcome(value=task.result(timeout))
+        except BaseException as exc:
+            if task.done():  # the hook's own exception, or it returned just as the wait ran out
+                return _Outcome(error=task.error) if task.error is not None else _Outcome(value=task.value)
+            if not isinstance(exc, TimeoutError):
+                raise  # the host itself was interrupted while waiting
+        with self._lock:
+            if not finished:
+                overdue = True
+                self._overdue[plugin] = self._overdue.get(plugin, 0) + 1
+                return _Outcome(timed_out=True)
+        while not task.done():  # it finished between the wait and the lock; the hand-off is instructions away
+            time.sleep(0.0001)
+        return _Outcome(error=task.error) if task.error is not None else _Outcome(value=task.value)
 
     # -- tracing (JUNIOR_TRACE_PLUGINS=1) -----------------------------------------------------
     def _trace_before(self, hook: str, impls: Sequence[pluggy.HookImpl], kwargs: Mapping[str, Any]) -> None:

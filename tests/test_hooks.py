@@ -494,3 +494,35 @@ def test_hook_deadlines_come_from_the_environment(
     with pytest.raises(ValueError, match="greater than 0"):
         make_runtime(startup_timeout_s=0)
     assert make_runtime().plugin_set.hook_timeout_s == DEFAULT_HOOK_TIMEOUT_S
+
+
+def test_a_hook_raising_systemexit_or_its_own_timeout_is_that_plugins_failure(
+    make_runtime: Callable[..., Runtime]
+) -> None:
+    class Exits:
+        junior_plugin_name = "exits"
+
+        @hookimpl
+        def prompt_context(self) -> str:
+            raise SystemExit(3)
+
+    class OwnTimeout:
+        junior_plugin_name = "own-timeout"
+
+        @hookimpl
+        def prompt_context(self) -> str:
+            raise TimeoutError("the recall store timed out")
+
+    class Interrupts:
+        @hookimpl
+        def before_tool_execute(self) -> None:
+            raise KeyboardInterrupt
+
+    tools = _Tools()
+    rt = make_runtime(tools, Exits(), OwnTimeout(), _block("fast"), Interrupts())
+    assert rt.prompt_context(CTX, "hi") == ["fast"]
+    assert _error(rt, "exits") == "prompt_context failed: SystemExit: 3"
+    assert _error(rt, "own-timeout") == "prompt_context failed: TimeoutError: the recall store timed out"
+    out = rt.execute_tool("x__t", {}, CTX)
+    assert out["error"]["code"] == "not_permitted" and "a policy check failed" in out["error"]["message"]
+    assert tools.ran == []
