@@ -320,12 +320,13 @@ class PluginSet:
     def prompt_context(self, context: ToolContext, user_text: str) -> list[str]:
         """Every plugin's non-blank blocks, in call order; a failing or late plugin contributes nothing."""
         blocks: list[str] = []
-        for _, result in self._each("prompt_context", {"context": context, "user_text": user_text}):
+        for plugin, result in self._each("prompt_context", {"context": context, "user_text": user_text}):
             if isinstance(result, str):
                 result = [result]
-            if not isinstance(result, (list, tuple)):
+            elif result is not None and not isinstance(result, Sequence):
+                log.warning("plugin %r: prompt_context returned %s, not text; ignored", plugin, type(result).__name__)
                 continue
-            blocks.extend(block for block in result if isinstance(block, str) and block.strip())
+            blocks.extend(block for block in result or () if isinstance(block, str) and block.strip())
         return blocks
 
     def after_turn(self, context: ToolContext, transcript: Sequence[Message]) -> None:
@@ -433,7 +434,8 @@ class PluginSet:
                 self._pool = DaemonPool("junior-hook")
             pool = self._pool
         overdue = finished = False
-        # The context travels with the call, so a plugin sees the caller's context variables.
+        # The context travels with the call, so a plugin sees the caller's context variables; the arguments are
+        # its own dict, so a call still running past its deadline keeps its trace line apart from the next one.
         run = contextvars.copy_context().run
 
         def call() -> Any:
@@ -441,7 +443,7 @@ class PluginSet:
             try:
                 # pm._hookexec is the path every pluggy HookCaller takes, and the one add_hookcall_monitoring
                 # wraps; called with this one implementation, it keeps tracing while junior keeps isolation.
-                return run(self.pm._hookexec, hook, [impl], kwargs, True)
+                return run(self.pm._hookexec, hook, [impl], dict(kwargs), True)
             finally:
                 with self._lock:
                     finished = True

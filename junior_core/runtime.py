@@ -44,7 +44,8 @@ class Runtime:
     ``Runtime(plugins=[...])`` uses exactly the plugins given (modules, objects, or
     classes instantiated per runtime) and raises on a broken one;
     ``Runtime.from_entry_points()`` loads the installed ones, skipping and reporting
-    the broken (``JUNIOR_STRICT_PLUGINS=1`` raises instead).
+    the broken (``JUNIOR_STRICT_PLUGINS=1`` raises instead). ``hook_timeout_s`` and ``startup_timeout_s``
+    bound each turn hook and each start-up/shutdown hook call (see ``docs/hooks.md``).
     """
 
     def __init__(
