@@ -451,7 +451,13 @@ class PluginSet:
                         self._overdue[plugin] -= 1
                         log.info("plugin %r: %s returned after its deadline; its result was dropped", plugin, hook)
 
-        task = pool.call(call)
+        try:
+            task = pool.call(call)
+        except RuntimeError:  # no new thread can start (interpreter shutdown): call it here, without a deadline
+            try:
+                return _Outcome(value=call())
+            except Exception as exc:  # noqa: BLE001 - charged to the plugin by the caller
+                return _Outcome(error=exc)
         try:
             return _Outcome(value=task.result(timeout))
         except BaseException as exc:

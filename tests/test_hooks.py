@@ -526,3 +526,21 @@ def test_a_hook_raising_systemexit_or_its_own_timeout_is_that_plugins_failure(
     out = rt.execute_tool("x__t", {}, CTX)
     assert out["error"]["code"] == "not_permitted" and "a policy check failed" in out["error"]["message"]
     assert tools.ran == []
+
+
+def test_shutdown_still_runs_when_no_new_thread_can_start(make_runtime: Callable[..., Runtime]) -> None:
+    from unittest import mock
+
+    ran_on: list[str] = []
+
+    class P:
+        @hookimpl
+        def shutdown(self) -> None:
+            ran_on.append(threading.current_thread().name)
+
+    rt = make_runtime(P())
+    # What Python 3.12+ may raise for a thread started from an atexit handler, where unclosed runtimes close.
+    refused = RuntimeError("can't create new thread at interpreter shutdown")
+    with mock.patch("threading.Thread.start", side_effect=refused):
+        rt.close()
+    assert ran_on == [threading.current_thread().name]
