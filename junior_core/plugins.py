@@ -104,19 +104,23 @@ def strict_from_env() -> bool:
 
 
 def seconds(value: float | None, env: str, default: float) -> float:
-    """A hook deadline: ``value`` if given, else the environment variable ``env``, else ``default``."""
-    source = "hook deadline"
+    """A hook deadline: ``value`` if given, else the environment variable ``env``, else ``default``.
+
+    An invalid argument raises; an invalid environment variable is logged and the default used, so a typo in a
+    deployment's environment cannot stop the host from starting.
+    """
     if value is None:
         raw = os.environ.get(env, "").strip()
-        if not raw:
-            return default
-        source = env
         try:
-            value = float(raw)
+            parsed = float(raw) if raw else default
         except ValueError:
-            raise ValueError(f"{env} must be a number of seconds greater than 0, not {raw!r}") from None
+            parsed = math.nan
+        if not 0 < parsed < math.inf:
+            log.warning("%s=%r is not a number of seconds greater than 0; using %g s", env, raw, default)
+            return default
+        return parsed
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not (0 < value < math.inf):
-        raise ValueError(f"{source} must be a number of seconds greater than 0, not {value!r}")
+        raise ValueError(f"a hook deadline must be a number of seconds greater than 0, not {value!r}")
     return float(value)
 
 
