@@ -205,7 +205,11 @@ class PluginSet:
     def _check(self, plugin: object, name: str) -> None:
         """Refuse unknown hooks (suggesting the right name) and hook wrappers, naming the plugin."""
         callers = self.pm.get_hookcallers(plugin) or []
-        unknown = [c.name for c in callers if not c.has_spec() and any(not i.optionalhook for i in c.get_hookimpls())]
+        unknown = [
+            c.name
+            for c in callers
+            if not c.has_spec() and any(i.plugin is plugin and not i.optionalhook for i in c.get_hookimpls())
+        ]
         if unknown:
             raise RegistrationError(name, f"unknown hook {unknown[0]!r}{_did_you_mean(unknown[0])}")
         self.pm.check_pending()
