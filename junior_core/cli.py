@@ -283,11 +283,7 @@ def _fail(message: str) -> Any:
 def build_cli() -> click.Group:
     """The ``junior`` group with every loaded plugin's commands added."""
     plugin_set = _load()
-    for name in plugin_set.implementers("register_commands"):
-        try:
-            plugin_set.call_one(name, "register_commands", cli=cli)
-        except Exception as exc:  # noqa: BLE001 - one plugin's broken commands must not break the CLI
-            plugin_set.report_error(name, f"register_commands failed: {exc}", exc)
+    plugin_set.register_commands(cli)
     cli.context_settings["obj"] = {"plugins": plugin_set}
     return cli
 

@@ -1,4 +1,8 @@
-"""The hooks a junior plugin can implement (pluggy project ``junior``)."""
+"""The hooks a junior plugin can implement (pluggy project ``junior``).
+
+Each implementation is called on its own, in pluggy's order (``tryfirst``, plain, ``trylast``; registration
+order inside each), with a deadline; hook wrappers are refused at registration (see ``docs/hooks.md``).
+"""
 
 from __future__ import annotations
 
@@ -59,9 +63,11 @@ def after_turn(context: ToolContext, transcript: Sequence[Message]) -> None:
     """
 
 
-@hookspec
+@hookspec(firstresult=True)
 def before_tool_execute(tool: Tool, arguments: dict[str, Any], context: ToolContext) -> str | None:
-    """Veto or allow a tool call.
+    """Veto or allow a tool call; the first veto stops the call and the remaining policies are not asked.
+
+    A policy that raises or does not answer within the hook deadline denies the call.
 
     :param tool: the tool about to run.
     :param arguments: the validated arguments.

@@ -1,26 +1,54 @@
-"""Loading plugins: entry points one at a time, failures isolated and reported."""
+"""Loading plugins and calling their hooks: one plugin at a time, in pluggy's order, each call with a deadline."""
 
 from __future__ import annotations
 
+import contextvars
+import difflib
 import logging
+import math
 import os
 import sys
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from importlib import metadata
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import pluggy
 
 from junior_core import hookspecs
-from junior_core.errors import PluginError
+from junior_core._workers import DaemonPool
+from junior_core.errors import PluginError, RegistrationError
 
-__all__ = ["ENTRY_POINT_GROUP", "PluginInfo", "PluginSet", "plugin_name"]
+if TYPE_CHECKING:
+    import click
+
+    from junior_core.catalog import Tool
+    from junior_core.context import Message, ToolContext
+    from junior_core.registry import Register
+    from junior_core.runtime import Runtime
+
+__all__ = [
+    "DEFAULT_HOOK_TIMEOUT_S",
+    "DEFAULT_STARTUP_TIMEOUT_S",
+    "ENTRY_POINT_GROUP",
+    "PluginInfo",
+    "PluginSet",
+    "Veto",
+    "plugin_name",
+]
 
 log = logging.getLogger("junior.plugins")
 ENTRY_POINT_GROUP = "junior"
+DEFAULT_HOOK_TIMEOUT_S = 10.0
+DEFAULT_STARTUP_TIMEOUT_S = 60.0
+HOOK_TIMEOUT_ENV = "JUNIOR_HOOK_TIMEOUT_S"
+STARTUP_TIMEOUT_ENV = "JUNIOR_STARTUP_TIMEOUT_S"
+# A plugin with this many calls still running past their deadline is not called again until one returns, so
+# a hook that never answers holds a few abandoned threads, not one per call.
+MAX_OVERDUE_CALLS = 4
 
 
 @attrs.define
@@ -36,6 +64,21 @@ class PluginInfo:
 
     def to_dict(self) -> dict[str, Any]:
         return attrs.asdict(self)
+
+
+@attrs.frozen
+class Veto:
+    """A refused tool call: the plugin that refused it and the message the model receives."""
+
+    plugin: str
+    message: str
+
+
+@attrs.frozen
+class _Outcome:
+    value: Any = None
+    error: BaseException | None = None
+    timed_out: bool = False
 
 
 def plugin_name(plugin: object) -> str:
@@ -60,17 +103,73 @@ def strict_from_env() -> bool:
     return os.environ.get("JUNIOR_STRICT_PLUGINS", "") not in ("", "0", "false", "no")
 
 
-class PluginSet:
-    """A pluggy manager plus what was loaded, in order, and what failed."""
+def seconds(value: float | None, env: str, default: float) -> float:
+    """A hook deadline: ``value`` if given, else the environment variable ``env``, else ``default``.
 
-    def __init__(self, *, strict: bool = False) -> None:
+    An invalid argument raises; an invalid environment variable is logged and the default used, so a typo in a
+    deployment's environment cannot stop the host from starting.
+    """
+    if value is None:
+        raw = os.environ.get(env, "").strip()
+        try:
+            parsed = float(raw) if raw else default
+        except ValueError:
+            parsed = math.nan
+        if not 0 < parsed < math.inf:
+            log.warning("%s=%r is not a number of seconds greater than 0; using %g s", env, raw, default)
+            return default
+        return parsed
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (0 < value < math.inf):
+        raise ValueError(f"a hook deadline must be a number of seconds greater than 0, not {value!r}")
+    return float(value)
+
+
+def _did_you_mean(name: str) -> str:
+    close = difflib.get_close_matches(name, hookspecs.HOOK_NAMES, n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else f"; junior's hooks are {', '.join(hookspecs.HOOK_NAMES)}"
+
+
+class PluginSet:
+    """A pluggy manager plus what was loaded, in order, and what failed; hooks are called through its methods.
+
+    Each implementation is called on its own, in pluggy's order, on a worker thread with a deadline: one
+    plugin's exception or hang is reported under its name and the others still run. Hook wrappers are
+    refused at registration, because what a wrapper is for (seeing and replacing the combined result and
+    the exceptions of the implementations inside it) does not exist when each plugin is isolated.
+    """
+
+    def __init__(
+        self,
+        *,
+        strict: bool = False,
+        hook_timeout_s: float | None = None,
+        startup_timeout_s: float | None = None,
+    ) -> None:
         self.pm = pluggy.PluginManager("junior")
         self.pm.add_hookspecs(hookspecs)
         self.strict = strict
         self.infos: list[PluginInfo] = []
         self._order: list[str] = []
-        self._impl_cache: dict[str, dict[str, Any]] = {}
-        self._trace = os.environ.get("JUNIOR_TRACE_PLUGINS", "") not in ("", "0")
+        self._impl_cache: dict[str, list[tuple[str, pluggy.HookImpl]]] = {}
+        self.hook_timeout_s = DEFAULT_HOOK_TIMEOUT_S
+        self.startup_timeout_s = DEFAULT_STARTUP_TIMEOUT_S
+        self.set_deadlines(hook_timeout_s=hook_timeout_s, startup_timeout_s=startup_timeout_s)
+        self._pool: DaemonPool | None = None
+        self._lock = threading.Lock()
+        self._overdue: dict[str, int] = {}
+        self._trace_started: dict[int, float] = {}
+        if os.environ.get("JUNIOR_TRACE_PLUGINS", "") not in ("", "0"):
+            self.pm.add_hookcall_monitoring(self._trace_before, self._trace_after)
+
+    def set_deadlines(self, *, hook_timeout_s: float | None = None, startup_timeout_s: float | None = None) -> None:
+        """Set the hook deadlines in seconds.
+
+        ``hook_timeout_s`` bounds each turn hook call (``prompt_context``, ``after_turn``,
+        ``before_tool_execute``); ``startup_timeout_s`` each ``register_*``, ``startup`` and ``shutdown``
+        call. None takes ``JUNIOR_HOOK_TIMEOUT_S`` / ``JUNIOR_STARTUP_TIMEOUT_S``, else the default.
+        """
+        self.hook_timeout_s = seconds(hook_timeout_s, HOOK_TIMEOUT_ENV, DEFAULT_HOOK_TIMEOUT_S)
+        self.startup_timeout_s = seconds(startup_timeout_s, STARTUP_TIMEOUT_ENV, DEFAULT_STARTUP_TIMEOUT_S)
 
     # -- loading ------------------------------------------------------------------------------
     def add(
@@ -89,18 +188,42 @@ class PluginSet:
                 plugin = plugin()
             self.pm.register(plugin, name=name)
             try:
-                self.pm.check_pending()
-            except pluggy.PluginValidationError:
+                self._check(plugin, name)
+            except BaseException:
                 self.pm.unregister(name=name)
                 raise
         except Exception as exc:  # noqa: BLE001 - a plugin may raise anything; it is reported, not propagated
-            self._fail(info, f"{type(exc).__name__}: {exc}", exc)
+            message = str(exc) if isinstance(exc, PluginError) else f"{type(exc).__name__}: {exc}"
+            self._fail(info, message, exc)
             return info
         self._order.append(name)
         self._impl_cache.clear()
-        info.hooks = sorted(impl_name for impl_name in hookspecs.HOOK_NAMES if self._impl(name, impl_name))
+        info.hooks = sorted(hook for hook in hookspecs.HOOK_NAMES if self._impl(name, hook) is not None)
         self.infos.append(info)
         return info
+
+    def _check(self, plugin: object, name: str) -> None:
+        """Refuse unknown hooks (suggesting the right name) and hook wrappers, naming the plugin."""
+        callers = self.pm.get_hookcallers(plugin) or []
+        unknown = [
+            c.name
+            for c in callers
+            if not c.has_spec() and any(i.plugin is plugin and not i.optionalhook for i in c.get_hookimpls())
+        ]
+        if unknown:
+            raise RegistrationError(name, f"unknown hook {unknown[0]!r}{_did_you_mean(unknown[0])}")
+        self.pm.check_pending()
+        for caller in callers:
+            for impl in caller.get_hookimpls():
+                if impl.plugin is plugin and (impl.wrapper or impl.hookwrapper):
+                    kind = "wrapper=True" if impl.wrapper else "hookwrapper=True"
+                    raise RegistrationError(
+                        name,
+                        f"{caller.name} is a hook wrapper ({kind}), which junior does not support: each plugin's "
+                        "implementation is called on its own, with its own deadline, so there is no combined "
+                        "result for a wrapper to see. Drop the wrapper option; use tryfirst=True or trylast=True "
+                        "to run before or after the other plugins.",
+                    )
 
     def load_entry_points(self) -> None:
         """Load every ``junior`` entry point, sorted by distribution name, one at a time."""
@@ -156,7 +279,7 @@ class PluginSet:
     def report_error(self, name: str, message: str, exc: BaseException, *, fatal_if_strict: bool = False) -> None:
         """Record an error of a loaded plugin (a failing hook call); ``fatal_if_strict`` re-raises in strict mode."""
         info = self.info(name)
-        if info is not None:
+        if info is not None and (info.error is None or message not in info.error.split("; ")):
             info.error = message if info.error is None else f"{info.error}; {message}"
         # An exception built rather than raised has no traceback worth printing.
         log.warning("plugin %r: %s", name, message, exc_info=exc if exc.__traceback__ is not None else None)
@@ -174,44 +297,211 @@ class PluginSet:
         """Names of loaded plugins in registration order."""
         return list(self._order)
 
+    def close(self) -> None:
+        """Let the idle hook threads go; a later hook call starts new ones."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
+
+    # -- the hooks, one typed method each -----------------------------------------------------
+    def register_sources(self, plugin: str, register: Register) -> None:
+        """Call one plugin's ``register_sources``; its exception, or ``TimeoutError`` past the deadline, propagates."""
+        outcome = self._call(plugin, "register_sources", {"register": register}, self.startup_timeout_s)
+        if outcome.timed_out:
+            raise TimeoutError(f"register_sources did not return within {self.startup_timeout_s:g} s")
+        if outcome.error is not None:
+            raise outcome.error
+
+    def register_commands(self, cli: click.Group) -> None:
+        """Let every plugin add its commands to ``cli``; a failing plugin is reported and the others still run."""
+        self._each("register_commands", {"cli": cli}, self.startup_timeout_s)
+
+    def startup(self, runtime: Runtime) -> None:
+        """Run every plugin's ``startup``; a failure or overrun is the plugin's error (raised in strict mode)."""
+        self._each("startup", {"runtime": runtime}, self.startup_timeout_s, fatal_if_strict=True)
+
+    def shutdown(self, runtime: Runtime) -> None:
+        """Run every plugin's ``shutdown``; a failure or overrun is logged and the others still run."""
+        self._each("shutdown", {"runtime": runtime}, self.startup_timeout_s)
+
+    def prompt_context(self, context: ToolContext, user_text: str) -> list[str]:
+        """Every plugin's non-blank blocks, in call order; a failing or late plugin contributes nothing."""
+        blocks: list[str] = []
+        for plugin, result in self._each("prompt_context", {"context": context, "user_text": user_text}):
+            if isinstance(result, str):
+                result = [result]
+            elif result is not None and not isinstance(result, Sequence):
+                log.warning("plugin %r: prompt_context returned %s, not text; ignored", plugin, type(result).__name__)
+                continue
+            blocks.extend(block for block in result or () if isinstance(block, str) and block.strip())
+        return blocks
+
+    def after_turn(self, context: ToolContext, transcript: Sequence[Message]) -> None:
+        """Show every plugin the finished turn; a failing or late plugin is logged and the others still run."""
+        self._each("after_turn", {"context": context, "transcript": transcript})
+
+    def before_tool_execute(self, tool: Tool, arguments: dict[str, Any], context: ToolContext) -> Veto | None:
+        """The first veto in call order, or None; a policy that raises or misses its deadline denies (fail closed)."""
+        kwargs = {"tool": tool, "arguments": arguments, "context": context}
+        for plugin, _ in self._impls("before_tool_execute"):
+            outcome = self._call(plugin, "before_tool_execute", kwargs, self.hook_timeout_s)
+            if outcome.timed_out:
+                log.warning(
+                    "plugin %r: before_tool_execute did not answer within %g s; denying %s",
+                    plugin, self.hook_timeout_s, tool.name,
+                )
+                return Veto(
+                    plugin,
+                    "This call could not be cleared to run: a policy check did not answer in time. "
+                    "Try again in a minute; if it keeps failing, tell the user the tool is blocked.",
+                )
+            if outcome.error is not None:
+                log.error(
+                    "plugin %r: before_tool_execute failed; denying %s", plugin, tool.name, exc_info=outcome.error
+                )
+                return Veto(
+                    plugin,
+                    "This call could not be cleared to run: a policy check failed (details are in the host's "
+                    "log). Do not retry it; tell the user the tool is blocked.",
+                )
+            veto = outcome.value
+            if veto is None or veto is True:
+                continue
+            reason = veto if isinstance(veto, str) and veto.strip() else "This call was not permitted."
+            return Veto(plugin, reason[:500])
+        return None
+
     # -- calling ------------------------------------------------------------------------------
-    def _impls(self, hook: str) -> dict[str, Any]:
-        """``{plugin: hookimpl}`` of ``hook`` in registration order, cached until the plugins change."""
+    def _impls(self, hook: str) -> list[tuple[str, pluggy.HookImpl]]:
+        """``(plugin, impl)`` of ``hook`` in call order, cached until the plugins change.
+
+        pluggy's tiers decide (``tryfirst``, then plain, then ``trylast``); inside a tier, registration order,
+        where pluggy itself would call the newest first, so ``Runtime(plugins=[a, b])`` reads top-down and
+        the first plugin's source id wins.
+        """
         cached = self._impl_cache.get(hook)
         if cached is None:
-            by_name = {impl.plugin_name: impl for impl in getattr(self.pm.hook, hook).get_hookimpls()}
-            cached = {name: by_name[name] for name in self._order if name in by_name}
-            self._impl_cache[hook] = cached
+            position = {name: index for index, name in enumerate(self._order)}
+            found = [
+                (impl.plugin_name, impl)
+                for impl in getattr(self.pm.hook, hook).get_hookimpls()
+                if impl.plugin_name in position
+            ]
+            found.sort(key=lambda row: (0 if row[1].tryfirst else 2 if row[1].trylast else 1, position[row[0]]))
+            cached = self._impl_cache[hook] = found
         return cached
 
-    def _impl(self, plugin: str, hook: str) -> Any:
-        return self._impls(hook).get(plugin)
+    def _impl(self, plugin: str, hook: str) -> pluggy.HookImpl | None:
+        for name, impl in self._impls(hook):
+            if name == plugin:
+                return impl
+        return None
 
     def implementers(self, hook: str) -> list[str]:
-        """Loaded plugins implementing ``hook``, in registration order."""
-        return list(self._impls(hook))
+        """Loaded plugins implementing ``hook``, in call order."""
+        return [name for name, _ in self._impls(hook)]
 
-    def call_one(self, plugin: str, hook: str, **kwargs: Any) -> Any:
-        """Call one plugin's implementation of ``hook``; exceptions propagate."""
+    def _each(
+        self, hook: str, kwargs: Mapping[str, Any], timeout: float | None = None, *, fatal_if_strict: bool = False
+    ) -> list[tuple[str, Any]]:
+        """Call ``hook`` on every plugin in order; a failure or overrun is reported and the rest still run."""
+        limit = self.hook_timeout_s if timeout is None else timeout
+        results: list[tuple[str, Any]] = []
+        for plugin, _ in self._impls(hook):
+            outcome = self._call(plugin, hook, kwargs, limit)
+            if outcome.timed_out:
+                self.report_error(
+                    plugin,
+                    f"{hook} did not return within {limit:g} s; its part was skipped",
+                    TimeoutError(f"{hook} of plugin {plugin!r}"),
+                    fatal_if_strict=fatal_if_strict,
+                )
+            elif outcome.error is not None:
+                exc = outcome.error
+                self.report_error(
+                    plugin, f"{hook} failed: {type(exc).__name__}: {exc}", exc, fatal_if_strict=fatal_if_strict
+                )
+            else:
+                results.append((plugin, outcome.value))
+        return results
+
+    def _call(self, plugin: str, hook: str, kwargs: Mapping[str, Any], timeout: float) -> _Outcome:
+        """One plugin's implementation of ``hook`` on a worker thread, waited for at most ``timeout`` seconds.
+
+        A call past its deadline keeps running on its abandoned daemon thread; its result is dropped.
+        """
         impl = self._impl(plugin, hook)
         if impl is None:
-            return None
-        args = {key: kwargs[key] for key in impl.argnames}
-        if self._trace:
-            print(f"[junior] {hook} -> {plugin}({', '.join(sorted(args))})", file=sys.stderr)
-        return impl.function(**args)
+            return _Outcome()
+        with self._lock:
+            if self._overdue.get(plugin, 0) >= MAX_OVERDUE_CALLS:
+                log.warning("plugin %r: %d hook calls are still running past their deadline", plugin, MAX_OVERDUE_CALLS)
+                return _Outcome(timed_out=True)
+            if self._pool is None:
+                self._pool = DaemonPool("junior-hook")
+            pool = self._pool
+        overdue = finished = False
+        # The context travels with the call, so a plugin sees the caller's context variables; the arguments are
+        # its own dict, so a call still running past its deadline keeps its trace line apart from the next one.
+        run = contextvars.copy_context().run
 
-    def call_each(self, hook: str, *, fatal_if_strict: bool = False, **kwargs: Any) -> list[tuple[str, Any]]:
-        """Call ``hook`` on every plugin; one plugin's failure is reported and the rest still run."""
-        results: list[tuple[str, Any]] = []
-        for name in self.implementers(hook):
+        def call() -> Any:
+            nonlocal finished
             try:
-                results.append((name, self.call_one(name, hook, **kwargs)))
-            except Exception as exc:  # noqa: BLE001 - reported with the plugin's name
-                self.report_error(
-                    name, f"{hook} failed: {type(exc).__name__}: {exc}", exc, fatal_if_strict=fatal_if_strict
-                )
-        return results
+                # pm._hookexec is the path every pluggy HookCaller takes, and the one add_hookcall_monitoring
+                # wraps; called with this one implementation, it keeps tracing while junior keeps isolation.
+                return run(self.pm._hookexec, hook, [impl], dict(kwargs), True)
+            finally:
+                with self._lock:
+                    finished = True
+                    if overdue:
+                        self._overdue[plugin] -= 1
+                        log.info("plugin %r: %s returned after its deadline; its result was dropped", plugin, hook)
+
+        try:
+            task = pool.call(call)
+        except RuntimeError:  # no new thread can start (interpreter shutdown): call it here, without a deadline
+            try:
+                return _Outcome(value=call())
+            except Exception as exc:  # noqa: BLE001 - charged to the plugin by the caller
+                return _Outcome(error=exc)
+        try:
+            return _Outcome(value=task.result(timeout))
+        except BaseException as exc:
+            if task.done():  # the hook's own exception, or it returned just as the wait ran out
+                return _Outcome(error=task.error) if task.error is not None else _Outcome(value=task.value)
+            if not isinstance(exc, TimeoutError):
+                raise  # the host itself was interrupted while waiting
+        with self._lock:
+            if not finished:
+                overdue = True
+                self._overdue[plugin] = self._overdue.get(plugin, 0) + 1
+                return _Outcome(timed_out=True)
+        while not task.done():  # it finished between the wait and the lock; the hand-off is instructions away
+            time.sleep(0.0001)
+        return _Outcome(error=task.error) if task.error is not None else _Outcome(value=task.value)
+
+    # -- tracing (JUNIOR_TRACE_PLUGINS=1) -----------------------------------------------------
+    def _trace_before(self, hook: str, impls: Sequence[pluggy.HookImpl], kwargs: Mapping[str, Any]) -> None:
+        self._trace_started[id(kwargs)] = time.perf_counter()
+        for impl in impls:
+            print(f"[junior] {hook} -> {impl.plugin_name}({', '.join(impl.argnames)})", file=sys.stderr)
+
+    def _trace_after(
+        self, outcome: pluggy.Result[Any], hook: str, impls: Sequence[pluggy.HookImpl], kwargs: Mapping[str, Any]
+    ) -> None:
+        started = self._trace_started.pop(id(kwargs), None)
+        took = f" in {(time.perf_counter() - started) * 1000:.1f} ms" if started is not None else ""
+        exc = outcome.exception
+        what = f"raised {type(exc).__name__}: {exc}" if exc is not None else f"returned {_brief(outcome.get_result())}"
+        for impl in impls:
+            print(f"[junior] {hook} <- {impl.plugin_name}: {what}{took}", file=sys.stderr)
+
+
+def _brief(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def load(plugins: Sequence[object] | None, *, strict: bool) -> PluginSet:

@@ -46,7 +46,8 @@ class Runtime:
     ``Runtime(plugins=[...])`` uses exactly the plugins given (modules, objects, or
     classes instantiated per runtime) and raises on a broken one;
     ``Runtime.from_entry_points()`` loads the installed ones, skipping and reporting
-    the broken (``JUNIOR_STRICT_PLUGINS=1`` raises instead).
+    the broken (``JUNIOR_STRICT_PLUGINS=1`` raises instead). ``hook_timeout_s`` and ``startup_timeout_s``
+    bound each turn hook and each start-up/shutdown hook call (see ``docs/hooks.md``).
     """
 
     def __init__(
@@ -56,6 +57,8 @@ class Runtime:
         strict: bool = True,
         default_timeout_s: float = DEFAULT_TIMEOUT_S,
         index_cache: bool | str | os.PathLike[str] = True,
+        hook_timeout_s: float | None = None,
+        startup_timeout_s: float | None = None,
         _plugin_set: PluginSet | None = None,
     ) -> None:
         self.default_timeout_s = default_timeout_s
@@ -72,6 +75,7 @@ class Runtime:
         self._close_lock = threading.Lock()
         self._validators: dict[str, tuple[Tool, Check | None, Any]] = {}
         self._plugins = _plugin_set if _plugin_set is not None else load(list(plugins), strict=strict)
+        self._plugins.set_deadlines(hook_timeout_s=hook_timeout_s, startup_timeout_s=startup_timeout_s)
         ref = weakref.ref(self)
 
         def close_at_exit() -> None:
@@ -83,7 +87,7 @@ class Runtime:
         atexit.register(close_at_exit)
         try:
             self._register_sources()
-            self._plugins.call_each("startup", runtime=self, fatal_if_strict=True)
+            self._plugins.startup(self)
             for entry in self.catalog.sources:
                 if entry.provider is not None:
                     self.refresh_source(entry.source.id)
@@ -98,10 +102,18 @@ class Runtime:
         strict: bool | None = None,
         default_timeout_s: float = DEFAULT_TIMEOUT_S,
         index_cache: bool | str | os.PathLike[str] = True,
+        hook_timeout_s: float | None = None,
+        startup_timeout_s: float | None = None,
     ) -> Runtime:
         """A runtime of every installed ``junior`` entry point (see ``JUNIOR_LOAD_PLUGINS`` and friends)."""
         plugin_set = load(None, strict=strict_from_env() if strict is None else strict)
-        return cls(default_timeout_s=default_timeout_s, index_cache=index_cache, _plugin_set=plugin_set)
+        return cls(
+            default_timeout_s=default_timeout_s,
+            index_cache=index_cache,
+            hook_timeout_s=hook_timeout_s,
+            startup_timeout_s=startup_timeout_s,
+            _plugin_set=plugin_set,
+        )
 
     # -- plugins and catalog -------------------------------------------------------------------
     @property
@@ -117,7 +129,7 @@ class Runtime:
         for name in self._plugins.implementers("register_sources"):
             register = Register(name)
             try:
-                self._plugins.call_one(name, "register_sources", register=register)
+                self._plugins.register_sources(name, register)
                 for reg in register.registrations:
                     self.catalog.add_source(name, reg.source, reg.tools, reg.provider)
             except Exception as exc:  # noqa: BLE001 - a broken plugin is reported and skipped
@@ -314,20 +326,9 @@ class Runtime:
             )
         if errors:
             return validation_error(errors, f"arguments for {tool_name}", tool_name)
-        ctx = context or ToolContext()
-        for plugin in self._plugins.implementers("before_tool_execute"):
-            try:
-                veto = self._plugins.call_one(
-                    plugin, "before_tool_execute", tool=entry.tool, arguments=args, context=ctx
-                )
-            except Exception:
-                log.exception("before_tool_execute of plugin %r failed; denying %s", plugin, tool_name)
-                return error(
-                    "not_permitted", f"{tool_name} could not be cleared to run (a policy check failed).", tool_name
-                )
-            if veto is not None and veto is not True:
-                reason = veto if isinstance(veto, str) and veto.strip() else "This call was not permitted."
-                return error("not_permitted", reason[:500], tool_name)
+        veto = self._plugins.before_tool_execute(entry.tool, args, context or ToolContext())
+        if veto is not None:
+            return error("not_permitted", veto.message, tool_name)
         return entry, args, float(entry.tool.timeout_s or self.default_timeout_s)
 
     def _argument_errors(self, entry: CatalogTool, args: dict[str, Any]) -> list[Any]:
@@ -384,19 +385,12 @@ class Runtime:
 
     # -- turn hooks ----------------------------------------------------------------------------
     def prompt_context(self, context: ToolContext, user_text: str) -> list[str]:
-        """Text blocks plugins want injected before a model turn; a failing plugin is logged and skipped."""
-        blocks: list[str] = []
-        for _, result in self._plugins.call_each("prompt_context", context=context, user_text=user_text):
-            if isinstance(result, str):
-                result = [result]
-            for block in result or ():
-                if isinstance(block, str) and block.strip():
-                    blocks.append(block)
-        return blocks
+        """Text blocks plugins want injected before a model turn; a failing or late plugin is logged and skipped."""
+        return self._plugins.prompt_context(context, user_text)
 
     def after_turn(self, context: ToolContext, transcript: Sequence[Message]) -> None:
-        """Let plugins observe a finished turn; a failing plugin is logged and skipped."""
-        self._plugins.call_each("after_turn", context=context, transcript=list(transcript))
+        """Let plugins observe a finished turn; a failing or late plugin is logged and skipped."""
+        self._plugins.after_turn(context, list(transcript))
 
     async def aprompt_context(self, context: ToolContext, user_text: str) -> list[str]:
         """Async twin of ``prompt_context`` (hooks run on a worker thread)."""
@@ -415,8 +409,9 @@ class Runtime:
             self._closed = True
         atexit.unregister(self._atexit)
         try:
-            self._plugins.call_each("shutdown", runtime=self)
+            self._plugins.shutdown(self)
         finally:
+            self._plugins.close()
             self._pool.close()
             self._loop.close()
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextvars
 import inspect
+import logging
 import re
 import sys
-from collections.abc import Callable
+import threading
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +17,19 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from junior_core import Actor, Conversation, Message, Runtime, Source, Tool, ToolContext, hookimpl, hookspecs
+from junior_core import (
+    Actor,
+    Conversation,
+    Message,
+    PluginError,
+    RegistrationError,
+    Runtime,
+    Source,
+    Tool,
+    ToolContext,
+    hookimpl,
+    hookspecs,
+)
 from tests.conftest import OBJECT, echo
 
 DOCS = Path(__file__).parent.parent / "docs" / "hooks.md"
@@ -194,3 +210,338 @@ rt = Runtime(plugins=[P()])
 def test_hookimpl_marker_is_reexported() -> None:
     assert hookimpl.project_name == "junior"
     assert re.match(r"^[a-z_]+$", "".join(hookspecs.HOOK_NAMES))
+
+
+# -- order, options and the veto, as pluggy promises --------------------------------------------
+def _block(name: str, **options: bool) -> object:
+    class Block:
+        junior_plugin_name = name
+
+        @hookimpl(**options)
+        def prompt_context(self) -> str:
+            return name
+
+    return Block()
+
+
+def test_tryfirst_and_trylast_set_the_call_order(make_runtime: Callable[..., Runtime]) -> None:
+    rt = make_runtime(
+        _block("last", trylast=True), _block("plain-1"), _block("first", tryfirst=True), _block("plain-2")
+    )
+    assert rt.prompt_context(CTX, "hi") == ["first", "plain-1", "plain-2", "last"]
+    assert rt.plugin_set.implementers("prompt_context") == ["first", "plain-1", "plain-2", "last"]
+
+
+class _Tools:
+    junior_plugin_name = "tools"
+
+    def __init__(self) -> None:
+        self.ran: list[dict[str, Any]] = []
+
+    @hookimpl
+    def register_sources(self, register: Any) -> None:
+        def run(arguments: dict[str, Any], context: Any) -> str:
+            self.ran.append(arguments)
+            return "ran"
+
+        register(Source("x", "X."), tools=[Tool("t", "T.", {"type": "object"}, run)])
+
+
+def test_before_tool_execute_stops_at_the_first_veto_in_pluggy_order(make_runtime: Callable[..., Runtime]) -> None:
+    asked: list[str] = []
+
+    class Audit:
+        junior_plugin_name = "audit"
+
+        @hookimpl
+        def before_tool_execute(self, tool: Tool) -> None:
+            asked.append("audit")
+
+    class Gate:
+        junior_plugin_name = "gate"
+
+        @hookimpl(tryfirst=True)
+        def before_tool_execute(self, arguments: dict[str, Any]) -> str | None:
+            asked.append("gate")
+            return "Closed for maintenance; try after 18:00." if arguments.get("closed") else None
+
+    class Later:
+        junior_plugin_name = "later"
+
+        @hookimpl(trylast=True)
+        def before_tool_execute(self) -> str:
+            asked.append("later")
+            return "Refused by the last policy."
+
+    tools = _Tools()
+    rt = make_runtime(tools, Audit(), Later(), Gate())
+    vetoed = rt.execute_tool("x__t", {"closed": True}, CTX)
+    assert vetoed["error"] == {"code": "not_permitted", "message": "Closed for maintenance; try after 18:00."}
+    assert asked == ["gate"] and tools.ran == []
+    asked.clear()
+    assert rt.execute_tool("x__t", {"closed": False}, CTX)["error"]["message"] == "Refused by the last policy."
+    assert asked == ["gate", "audit", "later"] and tools.ran == []
+
+
+@pytest.mark.parametrize("option", ["wrapper", "hookwrapper"])
+def test_hook_wrappers_are_refused_at_registration_naming_the_plugin(
+    make_runtime: Callable[..., Runtime], option: str
+) -> None:
+    class Wrapping:
+        junior_plugin_name = "wrapping-policy"
+
+        @hookimpl(**{option: True})
+        def before_tool_execute(self) -> Any:
+            return (yield)
+
+    with pytest.raises(RegistrationError, match=r"plugin 'wrapping-policy': before_tool_execute is a hook wrapper"):
+        make_runtime(_Tools(), Wrapping())
+    tools = _Tools()
+    rt = make_runtime(tools, Wrapping(), strict=False)
+    info = {i.name: i for i in rt.plugins}["wrapping-policy"]
+    assert info.status == "failed" and f"{option}=True" in (info.error or "") and "tryfirst" in (info.error or "")
+    assert rt.execute_tool("x__t", {}, CTX) == {"ok": True, "tool_name": "x__t", "result": "ran"}
+
+
+def test_tracing_is_pluggy_hook_call_monitoring(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], make_runtime: Callable[..., Runtime]
+) -> None:
+    monkeypatch.setenv("JUNIOR_TRACE_PLUGINS", "1")
+    rt = make_runtime(_block("recall"))
+    rt.prompt_context(CTX, "hi")
+    err = capsys.readouterr().err
+    assert "[junior] prompt_context -> recall()" in err
+    assert re.search(r"\[junior\] prompt_context <- recall: returned 'recall' in \d+\.\d ms", err)
+    # A direct pluggy call is traced too: the monitor sits in pluggy, not in junior's loop.
+    assert rt.plugin_set.pm.hook.prompt_context(context=CTX, user_text="hi") == ["recall"]
+    assert "[junior] prompt_context -> recall()" in capsys.readouterr().err
+
+
+def test_hook_calls_see_the_callers_context_variables(make_runtime: Callable[..., Runtime]) -> None:
+    request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="none")
+
+    class Tagger:
+        @hookimpl
+        def prompt_context(self) -> str:
+            return f"request {request_id.get()}"
+
+    rt = make_runtime(Tagger())
+    request_id.set("r-42")
+    assert rt.prompt_context(CTX, "hi") == ["request r-42"]
+
+
+# -- deadlines -------------------------------------------------------------------------------------
+GENEROUS_S = 10.0  # far above the deadlines below; only a hook call that waits for the hang could exceed it
+
+
+@pytest.fixture
+def never() -> Iterator[threading.Event]:
+    """An event no hook sees set during the test: waiting on it never returns. Set afterwards to free the threads."""
+    event = threading.Event()
+    yield event
+    event.set()
+
+
+def _late(name: str, release: threading.Event, *hooks: str) -> Any:
+    """A plugin whose given hooks block until ``release`` is set."""
+
+    class Late:
+        junior_plugin_name = name
+
+        def __init__(self) -> None:
+            self.entered: list[str] = []
+
+        def _wait(self, hook: str) -> None:
+            self.entered.append(hook)
+            release.wait()
+
+    plugin = Late()
+    for hook in hooks:
+
+        def impl(self: Any, _hook: str = hook) -> Any:
+            self._wait(_hook)
+            return "too late" if _hook in ("prompt_context", "before_tool_execute") else None
+
+        impl.__name__ = hook
+        setattr(Late, hook, hookimpl(specname=hook)(impl))
+    return plugin
+
+
+def _error(rt: Runtime, plugin: str) -> str:
+    return {i.name: i for i in rt.plugins}[plugin].error or ""
+
+
+def test_a_prompt_context_that_never_returns_is_skipped_and_logged(
+    make_runtime: Callable[..., Runtime], never: threading.Event, caplog: pytest.LogCaptureFixture
+) -> None:
+    rt = make_runtime(_late("stuck-recall", never, "prompt_context"), _block("fast"), hook_timeout_s=0.2)
+    start = time.monotonic()
+    assert rt.prompt_context(CTX, "hi") == ["fast"]
+    assert time.monotonic() - start < GENEROUS_S
+    assert "prompt_context did not return within 0.2 s; its part was skipped" in _error(rt, "stuck-recall")
+    assert any("stuck-recall" in r.getMessage() and "did not return" in r.getMessage() for r in caplog.records)
+
+
+def test_a_sleeping_prompt_context_is_skipped_and_a_fast_one_is_kept(make_runtime: Callable[..., Runtime]) -> None:
+    class Sleepy:
+        junior_plugin_name = "sleepy"
+
+        @hookimpl
+        def prompt_context(self) -> str:
+            time.sleep(3)
+            return "slept"
+
+    rt = make_runtime(Sleepy(), _block("fast"), hook_timeout_s=0.1)
+    assert rt.prompt_context(CTX, "hi") == ["fast"]
+    assert "within 0.1 s" in _error(rt, "sleepy")
+
+
+def test_an_after_turn_that_never_returns_does_not_hold_the_turn(
+    make_runtime: Callable[..., Runtime], never: threading.Event
+) -> None:
+    seen: list[int] = []
+
+    class Observer:
+        @hookimpl
+        def after_turn(self, transcript: list[Message]) -> None:
+            seen.append(len(transcript))
+
+    rt = make_runtime(_late("stuck-observer", never, "after_turn"), Observer(), hook_timeout_s=0.2)
+    start = time.monotonic()
+    rt.after_turn(CTX, [Message("user", "hi", actor=CTX.actor)])
+    assert time.monotonic() - start < GENEROUS_S
+    assert seen == [1]
+    assert "after_turn did not return within 0.2 s" in _error(rt, "stuck-observer")
+
+
+def test_a_policy_that_never_answers_denies_the_call(
+    make_runtime: Callable[..., Runtime], never: threading.Event
+) -> None:
+    tools = _Tools()
+    rt = make_runtime(tools, _late("stuck-policy", never, "before_tool_execute"), hook_timeout_s=0.2)
+    out = rt.execute_tool("x__t", {}, CTX)
+    assert out["ok"] is False and out["error"]["code"] == "not_permitted"
+    assert "did not answer in time" in out["error"]["message"]
+    assert tools.ran == []
+
+
+def test_a_plugin_with_hung_calls_is_not_called_again_until_one_returns(
+    make_runtime: Callable[..., Runtime]
+) -> None:
+    from junior_core.plugins import MAX_OVERDUE_CALLS
+
+    release = threading.Event()
+    try:
+        late = _late("stuck", release, "prompt_context")
+        rt = make_runtime(late, _block("fast"), hook_timeout_s=0.05)
+        for _ in range(MAX_OVERDUE_CALLS + 3):
+            assert rt.prompt_context(CTX, "hi") == ["fast"]
+        deadline = time.monotonic() + GENEROUS_S
+        while len(late.entered) < MAX_OVERDUE_CALLS and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert late.entered == ["prompt_context"] * MAX_OVERDUE_CALLS
+    finally:
+        release.set()
+    rt.plugin_set.hook_timeout_s = GENEROUS_S
+    assert rt.prompt_context(CTX, "hi") in (["fast"], ["too late", "fast"])  # the overdue calls are draining
+    while rt.prompt_context(CTX, "hi") != ["too late", "fast"]:
+        assert time.monotonic() < deadline + GENEROUS_S
+        time.sleep(0.01)
+
+
+def test_a_startup_that_never_returns_does_not_hang_the_host(
+    make_runtime: Callable[..., Runtime], never: threading.Event
+) -> None:
+    tools = _Tools()
+    start = time.monotonic()
+    rt = make_runtime(tools, _late("stuck-start", never, "startup"), strict=False, startup_timeout_s=0.2)
+    assert time.monotonic() - start < GENEROUS_S
+    assert "startup did not return within 0.2 s" in _error(rt, "stuck-start")
+    assert rt.execute_tool("x__t", {}, CTX)["ok"] is True
+    with pytest.raises(PluginError, match=r"plugin 'stuck-start': startup did not return within 0.2 s"):
+        make_runtime(tools, _late("stuck-start", never, "startup"), startup_timeout_s=0.2)
+
+
+def test_register_sources_and_shutdown_that_never_return_do_not_hang_the_host(
+    make_runtime: Callable[..., Runtime], never: threading.Event
+) -> None:
+    start = time.monotonic()
+    rt = make_runtime(
+        _Tools(), _late("stuck", never, "register_sources", "shutdown"), strict=False, startup_timeout_s=0.2
+    )
+    info = {i.name: i for i in rt.plugins}["stuck"]
+    assert info.status == "failed" and "register_sources did not return within 0.2 s" in (info.error or "")
+    assert rt.sources == [{"id": "x", "description": "X."}]
+    rt2 = make_runtime(_late("stuck-close", never, "shutdown"), startup_timeout_s=0.2)
+    rt2.close()
+    assert rt2.closed and "shutdown did not return within 0.2 s" in _error(rt2, "stuck-close")
+    assert time.monotonic() - start < GENEROUS_S
+
+
+def test_hook_deadlines_come_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch, make_runtime: Callable[..., Runtime], caplog: pytest.LogCaptureFixture
+) -> None:
+    from junior_core.plugins import DEFAULT_HOOK_TIMEOUT_S
+
+    monkeypatch.setenv("JUNIOR_HOOK_TIMEOUT_S", "0.5")
+    monkeypatch.setenv("JUNIOR_STARTUP_TIMEOUT_S", "7")
+    rt = make_runtime()
+    assert (rt.plugin_set.hook_timeout_s, rt.plugin_set.startup_timeout_s) == (0.5, 7.0)
+    assert make_runtime(hook_timeout_s=2).plugin_set.hook_timeout_s == 2.0
+    with pytest.raises(ValueError, match="a hook deadline must be a number of seconds greater than 0, not 0"):
+        make_runtime(startup_timeout_s=0)
+    for typo in ("soon", "-1", "inf"):
+        monkeypatch.setenv("JUNIOR_HOOK_TIMEOUT_S", typo)
+        with caplog.at_level(logging.WARNING, logger="junior.plugins"):
+            assert make_runtime().plugin_set.hook_timeout_s == DEFAULT_HOOK_TIMEOUT_S
+        assert f"JUNIOR_HOOK_TIMEOUT_S='{typo}' is not a number of seconds greater than 0; using 10 s" in caplog.text
+
+
+def test_a_hook_raising_systemexit_or_its_own_timeout_is_that_plugins_failure(
+    make_runtime: Callable[..., Runtime]
+) -> None:
+    class Exits:
+        junior_plugin_name = "exits"
+
+        @hookimpl
+        def prompt_context(self) -> str:
+            raise SystemExit(3)
+
+    class OwnTimeout:
+        junior_plugin_name = "own-timeout"
+
+        @hookimpl
+        def prompt_context(self) -> str:
+            raise TimeoutError("the recall store timed out")
+
+    class Interrupts:
+        @hookimpl
+        def before_tool_execute(self) -> None:
+            raise KeyboardInterrupt
+
+    tools = _Tools()
+    rt = make_runtime(tools, Exits(), OwnTimeout(), _block("fast"), Interrupts())
+    assert rt.prompt_context(CTX, "hi") == ["fast"]
+    assert _error(rt, "exits") == "prompt_context failed: SystemExit: 3"
+    assert _error(rt, "own-timeout") == "prompt_context failed: TimeoutError: the recall store timed out"
+    out = rt.execute_tool("x__t", {}, CTX)
+    assert out["error"]["code"] == "not_permitted" and "a policy check failed" in out["error"]["message"]
+    assert tools.ran == []
+
+
+def test_shutdown_still_runs_when_no_new_thread_can_start(make_runtime: Callable[..., Runtime]) -> None:
+    from unittest import mock
+
+    ran_on: list[str] = []
+
+    class P:
+        @hookimpl
+        def shutdown(self) -> None:
+            ran_on.append(threading.current_thread().name)
+
+    rt = make_runtime(P())
+    # What Python 3.12+ may raise for a thread started from an atexit handler, where unclosed runtimes close.
+    refused = RuntimeError("can't create new thread at interpreter shutdown")
+    with mock.patch("threading.Thread.start", side_effect=refused):
+        rt.close()
+    assert ran_on == [threading.current_thread().name]

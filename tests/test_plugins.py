@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -64,7 +65,8 @@ def test_broken_installed_plugins_are_reported_and_the_rest_load(site: Path) -> 
     assert broken["status"] == "failed" and broken["distribution"] == "junior-test-broken-import"
     assert "junior_dependency_that_does_not_exist" in broken["error"]
     assert rows["bad-hook-arg"]["status"] == "failed" and "catalog" in rows["bad-hook-arg"]["error"]
-    assert rows["misspelled"]["status"] == "failed" and "register_source" in rows["misspelled"]["error"]
+    assert rows["misspelled"]["status"] == "failed"
+    assert rows["misspelled"]["error"].endswith("unknown hook 'register_source'; did you mean 'register_sources'?")
     clone = rows["good-clone"]
     assert clone["status"] == "failed"
     assert "'good'" in clone["error"] and "already registered by plugin 'good'" in clone["error"]
@@ -96,6 +98,7 @@ def test_allowlist_and_denylist_apply_before_import(site: Path) -> None:
 def test_trace_prints_hook_calls(site: Path) -> None:
     proc = junior(site, "sources", JUNIOR_TRACE_PLUGINS="1", JUNIOR_LOAD_PLUGINS="good")
     assert "[junior] register_sources -> good(register)" in proc.stderr
+    assert re.search(r"\[junior\] register_sources <- good: returned None in \d+\.\d ms", proc.stderr)
 
 
 def test_from_entry_points_in_process_sees_installed_example(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -115,8 +118,31 @@ def test_misspelled_hook_is_named(make_runtime: Callable[..., Runtime]) -> None:
         def register_sourcez(self, register: Any) -> None:
             pass
 
-    with pytest.raises(PluginError, match="typo.*register_sourcez"):
+    with pytest.raises(PluginError, match="typo.*register_sourcez'; did you mean 'register_sources'"):
         make_runtime(Typo())
+
+
+def test_an_unknown_hook_far_from_any_name_lists_the_hooks(make_runtime: Callable[..., Runtime]) -> None:
+    class Stranger:
+        junior_plugin_name = "stranger"
+
+        @hookimpl
+        def on_message(self) -> None:
+            pass
+
+    with pytest.raises(PluginError, match="unknown hook 'on_message'; junior's hooks are register_sources, "):
+        make_runtime(Stranger())
+
+
+def test_an_optional_hook_without_a_spec_is_allowed(make_runtime: Callable[..., Runtime]) -> None:
+    class Forward:
+        junior_plugin_name = "forward"
+
+        @hookimpl(optionalhook=True)
+        def tool_visible(self) -> bool:
+            return True
+
+    assert make_runtime(Forward()).plugin_set.loaded == ["forward"]
 
 
 def test_unmarked_methods_are_ignored(make_runtime: Callable[..., Runtime]) -> None:
