@@ -158,10 +158,11 @@ class _View:
         if pair is None:
             summary = summarize(entry.tool.description)
             annotations = dict(entry.tool.annotations or {})
-            plain = {"tool_name": entry.tool_name, "description": summary, "input_schema": entry.tool.input_schema,
-                     "annotations": annotations}
-            sourced = {"tool_name": entry.tool_name, "description": summary, "source": entry.source_id,
-                       "input_schema": entry.tool.input_schema, "annotations": annotations}
+            schema = entry.tool.input_schema
+            plain: dict[str, Any] = {"tool_name": entry.tool_name, "description": summary, "input_schema": schema,
+                                     "annotations": annotations}
+            sourced: dict[str, Any] = {"tool_name": entry.tool_name, "description": summary,
+                                       "source": entry.source_id, "input_schema": schema, "annotations": annotations}
             pair = self._tool_dicts[entry.tool_name] = (plain, sourced)
         row = pair[1] if with_source else pair[0]
         return {**row, "annotations": dict(row["annotations"])}
@@ -236,7 +237,7 @@ class Discovery:
         try:
             while self.index.version != self.catalog.version:
                 self._build_index(self.view())
-        except Exception:  # noqa: BLE001 - a failed rebuild leaves the old index answering; the next search retries
+        except Exception:
             log.exception("rebuilding the search index failed")
 
     def wait_for_index(self, timeout: float | None = None) -> bool:

@@ -27,7 +27,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import math
 import re
 import threading
 from collections import Counter
