@@ -186,7 +186,7 @@ def split_halves(queries: Sequence[Query], seed: int = SPLIT_SEED) -> tuple[list
 
 def runtime(*datasets: Dataset) -> Runtime:
     """A Runtime whose only plugins register the given datasets."""
-    return Runtime(plugins=[DatasetPlugin(datasets)])
+    return Runtime(plugins=[DatasetPlugin(datasets)], index_cache=False)  # every figure is a cold build
 
 
 def docs(rt: Runtime, source_ids: Iterable[str] | None = None) -> list[ToolDoc]:

@@ -1,4 +1,4 @@
-"""Discovery: natural requests to remember, recall, list and forget find the right memory tool in searchTools' top 3.
+"""Discovery: natural requests to remember, recall, list and forget find the right memory tool first in searchTools.
 
 Each request runs twice: searching inside source ``memory`` and searching the whole catalog, where the
 stand-in notes, reminders and tickets sources compete for the same words. The scripted reference searches
@@ -51,9 +51,9 @@ def _case(slug: str, text: str, expected: str, source: str | None) -> Case:
     return Case(
         id=f"discovery/{key}",
         known_issue=KNOWN_ISSUES.get(key),
-        description=f"{text!r} finds {expected} in the top 3 {where}.",
+        description=f"{text!r} finds {expected} first {where}.",
         scenario=Scenario([mention("U1", text)]),
-        checks=[searched_top(expected, top=3)],
+        checks=[searched_top(expected, top=1)],
         rubric=Rubric(passes=[f"Finds and uses {expected} for the request."]),
         reference=Agent([searches(None, source)]),
         controls=[
