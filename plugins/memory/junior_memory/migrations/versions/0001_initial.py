@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
-from junior_memory.models import UTCDateTime
+from junior_memory.tables import UTCDateTime
 
 revision = "0001"
 down_revision = None
