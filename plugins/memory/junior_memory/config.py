@@ -12,6 +12,7 @@ __all__ = [
     "ENV_REVIEWER",
     "ENV_TIMEOUT",
     "ENV_URL",
+    "connect_url",
     "default_path",
     "display_url",
     "mask_urls",
@@ -77,6 +78,16 @@ def _split_userinfo(rest: str) -> tuple[str, str] | None:
     if at < 0:
         return None
     return rest[:at], rest[at + 1 :]
+
+
+def connect_url(url: str) -> str:
+    """The URL as SQLAlchemy should read it: a raw ``@`` in the user or password percent-encoded."""
+    scheme, sep, rest = url.partition("://")
+    split = _split_userinfo(rest) if sep else None
+    if split is None or "@" not in split[0]:
+        return url
+    userinfo, hostpart = split
+    return f"{scheme}://{userinfo.replace('@', '%40')}@{hostpart}"
 
 
 def display_url(url: str) -> str:

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from junior_memory.config import display_url, mask_urls
+from junior_memory.config import connect_url, display_url, mask_urls
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import URL, Connection, Engine
@@ -204,12 +204,18 @@ class Database:
             raise MemoryConfigError(
                 f"memory database URL {self.display_url} cannot be used: {type(exc).__name__}: {mask_urls(str(exc))}"
             ) from None
+        except ValueError:
+            # SQLAlchemy's parse errors quote the part they choke on, which may be part of a password.
+            raise MemoryConfigError(
+                f"memory database URL {self.display_url} cannot be parsed; check the host and port, and "
+                "percent-encode special characters in the user name and password"
+            ) from None
 
     def _create_engine(self, create_dirs: bool) -> Engine:
         from sqlalchemy import create_engine, event
         from sqlalchemy.engine import make_url
 
-        parsed = make_url(self.url)
+        parsed = make_url(connect_url(self.url))
         self.backend = parsed.get_backend_name()
         if self.backend != "sqlite":
             connect_args = _postgres_connect_args(parsed, self.timeout) if self.backend == "postgresql" else {}
