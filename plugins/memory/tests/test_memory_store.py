@@ -271,3 +271,49 @@ def test_a_new_database_file_at_an_explicit_path_is_0600(tmp_path: Path, umask_0
         assert _mode(path.parent) == 0o755  # a directory the operator chose is theirs to set
     finally:
         store.close()
+
+
+def test_the_table_metadata_equals_the_migrated_schema(db_url: str) -> None:
+    """The ORM metadata the queries are built from is exactly what the migrations create, on each dialect."""
+    from alembic.autogenerate import compare_metadata
+    from alembic.migration import MigrationContext
+    from junior_memory.store import VERSION_TABLE
+    from junior_memory.tables import Base, include_object
+    from sqlalchemy import inspect
+
+    store = MemoryStore(db_url)
+    try:
+        store.ensure_schema()
+        dialect = store.backend
+
+        def compare(conn: Any) -> dict[str, Any]:
+            context = MigrationContext.configure(conn, opts={
+                "version_table": VERSION_TABLE, "include_object": include_object(dialect), "compare_type": True,
+                "compare_server_default": True,
+            })
+            inspector = inspect(conn)
+            tables = [t.name for t in Base.metadata.sorted_tables]
+            return {
+                "diff": compare_metadata(context, Base.metadata),
+                "checks": {t: sorted(c["name"] for c in inspector.get_check_constraints(t)) for t in tables},
+                "columns": {t: {c["name"]: c.get("computed") for c in inspector.get_columns(t)} for t in tables},
+            }
+
+        found = store.db.unit(compare, write=False)
+    finally:
+        store.close()
+    assert found["diff"] == []
+    expected_checks = {
+        t.name: sorted(str(c.name) for c in t.constraints if c.__class__.__name__ == "CheckConstraint")
+        for t in Base.metadata.sorted_tables
+    }
+    assert expected_checks["junior_memory_memories"] == [
+        "ck_junior_memory_memories_kind", "ck_junior_memory_memories_origin", "ck_junior_memory_memories_scope",
+    ]
+    assert found["checks"] == expected_checks
+    memories = found["columns"]["junior_memory_memories"]
+    if dialect == "postgresql":
+        assert memories["search_vector"]["persisted"] is True
+        assert "to_tsvector('english'::regconfig, content)" in memories["search_vector"]["sqltext"]
+    else:
+        assert "search_vector" not in memories
