@@ -134,7 +134,7 @@ class MemoryPlugin:
             return None
         except MemoryConfigError:
             return None  # store() logged what to fix
-        return recall_block(records)
+        return recall_block(records, context.actor.key if context.actor else None)
 
     @hookimpl
     def after_turn(self, context: ToolContext, transcript: Sequence[Message]) -> None:
