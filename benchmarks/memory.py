@@ -80,7 +80,7 @@ def database(backend: str) -> Iterator[str]:
 
 def seed(store: MemoryStore, count: int, words: list[str], weights: list[float], rng: random.Random) -> float:
     """Bulk-insert ``count`` memories: 70% workspace procedures/knowledge, 30% personal across many actors."""
-    from junior_memory.models import Memory
+    from junior_memory.tables import Memory
     from sqlalchemy import insert
 
     store.ensure_schema()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -62,8 +63,8 @@ def lists_preference(answer: str = 'The stored memory reads: "{content}"') -> An
 
 def recalled(view: ScriptView, kind: str = "preference") -> str | None:
     """The first recalled memory of ``kind`` in the system prompt's recall block."""
-    match = re.search(rf"^- \({kind}, saved [^)]*\) (.+)$", view.system, re.MULTILINE)
-    return match.group(1).strip() if match else None
+    match = re.search(rf"^- {kind} saved by .+? on \d{{4}}-\d{{2}}-\d{{2}}: (\".*\")$", view.system, re.MULTILINE)
+    return str(json.loads(match.group(1))).strip() if match else None
 
 
 # -- explicit first-person preference --------------------------------------------------------------

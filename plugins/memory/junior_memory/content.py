@@ -13,6 +13,7 @@ from junior_core import ToolError
 __all__ = [
     "MAX_CONTENT",
     "check_content",
+    "check_text",
     "content_hash",
     "credential_kind",
     "format_time",
@@ -59,6 +60,9 @@ _CREDENTIAL_PATTERNS: tuple[tuple[str, str], ...] = (
     ),
 )
 
+# Lone UTF-16 surrogates (a broken "\ud83d" escape decodes to one): no database can store them as UTF-8.
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
 # Control characters other than tab, newline and carriage return: Postgres refuses NUL, and none belong in a memory.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
@@ -76,9 +80,21 @@ def credential_kind(text: str) -> str | None:
     return None
 
 
+def check_text(value: str, field: str) -> str:
+    """``value`` if it is valid Unicode text, else ``ToolError('invalid_arguments')`` naming ``field``."""
+    if _SURROGATE.search(value):
+        raise ToolError(
+            "invalid_arguments",
+            f"{field} is not valid Unicode text: it holds a lone surrogate (often half of a broken emoji escape "
+            "such as \\ud83d). Nothing was saved or read; send the text again as plain UTF-8.",
+            details=[{"path": field, "message": "contains a lone UTF-16 surrogate"}],
+        )
+    return value
+
+
 def check_content(content: str) -> str:
-    """Return the content to store (surrounding whitespace trimmed) or raise ``ToolError('rejected')``."""
-    text = content.strip()
+    """Return the content to store (surrounding whitespace trimmed) or raise a ``ToolError`` saying why not."""
+    text = check_text(content, "content").strip()
     if not text:
         raise ToolError("rejected", "The memory is empty. Nothing was saved; pass the fact to remember as content.")
     if len(text) > MAX_CONTENT:
@@ -136,7 +152,14 @@ def parse_expires(value: str | None, now: datetime) -> datetime | None:
         ) from None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
-    parsed = parsed.astimezone(UTC)
+    try:
+        parsed = parsed.astimezone(UTC)
+    except OverflowError:  # 9999-12-31T23:00:00-05:00 is past the last representable instant
+        raise ToolError(
+            "invalid_arguments",
+            f"expires_at {raw[:40]!r} is out of range. Nothing was saved; use a date before 9999-12-31, or 'never'.",
+            details=[{"path": "expires_at", "message": "out of range"}],
+        ) from None
     if parsed <= now:
         raise ToolError(
             "rejected",

@@ -58,6 +58,8 @@ class MemoryPlugin:
         ``JUNIOR_MEMORY_EXTRACTOR=module:attr``, else none (extraction off).
     :param reviewer: a ``MemoryReviewer`` asked before each explicit ``memory__remember`` is stored; default
         ``JUNIOR_MEMORY_REVIEWER=module:attr``, else none (writes are stored as the model gave them).
+    :param timeout: seconds any one database wait may take before memory answers ``unavailable``; default
+        ``JUNIOR_MEMORY_TIMEOUT``, else 5.
     """
 
     junior_plugin_name = "memory"
@@ -68,8 +70,10 @@ class MemoryPlugin:
         *,
         extractor: MemoryExtractor | None = None,
         reviewer: MemoryReviewer | None = None,
+        timeout: float | None = None,
     ) -> None:
         self.url = resolve_url(url)
+        self.timeout = timeout
         self._explicit_url = url is not None
         if extractor is None:
             extractor = _from_env(ENV_EXTRACTOR, "extract", "passive extraction")
@@ -94,7 +98,7 @@ class MemoryPlugin:
                     from junior_memory.store import MemoryConfigError, MemoryStore
 
                     try:
-                        self._store = MemoryStore(self.url, create_dirs=not self._explicit_url)
+                        self._store = MemoryStore(self.url, create_dirs=not self._explicit_url, timeout=self.timeout)
                     except MemoryConfigError as exc:
                         # A setup mistake, not an outage: the tool fails (tool_failed) and the log says what to fix.
                         origin = "MemoryPlugin(url=...)" if self._explicit_url else ENV_URL
@@ -130,7 +134,7 @@ class MemoryPlugin:
             return None
         except MemoryConfigError:
             return None  # store() logged what to fix
-        return recall_block(records)
+        return recall_block(records, context.actor.key if context.actor else None)
 
     @hookimpl
     def after_turn(self, context: ToolContext, transcript: Sequence[Message]) -> None:

@@ -22,7 +22,7 @@ from junior_core import Runtime
 if str(Path(__file__).parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).parent))
 
-from memory_helpers import POSTGRES_URL, admin_conninfo, schema_url
+from memory_helpers import POSTGRES_URL, ThrowawayPostgres, admin_conninfo, schema_url
 
 REQUIRE_POSTGRES = os.environ.get("JUNIOR_REQUIRE_POSTGRES", "") == "1"
 
@@ -61,6 +61,22 @@ def postgres_schema() -> Iterator[str]:
             yield schema
         finally:
             conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+@pytest.fixture(scope="module")
+def throwaway_postgres() -> Iterator[ThrowawayPostgres]:
+    """A private Postgres cluster this test may freeze; fails instead of skipping under JUNIOR_REQUIRE_POSTGRES=1."""
+    try:
+        server = ThrowawayPostgres()
+    except Exception as exc:  # noqa: BLE001 - any reason a cluster cannot start is reported the same way
+        message = f"cannot start a throwaway Postgres cluster: {exc}"
+        if REQUIRE_POSTGRES:
+            pytest.fail(message)
+        pytest.skip(message)
+    try:
+        yield server
+    finally:
+        server.close()
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

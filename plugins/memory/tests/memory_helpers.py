@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 from junior_core import Actor, Conversation, ToolContext
+
+T = TypeVar("T")
 
 POSTGRES_URL = os.environ.get("JUNIOR_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 
@@ -70,3 +74,105 @@ def schema_url(schema: str) -> str:
 
     url = make_url(POSTGRES_URL).update_query_dict({"options": f"-csearch_path={schema}"})
     return url.render_as_string(hide_password=False)
+
+
+class ThrowawayPostgres:
+    """A private Postgres cluster on a free port, started for a test that freezes it (never the shared server)."""
+
+    def __init__(self) -> None:
+        import glob
+        import shutil
+        import socket
+        import subprocess
+        import tempfile
+        from pathlib import Path
+
+        bindirs = sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=lambda p: int(p.split("/")[-2]))
+        pg_config = shutil.which("pg_config")
+        if pg_config:
+            bindirs.append(subprocess.run([pg_config, "--bindir"], capture_output=True, text=True).stdout.strip())
+        bindir = next((Path(d) for d in reversed(bindirs) if (Path(d) / "initdb").exists()), None)
+        if bindir is None:
+            raise RuntimeError("no Postgres server binaries (initdb, pg_ctl) found")
+        self.root = Path(tempfile.mkdtemp(prefix="junior-pg-"))
+        self.data = self.root / "data"
+        # initdb refuses to run as root: run the server as the postgres user, which owns the directory.
+        self._as = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        if self._as:
+            shutil.chown(self.root, "postgres")
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self._pg_ctl = str(bindir / "pg_ctl")
+        self._run([str(bindir / "initdb"), "-D", str(self.data), "-A", "trust", "-U", "postgres", "--no-sync",
+                   "-E", "UTF8", "--locale=C"])
+        options = (f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off "
+                   "-c full_page_writes=off -c shared_buffers=16MB -c max_connections=20")
+        self._run([self._pg_ctl, "-D", str(self.data), "-l", str(self.root / "log"), "-o", options, "-w", "-t",
+                   "60", "start"])
+        self.url = f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/postgres"
+
+    def _run(self, command: list[str]) -> None:
+        import subprocess
+
+        proc = subprocess.run([*self._as, *command], capture_output=True, text=True, timeout=120)
+        if proc.returncode != 0:
+            raise RuntimeError(f"{command[0]} failed: {proc.stderr or proc.stdout}")
+
+    def pids(self) -> list[int]:
+        """The postmaster and every process it started."""
+        from pathlib import Path
+
+        postmaster = int((self.data / "postmaster.pid").read_text().split()[0])
+        children = []
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == postmaster:
+                children.append(int(stat.parent.name))
+        return [postmaster, *children]
+
+    @contextlib.contextmanager
+    def frozen(self) -> Iterator[None]:
+        """Stop every process of this cluster (as in a network partition: nothing answers), then resume them."""
+        import signal
+
+        pids = self.pids()
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            for pid in pids:
+                os.kill(pid, signal.SIGCONT)
+
+    def close(self) -> None:
+        import shutil
+
+        try:
+            self._run([self._pg_ctl, "-D", str(self.data), "-m", "immediate", "-w", "stop"])
+        finally:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+
+def within(seconds: float, fn: Callable[[], T]) -> T:
+    """``fn()``, which must return within ``seconds``: a guard against hangs, not a speed measurement."""
+    import threading
+
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - re-raised on the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"still waiting after {seconds} s: the database wait is not bounded"
+    if "error" in box:
+        raise box["error"]
+    return box["value"]  # type: ignore[no-any-return]

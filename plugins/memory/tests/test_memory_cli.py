@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -10,8 +11,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import click
+import pytest
 from click.testing import CliRunner
 from junior_memory import MemoryPlugin
+from junior_memory.config import display_url
 from junior_memory.store import HEAD_REVISION
 from memory_helpers import ctx, ok
 
@@ -103,3 +106,53 @@ def test_real_junior_command_uses_the_installed_plugin(db_url: str) -> None:
     assert stats["by_scope"] == {"personal": 1} and stats["by_origin"] == {"tool": 1}
     (row,) = run("memory", "list", "--json")["memories"]
     assert row["scope_key"].startswith("local:local:") and row["source_key"] == "local:local:cli:main"
+
+
+# A password with '@' and ':' in it, and another secret in the query string; port 1 refuses connections.
+SECRET_URL = "postgresql+psycopg://junior:p@ss:w0rd@127.0.0.1:1/test?sslmode=disable&password=qu3ry-s3cret"
+SECRETS = ("p@ss", "ss:w0rd", "w0rd", "qu3ry-s3cret")
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        (SECRET_URL, "postgresql+psycopg://junior:***@127.0.0.1:1/test?password=***&sslmode=disable"),
+        ("postgresql://junior:p%40ss@db/app", "postgresql://junior:***@db/app"),
+        ("postgresql://db/app?user=junior&sslpassword=w0rd", "postgresql://db/app?sslpassword=***&user=junior"),
+        ("sqlite:////var/lib/junior/memory.sqlite3", "sqlite:////var/lib/junior/memory.sqlite3"),
+    ],
+)
+def test_display_url_masks_every_secret(url: str, shown: str) -> None:
+    assert display_url(url) == shown
+
+
+def test_secrets_in_the_url_never_reach_info_errors_or_logs(caplog: pytest.LogCaptureFixture) -> None:
+    plugin = MemoryPlugin(url=SECRET_URL)
+    group = cli_for(plugin)
+    for args in (["memory", "info", "--json"], ["memory", "info"], ["memory", "stats"]):
+        result = CliRunner().invoke(group, args)
+        assert result.exit_code == 1, result.output
+        assert "junior:***@127.0.0.1:1/test" in result.output
+        assert not [s for s in SECRETS if s in result.output], result.output
+    info = json.loads(CliRunner().invoke(group, ["memory", "info", "--json"]).output)
+    assert info["url"] == display_url(SECRET_URL) and "unavailable" in info["error"]
+    assert repr(plugin) == f"<MemoryPlugin {display_url(SECRET_URL)}>"
+
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG), Runtime(plugins=[plugin]) as rt:
+        assert rt.prompt_context(ctx(), "tea") == []
+        rt.execute_tool("memory__list", {}, ctx())
+    logged = [r.getMessage() + (caplog.text if r.exc_info else "") for r in caplog.records]
+    assert any("memory recall skipped" in line for line in logged)
+    assert not [line for line in logged if any(s in line for s in SECRETS)]
+
+
+@pytest.mark.parametrize("url", ["notadb://junior:p@ss:w0rd@db/x?password=qu3ry-s3cret",
+                                 "postgresql://junior:p@ss:w0rd@db:port/x?password=qu3ry-s3cret"])
+def test_an_unusable_url_with_secrets_is_reported_masked(url: str, caplog: pytest.LogCaptureFixture) -> None:
+    group = cli_for(MemoryPlugin(url=url))
+    with caplog.at_level(logging.DEBUG):
+        result = CliRunner().invoke(group, ["memory", "stats"])
+    assert result.exit_code == 1 and "JUNIOR_MEMORY_URL" in result.output
+    assert "junior:***@" in result.output
+    assert not [s for s in SECRETS if s in result.output + caplog.text], result.output + caplog.text

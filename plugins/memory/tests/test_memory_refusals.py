@@ -101,3 +101,18 @@ def _ctx():  # type: ignore[no-untyped-def]
     from memory_helpers import ctx
 
     return ctx()
+
+
+@pytest.mark.parametrize("content", ["I like tea \ud83d", "\udc00 broken", "half an emoji \ud83d\u2615"])
+def test_a_lone_surrogate_is_invalid_arguments_not_a_failure(rt: Runtime, content: str) -> None:
+    error = err(rt.execute_tool("memory__remember", {"content": content, "kind": "knowledge"}, _ctx()),
+                "invalid_arguments")
+    assert "not valid Unicode" in error["message"] and "Nothing was saved" in error["message"]
+    assert error["details"] == [{"path": "content", "message": "contains a lone UTF-16 surrogate"}]
+
+
+@pytest.mark.parametrize("expires_at", ["9999-12-31T23:00:00-05:00", "9999-12-31T23:59:59.999999-00:01"])
+def test_an_expiry_past_the_last_representable_instant_is_invalid_arguments(rt: Runtime, expires_at: str) -> None:
+    error = err(rt.execute_tool("memory__remember", {"content": "Tea is in the kitchen", "kind": "knowledge",
+                                                     "expires_at": expires_at}, _ctx()), "invalid_arguments")
+    assert "out of range" in error["message"] and "'never'" in error["message"]

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import stat
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -204,3 +207,113 @@ def test_a_connection_dropped_by_the_server_is_retried_not_reported_unavailable(
         assert killed is not None and killed[0] >= 1
         assert len(ok(rt.execute_tool("memory__list", {}, ctx()))["memories"]) == 1
         ok(rt.execute_tool("memory__remember", {"content": "I like coffee too", "kind": "preference"}, ctx()))
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.fixture
+def umask_022() -> Iterator[None]:
+    old = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def test_the_embedded_database_is_readable_by_its_owner_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, umask_022: None
+) -> None:
+    from junior_memory.config import default_path
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.delenv("JUNIOR_MEMORY_URL", raising=False)
+    path = default_path()
+    assert str(path).startswith(str(tmp_path))
+    store = MemoryStore()
+    try:
+        store.remember(content="Desk 4 is mine", kind="preference", scope=personal_scope("slack:T1:U1"),
+                       actor_key=None, source_key=None, origin="api")
+        assert _mode(path.parent) == 0o700
+        # While a connection is open, WAL mode keeps the -wal and -shm files next to the database.
+        for name in (path.name, path.name + "-wal", path.name + "-shm"):
+            assert _mode(path.with_name(name)) == 0o600, name
+    finally:
+        store.close()
+
+
+def test_an_existing_default_directory_and_database_are_tightened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, umask_022: None
+) -> None:
+    from junior_memory.config import default_path
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.delenv("JUNIOR_MEMORY_URL", raising=False)
+    path = default_path()
+    path.parent.mkdir(parents=True, mode=0o755)
+    path.touch(mode=0o644)
+    store = MemoryStore()
+    try:
+        assert store.visible([personal_scope("slack:T1:U1")]) == []
+        assert (_mode(path.parent), _mode(path)) == (0o700, 0o600)
+    finally:
+        store.close()
+
+
+def test_a_new_database_file_at_an_explicit_path_is_0600(tmp_path: Path, umask_022: None) -> None:
+    path = tmp_path / "shared" / "memory.sqlite3"
+    path.parent.mkdir(mode=0o755)
+    store = MemoryStore(f"sqlite:///{path}")
+    try:
+        assert store.visible([personal_scope("slack:T1:U1")]) == []
+        assert [_mode(path.with_name(path.name + s)) for s in ("", "-wal", "-shm")] == [0o600] * 3
+        assert _mode(path.parent) == 0o755  # a directory the operator chose is theirs to set
+    finally:
+        store.close()
+
+
+def test_the_table_metadata_equals_the_migrated_schema(db_url: str) -> None:
+    """The ORM metadata the queries are built from is exactly what the migrations create, on each dialect."""
+    from alembic.autogenerate import compare_metadata
+    from alembic.migration import MigrationContext
+    from junior_memory.store import VERSION_TABLE
+    from junior_memory.tables import Base, include_object
+    from sqlalchemy import inspect
+
+    store = MemoryStore(db_url)
+    try:
+        store.ensure_schema()
+        dialect = store.backend
+
+        def compare(conn: Any) -> dict[str, Any]:
+            context = MigrationContext.configure(conn, opts={
+                "version_table": VERSION_TABLE, "include_object": include_object(dialect), "compare_type": True,
+                "compare_server_default": True,
+            })
+            inspector = inspect(conn)
+            tables = [t.name for t in Base.metadata.sorted_tables]
+            return {
+                "diff": compare_metadata(context, Base.metadata),
+                "checks": {t: sorted(c["name"] for c in inspector.get_check_constraints(t)) for t in tables},
+                "columns": {t: {c["name"]: c.get("computed") for c in inspector.get_columns(t)} for t in tables},
+            }
+
+        found = store.db.unit(compare, write=False)
+    finally:
+        store.close()
+    assert found["diff"] == []
+    expected_checks = {
+        t.name: sorted(str(c.name) for c in t.constraints if c.__class__.__name__ == "CheckConstraint")
+        for t in Base.metadata.sorted_tables
+    }
+    assert expected_checks["junior_memory_memories"] == [
+        "ck_junior_memory_memories_kind", "ck_junior_memory_memories_origin", "ck_junior_memory_memories_scope",
+    ]
+    assert found["checks"] == expected_checks
+    memories = found["columns"]["junior_memory_memories"]
+    if dialect == "postgresql":
+        assert memories["search_vector"]["persisted"] is True
+        assert "to_tsvector('english'::regconfig, content)" in memories["search_vector"]["sqltext"]
+    else:
+        assert "search_vector" not in memories

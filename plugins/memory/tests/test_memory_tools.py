@@ -316,3 +316,17 @@ def test_a_bad_database_url_is_a_configuration_error_not_unavailable(
     logged = [r.getMessage() for r in caplog.records if r.name == "junior.memory"]
     assert any("JUNIOR_MEMORY_URL" in m and url.split(":")[0] in m for m in logged), logged
     assert "s3cret" not in caplog.text
+
+
+def test_a_replayed_tool_call_id_with_another_kind_is_rejected(rt: Runtime, rows: Any) -> None:
+    first = ok(remember(rt, "Deploys happen on Tuesdays", "knowledge", ctx(call="call-kind")))
+    # Same words, same workspace scope, other kind: a different request, not a retry of the first.
+    refused = err(remember(rt, "Deploys happen on Tuesdays", "procedure", ctx(call="call-kind")), "rejected")
+    assert "new tool_call_id" in refused["message"] and first["id"] not in str(refused)
+    assert [(r["id"], r["kind"]) for r in rows(ACTIVE)] == [(first["id"], "knowledge")]
+
+
+@pytest.mark.parametrize("content", ["Kettle lives on floor 2 \ud83d", "\udfff"])
+def test_a_lone_surrogate_never_reaches_the_database(rt: Runtime, rows: Any, content: str) -> None:
+    err(remember(rt, content, "knowledge"), "invalid_arguments")
+    assert rows(ACTIVE) == []

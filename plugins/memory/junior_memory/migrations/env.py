@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from alembic import context
 
-from junior_memory.models import Base
-from junior_memory.store import VERSION_TABLE
+from junior_memory.engine import VERSION_TABLE
+from junior_memory.tables import Base, include_object
 
 connection = context.config.attributes.get("connection")
 if connection is None:
@@ -15,6 +15,7 @@ context.configure(
     connection=connection,
     target_metadata=Base.metadata,
     version_table=VERSION_TABLE,
+    include_object=include_object(connection.dialect.name),
     render_as_batch=connection.dialect.name == "sqlite",
 )
 with context.begin_transaction():

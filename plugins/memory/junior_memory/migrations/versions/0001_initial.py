@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
-from junior_memory.models import UTCDateTime
+from junior_memory.tables import UTCDateTime
 
 revision = "0001"
 down_revision = None
@@ -43,11 +43,11 @@ def upgrade() -> None:
         sa.Column("superseded_by", sa.String(32), nullable=True),
         sa.PrimaryKeyConstraint("id", name="pk_junior_memory_memories"),
         sa.UniqueConstraint("idempotency_key", name="uq_junior_memory_memories_idempotency_key"),
-        sa.CheckConstraint("scope IN ('personal', 'conversation')", name="ck_junior_memory_memories_scope"),
+        sa.CheckConstraint("scope IN ('personal', 'conversation')", name=op.f("ck_junior_memory_memories_scope")),
         sa.CheckConstraint(
-            "kind IN ('preference', 'procedure', 'knowledge')", name="ck_junior_memory_memories_kind"
+            "kind IN ('preference', 'procedure', 'knowledge')", name=op.f("ck_junior_memory_memories_kind")
         ),
-        sa.CheckConstraint("origin IN ('tool', 'extraction', 'api')", name="ck_junior_memory_memories_origin"),
+        sa.CheckConstraint("origin IN ('tool', 'extraction', 'api')", name=op.f("ck_junior_memory_memories_origin")),
     )
     op.create_index(
         "ix_junior_memory_memories_scope", "junior_memory_memories", ["scope", "scope_key", "observed_at"]

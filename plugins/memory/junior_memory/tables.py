@@ -1,16 +1,27 @@
-"""The memory tables (DESIGN §6 names), as SQLAlchemy 2 typed ORM models."""
+"""The memory tables (DESIGN §6 names) as SQLAlchemy 2 typed ORM models, equal to what the migrations build.
+
+A test compares this metadata with the migrated schema on SQLite and Postgres. Objects that exist on one
+dialect only (the Postgres ``search_vector`` column and its GIN index) say so in ``info["dialects"]``; the
+SQLite FTS5 table and its triggers are raw DDL in the migration and are left out of the comparison by name.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import BigInteger, DateTime, Index, Integer, MetaData, String, Text, text
+from sqlalchemy import BigInteger, CheckConstraint, Computed, DateTime, Index, Integer, MetaData, String, Text, text
+from sqlalchemy.dialects.postgresql import TSVECTOR
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
-__all__ = ["Base", "Event", "Memory", "UTCDateTime"]
+__all__ = ["FTS_TABLE", "Base", "Event", "Memory", "UTCDateTime", "include_object"]
+
+# SQLite FTS5 (its virtual table and shadow tables start with this name): built by raw DDL, not mapped.
+FTS_TABLE = "junior_memory_fts"
+POSTGRES_ONLY = {"dialects": ("postgresql",)}
 
 KEY = 512  # platform:team:channel:ts keys stay far below this
 
@@ -44,6 +55,7 @@ class Base(DeclarativeBase):
             "ix": "ix_%(table_name)s_%(column_0_N_name)s",
             "uq": "uq_%(table_name)s_%(column_0_N_name)s",
             "pk": "pk_%(table_name)s",
+            "ck": "ck_%(table_name)s_%(constraint_name)s",
         }
     )
 
@@ -73,6 +85,12 @@ class Memory(Base):
     archived_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     archive_reason: Mapped[str | None] = mapped_column(String(32))
     superseded_by: Mapped[str | None] = mapped_column(String(32))
+    # Postgres only (migration 0002): what full-text search matches and ranks. Generated, so never written;
+    # deferred, so rows never carry it back.
+    search_vector: Mapped[Any] = mapped_column(
+        TSVECTOR(), Computed("to_tsvector('english'::regconfig, content)", persisted=True), deferred=True,
+        info=POSTGRES_ONLY,
+    )
 
     __table_args__ = (
         Index("ix_junior_memory_memories_scope", "scope", "scope_key", "observed_at"),
@@ -88,6 +106,10 @@ class Memory(Base):
             postgresql_where=text("archived_at IS NULL"),
         ),
         Index("ix_junior_memory_memories_archived_at", "archived_at"),
+        Index("ix_junior_memory_memories_search_vector", "search_vector", postgresql_using="gin", info=POSTGRES_ONLY),
+        CheckConstraint("scope IN ('personal', 'conversation')", name="scope"),
+        CheckConstraint("kind IN ('preference', 'procedure', 'knowledge')", name="kind"),
+        CheckConstraint("origin IN ('tool', 'extraction', 'api')", name="origin"),
     )
 
 
@@ -105,3 +127,15 @@ class Event(Base):
     tool_call_id: Mapped[str | None] = mapped_column(String(256))
     reason: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+def include_object(dialect: str) -> Callable[[Any, str | None, str, bool, Any], bool]:
+    """Alembic's ``include_object`` for ``dialect``: other dialects' objects and the FTS5 tables are left out."""
+
+    def include(obj: Any, name: str | None, type_: str, reflected: bool, compare_to: Any) -> bool:
+        if type_ == "table" and name is not None and name.startswith(FTS_TABLE):
+            return False
+        dialects = getattr(obj, "info", {}).get("dialects")
+        return dialects is None or dialect in dialects
+
+    return include

@@ -1,0 +1,110 @@
+"""The operator's view of the store (every scope, archived rows too), on the same data path as the tools."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from junior_memory.content import format_time, utcnow
+from junior_memory.rules import MemoryRecord, record
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection
+
+    from junior_memory.engine import Database
+    from junior_memory.queries import Statements
+
+__all__ = ["MemoryAdmin"]
+
+_PURGE_CHUNK = 500
+
+
+class MemoryAdmin:
+    """``junior memory ...`` queries; mixed into ``MemoryStore``, which provides ``db`` and ``sql``."""
+
+    db: Database
+    sql: Statements
+
+    def get(self, memory_id: str) -> MemoryRecord | None:
+        """Any memory by full id, archived or not."""
+        def work(conn: Connection) -> MemoryRecord | None:
+            row = conn.execute(self.sql.by_id, {"mid": memory_id}).mappings().first()
+            return record(row) if row is not None else None
+
+        return self.db.unit(work, write=False)
+
+    def resolve_id(self, prefix: str) -> list[str]:
+        """Full ids starting with ``prefix`` (at most 10), across every scope, for the operator."""
+        prefix = prefix.strip().lower()
+        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        params = {"low": prefix, "high": prefix + "g", "pattern": escaped + "%"}
+        return self.db.unit(
+            lambda conn: [str(i) for i in conn.execute(self.sql.ids_by_prefix, params).scalars()], write=False
+        )
+
+    def events(self, memory_id: str) -> list[dict[str, Any]]:
+        """The event history of one memory, oldest first."""
+        def work(conn: Connection) -> list[dict[str, Any]]:
+            return [
+                {
+                    "event": row["event"],
+                    "actor_key": row["actor_key"],
+                    "source_key": row["source_key"],
+                    "origin": row["origin"],
+                    "tool_call_id": row["tool_call_id"],
+                    "reason": row["reason"],
+                    "created_at": format_time(row["created_at"]),
+                }
+                for row in conn.execute(self.sql.events_of, {"mid": memory_id}).mappings()
+            ]
+
+        return self.db.unit(work, write=False)
+
+    def list_all(
+        self,
+        *,
+        limit: int = 50,
+        include_archived: bool = False,
+        scope: str | None = None,
+        kind: str | None = None,
+    ) -> list[MemoryRecord]:
+        """Memories in every scope, newest first, for the operator."""
+        statement = self.sql.list_all(include_archived=include_archived, scope=scope is not None,
+                                      kind=kind is not None)
+        params: dict[str, Any] = {"limit": limit, "scope": scope, "kind": kind}
+        return self.db.unit(
+            lambda conn: [record(row) for row in conn.execute(statement, params).mappings()], write=False
+        )
+
+    def stats(self, *, now: datetime | None = None) -> dict[str, Any]:
+        """Counts by state, scope, kind and origin."""
+        params = {"now": now or utcnow()}
+
+        def work(conn: Connection) -> dict[str, Any]:
+            out: dict[str, Any] = {"total": 0, "by_state": {}, "by_scope": {}, "by_kind": {}, "by_origin": {}}
+            for label, statement in self.sql.counts().items():
+                for key, count in conn.execute(statement, params).all():
+                    out[label][str(key)] = int(count)
+            out["total"] = sum(out["by_state"].values())
+            out["events"] = int(conn.execute(self.sql.count_events).scalar() or 0)
+            return out
+
+        return self.db.unit(work, write=False)
+
+    def purge(self, *, archived_before: datetime, now: datetime | None = None) -> int:
+        """Delete archived memories archived before ``archived_before``, for good; returns how many."""
+        at = now or utcnow()
+
+        def work(conn: Connection) -> int:
+            ids = [str(i) for i in conn.execute(self.sql.archived_before, {"before": archived_before}).scalars()]
+            for start in range(0, len(ids), _PURGE_CHUNK):
+                chunk = ids[start : start + _PURGE_CHUNK]
+                conn.execute(self.sql.delete_ids, {"ids": chunk})
+                conn.execute(self.sql.insert_event, [
+                    {"memory_id": memory_id, "event": "purged", "reason": "admin_purge", "origin": "api",
+                     "created_at": at, "actor_key": None, "source_key": None, "tool_call_id": None}
+                    for memory_id in chunk
+                ])
+            return len(ids)
+
+        return self.db.unit(work, write=True)

@@ -1,0 +1,198 @@
+"""Every statement the store runs, built once per store for its dialect so each call only binds parameters."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from sqlalchemy import Column, Table
+    from sqlalchemy.sql.elements import ColumnElement
+
+    from junior_memory.scope import Scope
+
+__all__ = ["Statements"]
+
+Match = Literal["any", "all"]
+
+
+class Statements:
+    """The statements for one dialect: Postgres full-text search, SQLite FTS5, or ``LIKE`` elsewhere."""
+
+    def __init__(self, backend: str) -> None:
+        from sqlalchemy import Integer, and_, bindparam, delete, func, insert, or_, select, update
+
+        from junior_memory.tables import Event, Memory, UTCDateTime
+
+        t: Table = Memory.__table__  # type: ignore[assignment]
+        events: Table = Event.__table__  # type: ignore[assignment]
+        self.backend = backend
+        self.t = t
+        self.events_table = events
+        # Generated columns (Postgres search_vector) are never read back nor written.
+        self.columns: list[Column[Any]] = [c for c in t.c if c.computed is None]
+        self._cache: dict[tuple[Any, ...], Any] = {}
+        self._limit = bindparam("limit", type_=Integer())
+        self.existing = select(*self.columns).where(
+            or_(
+                t.c.idempotency_key == bindparam("idem"),
+                and_(
+                    t.c.scope == bindparam("scope"),
+                    t.c.scope_key == bindparam("scope_key"),
+                    t.c.kind == bindparam("kind"),
+                    t.c.content_hash == bindparam("hash"),
+                    t.c.archived_at.is_(None),
+                ),
+            )
+        )
+        self.insert_memory = insert(t)
+        self.insert_event = insert(events)
+        self.insert_memory_and_event: Any = None
+        if backend == "postgresql":
+            values = {c.name: bindparam(f"m_{c.name}", type_=c.type) for c in self.columns}
+            new_memory = insert(t).values(values).cte("new_memory")
+            self.insert_memory_and_event = insert(events).add_cte(new_memory)
+        self.by_id = select(*self.columns).where(t.c.id == bindparam("mid"))
+        self.archive = (
+            update(t)
+            .where(t.c.id == bindparam("mid"), t.c.archived_at.is_(None))
+            .values(archived_at=bindparam("at", type_=UTCDateTime()), archive_reason=bindparam("reason"))
+        )
+        self.set_expiry = (
+            update(t).where(t.c.id == bindparam("mid")).values(expires_at=bindparam("new_expiry", type_=UTCDateTime()))
+        )
+        # -- admin
+        self.ids_by_prefix = (
+            select(t.c.id)
+            .where(t.c.id >= bindparam("low"), t.c.id < bindparam("high"),
+                   t.c.id.like(bindparam("pattern"), escape="\\"))
+            .order_by(t.c.id)
+            .limit(10)
+        )
+        self.events_of = select(events).where(events.c.memory_id == bindparam("mid")).order_by(events.c.id)
+        self.archived_before = select(t.c.id).where(
+            t.c.archived_at.is_not(None), t.c.archived_at < bindparam("before", type_=UTCDateTime())
+        )
+        self.delete_ids = delete(t).where(t.c.id.in_(bindparam("ids", expanding=True)))
+        self.count_events = select(func.count()).select_from(events)
+
+    def _cached(self, key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
+        statement = self._cache.get(key)
+        if statement is None:
+            statement = self._cache[key] = build()
+        return statement
+
+    # -- what the live context may read ----------------------------------------------------------
+    def _visible(self, scopes: int) -> list[ColumnElement[bool]]:
+        from sqlalchemy import and_, bindparam, or_
+
+        t = self.t
+        return [
+            or_(*(and_(t.c.scope == bindparam(f"s{i}"), t.c.scope_key == bindparam(f"k{i}")) for i in range(scopes))),
+            t.c.archived_at.is_(None),
+            or_(t.c.expires_at.is_(None), t.c.expires_at > bindparam("now")),
+        ]
+
+    @staticmethod
+    def scope_params(scopes: Sequence[Scope], now: Any) -> dict[str, Any]:
+        params: dict[str, Any] = {"now": now}
+        for i, scope in enumerate(scopes):
+            params[f"s{i}"], params[f"k{i}"] = scope.scope, scope.scope_key
+        return params
+
+    def visible(self, scopes: int) -> Any:
+        from sqlalchemy import select
+
+        t = self.t
+        return self._cached(
+            ("visible", scopes),
+            lambda: select(*self.columns).where(*self._visible(scopes)).order_by(t.c.observed_at.desc(), t.c.id)
+            .limit(self._limit),
+        )
+
+    def by_prefix(self, scopes: int) -> Any:
+        from sqlalchemy import bindparam, select
+
+        t = self.t
+        return self._cached(
+            ("prefix", scopes),
+            lambda: select(*self.columns)
+            .where(t.c.id >= bindparam("low"), t.c.id < bindparam("high"), t.c.id.like(bindparam("pattern")))
+            .where(*self._visible(scopes))
+            .order_by(t.c.id)
+            .limit(self._limit),
+        )
+
+    # -- keyword search --------------------------------------------------------------------------
+    def search_params(self, terms: Sequence[str], match: Match) -> dict[str, Any]:
+        """The dialect's parameters for ``terms``: a tsquery, an FTS5 query, or ``LIKE`` patterns."""
+        if self.backend == "postgresql":
+            return {"tsquery": (" | " if match == "any" else " & ").join(terms)}
+        if self.backend == "sqlite":
+            return {"fts_query": (" OR " if match == "any" else " AND ").join(f'"{term}"' for term in terms)}
+        return {f"t{i}": f"%{term}%" for i, term in enumerate(terms)}
+
+    def search(self, scopes: int, match: Match, terms: int) -> Any:
+        return self._cached(("search", scopes, match, terms if self.backend not in ("postgresql", "sqlite") else 0),
+                            lambda: self._build_search(scopes, match, terms))
+
+    def _build_search(self, scopes: int, match: Match, terms: int) -> Any:
+        from sqlalchemy import String, and_, bindparam, column, func, literal_column, or_, select, table, text
+
+        t = self.t
+        statement = select(*self.columns).where(*self._visible(scopes))
+        if self.backend == "postgresql":
+            config: ColumnElement[Any] = literal_column("'english'::regconfig")
+            vector: ColumnElement[Any] = t.c.search_vector
+            tsquery = func.to_tsquery(config, bindparam("tsquery", type_=String()))
+            statement = statement.where(vector.op("@@")(tsquery)).order_by(func.ts_rank(vector, tsquery).desc())
+        elif self.backend == "sqlite":
+            fts = table("junior_memory_fts", column("memory_id"))
+            statement = (
+                statement.join(fts, fts.c.memory_id == t.c.id)
+                .where(text("junior_memory_fts MATCH :fts_query"))
+                .order_by(text("bm25(junior_memory_fts)"))
+            )
+        else:
+            like = [t.c.content.ilike(bindparam(f"t{i}")) for i in range(terms)]
+            statement = statement.where(or_(*like) if match == "any" else and_(*like))
+        return statement.order_by(t.c.observed_at.desc(), t.c.id).limit(self._limit)
+
+    # -- the operator's view ---------------------------------------------------------------------
+    def list_all(self, *, include_archived: bool, scope: bool, kind: bool) -> Any:
+        from sqlalchemy import bindparam, select
+
+        t = self.t
+
+        def build() -> Any:
+            statement = select(*self.columns)
+            if not include_archived:
+                statement = statement.where(t.c.archived_at.is_(None))
+            if scope:
+                statement = statement.where(t.c.scope == bindparam("scope"))
+            if kind:
+                statement = statement.where(t.c.kind == bindparam("kind"))
+            return statement.order_by(t.c.created_at.desc(), t.c.id).limit(self._limit)
+
+        return self._cached(("list_all", include_archived, scope, kind), build)
+
+    def counts(self) -> dict[str, Any]:
+        """``{label: statement}`` counting memories by state, scope, kind and origin."""
+        from sqlalchemy import bindparam, case, func, select
+
+        from junior_memory.tables import UTCDateTime
+
+        t = self.t
+
+        def build() -> dict[str, Any]:
+            now = bindparam("now", type_=UTCDateTime())
+            state = case(
+                (t.c.archived_at.is_not(None), "archived"),
+                (t.c.expires_at.is_not(None) & (t.c.expires_at <= now), "expired"),
+                else_="active",
+            )
+            groups = {"by_state": state, "by_scope": t.c.scope, "by_kind": t.c.kind, "by_origin": t.c.origin}
+            return {label: select(col, func.count()).group_by(col) for label, col in groups.items()}
+
+        counts: dict[str, Any] = self._cached(("counts",), build)
+        return counts

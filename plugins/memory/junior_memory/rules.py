@@ -1,0 +1,100 @@
+"""The store's domain rules: what a memory row is, what counts as a replay, dedup and expiry, search words."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+import attrs
+
+from junior_memory.content import format_time
+from junior_memory.scope import Scope
+
+__all__ = ["IdempotencyConflict", "MemoryRecord", "extended_expiry", "is_same_memory", "record", "search_terms"]
+
+_STOP_WORDS = frozenset(
+    """a about an and are as at be but by can do does for from had has have he her his how i i'd i'm in is it its
+    me my of on or our she so that the their them they this to us was we were what when where which who why will
+    with you your remember forget memory memories please""".split()
+)
+_WORD = re.compile(r"[^\W_]+")
+_MAX_TERMS = 24
+
+
+class IdempotencyConflict(Exception):
+    """The idempotency key already belongs to a memory with another scope, kind or content; nothing was written."""
+
+
+@attrs.frozen
+class MemoryRecord:
+    """A memory row, detached from any connection."""
+
+    id: str
+    scope: str
+    scope_key: str
+    kind: str
+    subject_type: str
+    subject_key: str
+    content: str
+    actor_key: str | None
+    source_key: str | None
+    origin: str
+    tool_call_id: str | None
+    created_at: datetime
+    observed_at: datetime
+    expires_at: datetime | None
+    archived_at: datetime | None
+    archive_reason: str | None
+
+    def public(self) -> dict[str, Any]:
+        """What a model may see: never scope keys or platform ids."""
+        return {
+            "id": self.id,
+            "content": self.content,
+            "kind": self.kind,
+            "created_at": format_time(self.created_at),
+            "observed_at": format_time(self.observed_at),
+            "expires_at": format_time(self.expires_at),
+        }
+
+    def admin(self) -> dict[str, Any]:
+        """Every column, for the operator's CLI."""
+        out = attrs.asdict(self)
+        for key, value in out.items():
+            if isinstance(value, datetime):
+                out[key] = format_time(value)
+        return out
+
+
+_RECORD_FIELDS = tuple(field.name for field in attrs.fields(MemoryRecord))
+
+
+def record(row: Mapping[str, Any]) -> MemoryRecord:
+    """The one row mapper: a result row (or a row about to be inserted) as a ``MemoryRecord``."""
+    return MemoryRecord(**{name: row[name] for name in _RECORD_FIELDS})
+
+
+def is_same_memory(held: Mapping[str, Any], scope: Scope, kind: str, digest: str) -> bool:
+    """Whether a replayed idempotency key asks for the memory that holds it: same scope, kind and content.
+
+    Anything else is a different request reusing the key, and must never be handed the held row.
+    """
+    return (held["scope"], held["scope_key"], held["kind"], held["content_hash"]) == (
+        scope.scope, scope.scope_key, kind, digest,
+    )
+
+
+def extended_expiry(held: datetime | None, requested: datetime | None) -> tuple[bool, datetime | None]:
+    """Restating a fact keeps it at least as long as the new statement asks: ``(changed, new expiry)``."""
+    if held is not None and (requested is None or requested > held):
+        return True, requested
+    return False, held
+
+
+def search_terms(text: str) -> list[str]:
+    """Lower-cased words of ``text`` for keyword search, stop words dropped unless nothing else is left."""
+    words = list(dict.fromkeys(_WORD.findall(text.casefold())))
+    kept = [word for word in words if word not in _STOP_WORDS]
+    return (kept or words)[:_MAX_TERMS]
