@@ -307,20 +307,21 @@ class BackgroundLoop:
                 self._loop = loop
             return self._loop
 
-    def submit(self, coro: Coroutine[Any, Any, Any], ticket: Ticket) -> Future[Any]:
-        """Run ``coro`` on the loop; cancelling the future cancels it, and ``ticket`` ends when its task does.
+    def submit(self, work: Guarded, ticket: Ticket) -> Future[Any]:
+        """Run ``work`` on the loop; cancelling the future cancels it, and ``ticket`` ends when its task does.
 
-        Unlike ``run_coroutine_threadsafe``, the end is known even for a coroutine cancelled before its first
-        step (its loop was blocked), which the hung count needs.
+        Unlike ``run_coroutine_threadsafe``, the end is known even for work cancelled before its first step
+        (its loop was blocked), which the hung count needs.
         """
         try:
             loop = self.loop
         except RuntimeError:
-            coro.close()  # never scheduled: close it rather than warn that it was never awaited
+            work.coro.close()  # never scheduled: close it rather than warn that it was never awaited
             raise
         future: Future[Any] = Future()
 
         def settle(task: asyncio.Task[Any]) -> None:
+            work.coro.close()  # a no-op once it ran; quiets the warning for one cancelled before its first step
             ticket.end()
             try:
                 if task.cancelled():
@@ -334,11 +335,11 @@ class BackgroundLoop:
 
         def start() -> None:
             if future.cancelled():
-                coro.close()
+                work.coro.close()
                 ticket.end()
                 return
             ticket.start()
-            task = loop.create_task(coro)
+            task = loop.create_task(work.run())
             task.add_done_callback(settle)
             future.add_done_callback(lambda f: f.cancelled() and loop.call_soon_threadsafe(task.cancel))
 

@@ -285,8 +285,8 @@ class Runtime:
             return self._failure(entry, exc)
         return self._success(entry, value)
 
-    def _guarded(self, entry: CatalogTool, args: dict[str, Any], ctx: ToolContext) -> Any:
-        return Guarded(entry.tool.handler(args, ctx), entry.tool_name, SLOW_STEP_S).run()
+    def _guarded(self, entry: CatalogTool, args: dict[str, Any], ctx: ToolContext) -> Guarded:
+        return Guarded(entry.tool.handler(args, ctx), entry.tool_name, SLOW_STEP_S)
 
     def _abandon(self, entry: CatalogTool, ticket: Ticket, future: object) -> None:
         """Give up on a call: cancel what can be, count what still runs as hung (a blocked loop's queue too)."""
