@@ -18,7 +18,6 @@ from conftest import OBJECT, SourcePlugin, echo
 from junior_core import Runtime, Source, Tool
 from junior_core._fastcheck import compile_check
 from junior_core._limits import MAX_DEPTH
-from junior_core._workers import DaemonPool, HungCalls
 from junior_core.errors import RegistrationError
 from junior_core.models import ModelReply, ModelRequest, ToolCall, parse_openai_response
 
@@ -65,9 +64,8 @@ def test_hung_calls_past_the_bound_answer_unavailable_for_that_source_only(
     rt = make_runtime(
         SourcePlugin(Source("stuck", "Never answers."), [Tool("wait", "Waits.", OBJECT, stuck, timeout_s=0.05)]),
         SourcePlugin(Source("fine", "Answers."), [Tool("echo", "Echo.", OBJECT, echo)]),
-        max_hung_per_source=2,
     )
-    assert [rt.execute_tool("stuck__wait")["error"]["code"] for _ in range(2)] == ["timeout", "timeout"]
+    assert {rt.execute_tool("stuck__wait")["error"]["code"] for _ in range(8)} == {"timeout"}  # the default bound
     refused = rt.execute_tool("stuck__wait")
     assert refused["error"]["code"] == "unavailable"
     assert "'stuck' is not responding" in refused["error"]["message"]
@@ -95,6 +93,8 @@ def test_hung_async_handlers_count_too(make_runtime: Callable[..., Runtime], rel
 
 
 def test_threads_of_abandoned_calls_leave_room_for_live_work(release: threading.Event) -> None:
+    from junior_core._workers import DaemonPool, HungCalls
+
     pool = DaemonPool(HungCalls(8), max_threads=2)
     hung = [pool.call("stuck", release.wait) for _ in range(2)]
     wait_until(lambda: all(call.ticket.state == 1 for call in hung), "both calls to start")
