@@ -369,3 +369,22 @@ def test_a_model_sending_deeply_nested_arguments_gets_invalid_arguments(
 
     turn = run_turn(Decoded(), rt, ToolContext(), [Message("user", text="go")])
     assert turn.tool_calls[0].result["error"]["code"] == "invalid_arguments"
+
+
+def test_a_real_ctrl_c_on_the_host_thread_still_interrupts_the_host(
+    make_runtime: Callable[..., Runtime], release: threading.Event
+) -> None:
+    import signal
+
+    def presses_ctrl_c(arguments: dict[str, Any], context: Any) -> str:
+        main = threading.main_thread().ident
+        assert main is not None
+        signal.pthread_kill(main, signal.SIGINT)  # Ctrl-C, to the host's thread waiting for this call
+        release.wait()
+        return "late"
+
+    rt = make_runtime(SourcePlugin(Source("x", "X."), [Tool("slow", "Slow.", OBJECT, presses_ctrl_c, timeout_s=30)]))
+    with pytest.raises(KeyboardInterrupt):
+        rt.execute_tool("x__slow")
+    with pytest.raises(KeyboardInterrupt):
+        asyncio.run(rt.aexecute_tool("x__slow"))
