@@ -8,9 +8,10 @@ means the full validator runs and its errors are what the model sees.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
+
+from junior_core._patterns import searcher
 
 __all__ = ["compile_check"]
 
@@ -75,11 +76,11 @@ def compile_check(schema: Any) -> Check | None:
                 return None
             checks.append(bound)
     if "pattern" in schema:
-        try:
-            regex = re.compile(schema["pattern"])
-        except (re.error, TypeError):
+        # RE2, never ``re``: a schema's pattern may be crafted to backtrack for minutes.
+        found = searcher(schema["pattern"]) if isinstance(schema["pattern"], str) else None
+        if found is None:
             return None
-        checks.append(lambda v: not isinstance(v, str) or regex.search(v) is not None)
+        checks.append(lambda v: not isinstance(v, str) or found(v))
     if "items" in schema:
         item_check = compile_check(schema["items"])
         if item_check is None:

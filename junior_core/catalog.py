@@ -32,6 +32,8 @@ SOURCE_ID = re.compile(r"^[a-z][a-z0-9-]*(:[a-z0-9][a-z0-9_-]*)?$")
 TOOL_LOCAL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 MAX_TOOL_NAME = 64
+MAX_SCHEMA_CHARS = 50_000
+"""Largest ``input_schema`` as JSON text: searchTools shows it to the model in every result that lists the tool."""
 ANNOTATION_HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 EXPOSURES = ("deferred", "direct", "hidden")
 
@@ -99,8 +101,11 @@ def _check_schema(instance: object, attribute: attrs.Attribute[Any], value: obje
         raise ValueError('input_schema must describe an object: set "type": "object"')
     try:
         text = json.dumps(value, sort_keys=True, allow_nan=False)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         raise ValueError("input_schema must be plain JSON (strings, numbers, lists, objects)") from None
+    if len(text) > MAX_SCHEMA_CHARS:
+        raise ValueError(f"input_schema is {len(text):,} characters of JSON, over the limit of {MAX_SCHEMA_CHARS:,}: "
+                         "shorten its descriptions or split the tool")
     if re.search(r'"\$ref": "(?!#)', text):
         raise ValueError("input_schema may only use local $refs ('#/...'); remote references are never fetched")
     problem = _schema_problem(text)

@@ -16,6 +16,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import attrs
 
+from junior_core._limits import loads
 from junior_core.adapters import to_anthropic_tools, to_openai_tools
 
 __all__ = [
@@ -127,7 +128,7 @@ def _decode_arguments(raw: Any) -> tuple[Any, str | None]:
     if not isinstance(raw, str):
         return None, f"arguments must be a JSON object, got {type(raw).__name__}"
     try:
-        value = json.loads(raw)
+        value = loads(raw)  # a model's ~1,000 nested brackets are a JSONDecodeError here, not a RecursionError
     except json.JSONDecodeError as exc:
         return None, f"arguments are not valid JSON ({exc.msg} at position {exc.pos}); send a JSON object"
     if not isinstance(value, dict):

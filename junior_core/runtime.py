@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import concurrent.futures
+import json
 import logging
 import os
 import threading
@@ -14,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from junior_core._fastcheck import Check, compile_check
-from junior_core._workers import BackgroundLoop, Call, DaemonPool
+from junior_core._limits import nesting_error, too_deep
+from junior_core._workers import BackgroundLoop, Call, DaemonPool, Guarded, HandlerExit, HungCalls, Ticket
 from junior_core.catalog import Catalog, CatalogTool, Tool
 from junior_core.context import Message, ToolContext
 from junior_core.discovery import (
@@ -37,6 +39,12 @@ __all__ = ["Runtime"]
 
 log = logging.getLogger("junior.runtime")
 DEFAULT_TIMEOUT_S = 30.0
+DEFAULT_MAX_HUNG_PER_SOURCE = 8
+"""Calls of one source that may still run after their callers gave up, before that source answers ``unavailable``."""
+DEFAULT_MAX_RESULT_CHARS = 100_000
+"""Longest tool result, as JSON text, given to the model; a longer one is cut and marked ``truncated``."""
+SLOW_STEP_S = 0.5
+"""An async handler that holds its event loop this long in one step is logged as blocking."""
 _Prepared = tuple[CatalogTool, dict[str, Any], float]
 
 
@@ -59,9 +67,12 @@ class Runtime:
         index_cache: bool | str | os.PathLike[str] = True,
         hook_timeout_s: float | None = None,
         startup_timeout_s: float | None = None,
+        max_hung_per_source: int = DEFAULT_MAX_HUNG_PER_SOURCE,
+        max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
         _plugin_set: PluginSet | None = None,
     ) -> None:
         self.default_timeout_s = default_timeout_s
+        self.max_result_chars = max_result_chars
         self.catalog = Catalog()
         cache = None
         if index_cache is not False:
@@ -69,8 +80,10 @@ class Runtime:
 
             cache = IndexCache(None if index_cache is True else Path(index_cache))
         self.discovery = Discovery(self.catalog, cache=cache)
-        self._pool = DaemonPool()
-        self._loop = BackgroundLoop()
+        self._hung = HungCalls(max_hung_per_source)
+        self._pool = DaemonPool(self._hung)
+        self._loop = BackgroundLoop("junior-io")
+        self._handler_loops: dict[str, BackgroundLoop] = {}
         self._closed = False
         self._close_lock = threading.Lock()
         self._validators: dict[str, tuple[Tool, Check | None, Any]] = {}
@@ -104,6 +117,8 @@ class Runtime:
         index_cache: bool | str | os.PathLike[str] = True,
         hook_timeout_s: float | None = None,
         startup_timeout_s: float | None = None,
+        max_hung_per_source: int = DEFAULT_MAX_HUNG_PER_SOURCE,
+        max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
     ) -> Runtime:
         """A runtime of every installed ``junior`` entry point (see ``JUNIOR_LOAD_PLUGINS`` and friends)."""
         plugin_set = load(None, strict=strict_from_env() if strict is None else strict)
@@ -112,6 +127,8 @@ class Runtime:
             index_cache=index_cache,
             hook_timeout_s=hook_timeout_s,
             startup_timeout_s=startup_timeout_s,
+            max_hung_per_source=max_hung_per_source,
+            max_result_chars=max_result_chars,
             _plugin_set=plugin_set,
         )
 
@@ -180,13 +197,22 @@ class Runtime:
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
-        """The runtime's background event loop, on a daemon thread, started on first use.
+        """An event loop for plugins' long-lived async I/O (MCP sessions, connection pools), on a daemon thread.
 
-        Async handlers called through the synchronous API run here. A plugin that keeps async resources
-        (MCP sessions, connection pools) on this loop saves a thread hop per synchronous call; the loop
-        stops after the ``shutdown`` hooks have run.
+        No handler runs on it: async handlers run on a loop of their source's own, so a handler that blocks
+        cannot stall the sessions here. Started on first use; it stops after the ``shutdown`` hooks have run.
         """
         return self._loop.loop
+
+    def _handler_loop(self, source_id: str) -> BackgroundLoop:
+        """The loop running ``source_id``'s async handlers: one per source, so a blocking one stalls only its own."""
+        loop = self._handler_loops.get(source_id)
+        if loop is None:
+            with self._close_lock:
+                if self._closed:
+                    raise RuntimeError("the runtime is closed")
+                loop = self._handler_loops.setdefault(source_id, BackgroundLoop(f"junior-loop-{source_id}"))
+        return loop
 
     @property
     def sources(self) -> list[dict[str, str]]:
@@ -215,7 +241,10 @@ class Runtime:
         self, query: str | None = None, source: str | None = None, max_results: int | None = None
     ) -> dict[str, Any]:
         """Exactly what the searchTools tool returns."""
-        return self.discovery.search({"query": query, "source": source, "max_results": max_results})
+        arguments = {"query": query, "source": source, "max_results": max_results}
+        if too_deep(arguments):
+            return nesting_error()
+        return self.discovery.search(arguments)
 
     def execute_tool(
         self, tool_name: str, arguments: Mapping[str, Any] | None = None, context: ToolContext | None = None
@@ -232,18 +261,24 @@ class Runtime:
         ctx = context or ToolContext()
         if self._closed:
             return error("unavailable", "The runtime is closed; no tools can run.", entry.tool_name)
+        if self._hung.full(entry.source_id):
+            return self._busy(entry)
+        future: Call | concurrent.futures.Future[Any]
         try:
-            future: Call | concurrent.futures.Future[Any]
             if entry.tool.is_async:
-                future = self._loop.submit(entry.tool.handler(args, ctx))
+                ticket = Ticket(self._hung, entry.source_id)
+                future = self._handler_loop(entry.source_id).submit(self._guarded(entry, args, ctx), ticket)
             else:
-                future = self._pool.call(entry.tool.handler, args, ctx)
+                future = self._pool.call(entry.source_id, entry.tool.handler, args, ctx)
+                ticket = future.ticket
         except RuntimeError:  # closed while this call was being prepared
             return error("unavailable", "The runtime is closed; no tools can run.", entry.tool_name)
+        except Exception as exc:  # noqa: BLE001 - an async handler that raised before returning its coroutine
+            return self._failure(entry, exc)
         try:
             value = future.result(timeout)
         except (TimeoutError, concurrent.futures.TimeoutError):
-            future.cancel()
+            self._abandon(entry, ticket, future)
             return self._timeout(entry, timeout)
         except BaseException as exc:  # mapped to a model-facing code
             if not future.done():
@@ -252,7 +287,7 @@ class Runtime:
         return self._success(entry, value)
 
     async def acall_model_tool(self, name: str, arguments: Any, context: ToolContext | None = None) -> dict[str, Any]:
-        """Async twin of ``call_model_tool``; async handlers run on the caller's loop."""
+        """Async twin of ``call_model_tool``; handlers run where they do for it, never on the caller's loop."""
         prepared = self._prepare_call(name, arguments, context)
         if isinstance(prepared, dict):
             return prepared
@@ -260,18 +295,55 @@ class Runtime:
         ctx = context or ToolContext()
         if self._closed:
             return error("unavailable", "The runtime is closed; no tools can run.", entry.tool_name)
+        if self._hung.full(entry.source_id):
+            return self._busy(entry)
+        future: concurrent.futures.Future[Any]
         try:
             if entry.tool.is_async:
-                value = await asyncio.wait_for(entry.tool.handler(args, ctx), timeout)
+                ticket = Ticket(self._hung, entry.source_id)
+                future = self._handler_loop(entry.source_id).submit(self._guarded(entry, args, ctx), ticket)
             else:
-                value = await asyncio.wait_for(
-                    asyncio.wrap_future(self._pool.submit(entry.tool.handler, args, ctx)), timeout
-                )
+                future, ticket = self._pool.submit(entry.source_id, entry.tool.handler, args, ctx)
+        except RuntimeError:  # closed while this call was being prepared
+            return error("unavailable", "The runtime is closed; no tools can run.", entry.tool_name)
+        except Exception as exc:  # noqa: BLE001 - an async handler that raised before returning its coroutine
+            return self._failure(entry, exc)
+        try:
+            value = await asyncio.wait_for(asyncio.wrap_future(future), timeout)
         except TimeoutError:
+            self._abandon(entry, ticket, future)
             return self._timeout(entry, timeout)
-        except Exception as exc:  # noqa: BLE001 - mapped to a model-facing code (cancellation propagates)
+        except asyncio.CancelledError:
+            self._abandon(entry, ticket, future)
+            raise
+        except BaseException as exc:  # the handler's, even SystemExit: a failed call must not end an MCP server
+            if not future.done():
+                raise  # the caller's own thread was interrupted, not the handler
             return self._failure(entry, exc)
         return self._success(entry, value)
+
+    def _guarded(self, entry: CatalogTool, args: dict[str, Any], ctx: ToolContext) -> Guarded:
+        return Guarded(entry.tool.handler(args, ctx), entry.tool_name, SLOW_STEP_S)
+
+    def _abandon(self, entry: CatalogTool, ticket: Ticket, future: object) -> None:
+        """Give up on a call: cancel what can be, count what still runs as hung (a blocked loop's queue too)."""
+        if isinstance(future, concurrent.futures.Future):
+            future.cancel()
+        if entry.tool.is_async:
+            ticket.abandon(queued_is_hung=True)
+        else:
+            self._pool.abandon(ticket)
+
+    def _busy(self, entry: CatalogTool) -> dict[str, Any]:
+        source = entry.source_id
+        log.warning("source %s has %d hung calls; refusing %s", source, self._hung.count(source), entry.tool_name)
+        return error(
+            "unavailable",
+            f"Source {source!r} is not responding: {self._hung.count(source)} of its calls are still running past "
+            f"their time limit. Do not retry it now; use a tool of another source, or tell the user {source!r} "
+            "is not responding.",
+            entry.tool_name,
+        )
 
     async def aexecute_tool(
         self, tool_name: str, arguments: Mapping[str, Any] | None = None, context: ToolContext | None = None
@@ -288,6 +360,8 @@ class Runtime:
         return self.search_tools(query, source, max_results)
 
     def _prepare_call(self, name: Any, arguments: Any, context: ToolContext | None) -> _Prepared | dict[str, Any]:
+        if too_deep(arguments):  # before validation, messages or repr recurse into it
+            return nesting_error()
         if name == SEARCH_TOOLS:
             return self.discovery.search(arguments)
         if name == EXECUTE_TOOL:
@@ -335,11 +409,12 @@ class Runtime:
         """JSON Schema errors of ``args``; a plain schema's quick check spares valid calls the full validator."""
         cached = self._validators.get(entry.tool_name)
         if cached is None or cached[0] is not entry.tool:  # compiled per Tool object: providers replace tools
-            from jsonschema import Draft202012Validator
             from referencing import Registry
 
+            from junior_core._patterns import validator_for
+
             # An empty registry: a $ref is resolved inside the schema or not at all, never fetched from a URL.
-            validator = Draft202012Validator(entry.tool.input_schema, registry=Registry())
+            validator = validator_for()(entry.tool.input_schema, registry=Registry())
             cached = (entry.tool, compile_check(entry.tool.input_schema), validator)
             self._validators[entry.tool_name] = cached
         _, quick, validator = cached
@@ -348,7 +423,9 @@ class Runtime:
         return list(validator.iter_errors(args))  # a broken $ref raises: the caller maps it to tool_failed
 
     def _success(self, entry: CatalogTool, value: Any) -> dict[str, Any]:
-        if not is_json(value):
+        try:
+            text = json.dumps(value, allow_nan=False, ensure_ascii=False)
+        except (TypeError, ValueError, RecursionError):
             log.error("tool %s returned a value that is not JSON-serialisable: %r", entry.tool_name, type(value))
             return error(
                 "tool_failed",
@@ -356,7 +433,29 @@ class Runtime:
                 "Try a different tool or report the problem.",
                 entry.tool_name,
             )
+        if len(text) > self.max_result_chars:
+            return self._truncated(entry, text)
         return {"ok": True, "tool_name": entry.tool_name, "result": value}
+
+    def _truncated(self, entry: CatalogTool, text: str) -> dict[str, Any]:
+        """A result too long for the model: the start of its JSON text, marked ``truncated`` with the full size."""
+        limit = self.max_result_chars
+        log.warning("tool %s returned %d characters of JSON; the model gets the first %d", entry.tool_name,
+                    len(text), limit)
+        return {
+            "ok": True,
+            "tool_name": entry.tool_name,
+            "result": text[:limit],
+            "truncated": {
+                "original_chars": len(text),
+                "shown_chars": limit,
+                "message": (
+                    f"The result was {len(text):,} characters of JSON, too long to show; 'result' is its first "
+                    f"{limit:,} characters, as text. Ask for less (a narrower query, a smaller limit, one page) "
+                    "if you need the rest."
+                ),
+            },
+        }
 
     def _timeout(self, entry: CatalogTool, timeout: float) -> dict[str, Any]:
         log.warning("tool %s timed out after %.3g s", entry.tool_name, timeout)
@@ -367,6 +466,8 @@ class Runtime:
         )
 
     def _failure(self, entry: CatalogTool, exc: BaseException) -> dict[str, Any]:
+        if isinstance(exc, HandlerExit):
+            exc = exc.exc
         if isinstance(exc, ToolError):
             body = error(str(exc.code), str(exc.message), entry.tool_name)
             details = {k: v for k, v in exc.details.items() if k not in body["error"]}
@@ -414,6 +515,8 @@ class Runtime:
             self._plugins.close()
             self._pool.close()
             self._loop.close()
+            for loop in list(self._handler_loops.values()):
+                loop.close()
 
     @property
     def closed(self) -> bool:

@@ -63,7 +63,9 @@ def test_search_sees_sources_registered_with_no_tools(make_runtime: Callable[...
     assert OBJECT["type"] == "object"
 
 
-def test_async_handlers_of_sync_calls_run_on_the_runtime_loop(make_runtime: Callable[..., Runtime]) -> None:
+def test_async_handlers_run_on_their_source_loop_never_the_io_loop_or_the_callers(
+    make_runtime: Callable[..., Runtime],
+) -> None:
     import asyncio
 
     seen: list[asyncio.AbstractEventLoop] = []
@@ -72,11 +74,21 @@ def test_async_handlers_of_sync_calls_run_on_the_runtime_loop(make_runtime: Call
         seen.append(asyncio.get_running_loop())
         return "here"
 
-    rt = make_runtime(SourcePlugin(Source("x", "X."), [Tool("where", "Where.", OBJECT, where)]))
+    rt = make_runtime(
+        SourcePlugin(Source("x", "X."), [Tool("where", "Where.", OBJECT, where)]),
+        SourcePlugin(Source("y", "Y."), [Tool("where", "Where.", OBJECT, where)]),
+    )
     assert rt.execute_tool("x__where")["result"] == "here"
-    assert seen == [rt.loop]
-    asyncio.run(rt.aexecute_tool("x__where"))
-    assert seen[1] is not rt.loop  # the async API runs it on the caller's loop
+    assert rt.execute_tool("y__where")["result"] == "here"
+
+    async def from_a_loop() -> asyncio.AbstractEventLoop:
+        assert (await rt.aexecute_tool("x__where"))["result"] == "here"
+        return asyncio.get_running_loop()
+
+    caller = asyncio.run(from_a_loop())
+    assert seen[0] is seen[2]  # one loop per source, whichever API called
+    assert seen[1] is not seen[0]
+    assert rt.loop not in seen and caller not in seen
 
 
 def test_closed_runtime_runs_no_async_handler(make_runtime: Callable[..., Runtime]) -> None:
@@ -99,12 +111,12 @@ def test_closed_runtime_runs_no_async_handler(make_runtime: Callable[..., Runtim
 def test_hung_handlers_do_not_grow_threads_without_bound() -> None:
     import time
 
-    from junior_core._workers import DaemonPool
+    from junior_core._workers import DaemonPool, HungCalls
 
-    pool = DaemonPool(max_threads=2)
+    pool = DaemonPool(HungCalls(8), max_threads=2)
     release = threading.Event()
-    hung = [pool.submit(release.wait) for _ in range(2)]
-    queued = pool.submit(lambda: "ran")
+    hung = [pool.submit("s", release.wait)[0] for _ in range(2)]
+    queued, _ = pool.submit("s", lambda: "ran")
     time.sleep(0.1)
     assert not queued.done()
     assert sum(t.name.startswith("junior-tool") for t in threading.enumerate()) >= 2

@@ -55,9 +55,9 @@ def _plain(line: str) -> str:
 
 
 class BridgeLoop:
-    """The loop the sessions live on: the runtime's background loop, or one on a thread of this loop's own.
+    """The loop the sessions live on: the runtime's I/O loop, or one on a thread of this loop's own.
 
-    On the runtime's loop, a synchronous ``execute_tool`` reaches a session with one thread hop less.
+    Never a loop that runs tool handlers: a plugin's handler that blocks its loop must not stall the sessions.
     """
 
     def __init__(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
