@@ -10,7 +10,7 @@ import attrs
 
 from junior_core.context import Message, ToolContext
 from junior_core.discovery import EXECUTE_TOOL, error
-from junior_core.models import ChatItem, ModelClient, ModelRequest, ToolCall
+from junior_core.llm.types import ChatItem, ModelClient, ModelRequest, ToolCall
 
 if TYPE_CHECKING:
     from junior_core.runtime import Runtime

@@ -1,0 +1,1 @@
+"""Model clients and the agent loop: optional, outside the framework core (``junior-core[openai]``, ``[anthropic]``)."""
