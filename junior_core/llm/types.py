@@ -58,7 +58,9 @@ class ChatItem:
     """One message of the model-neutral conversation.
 
     ``user``: ``text``; ``assistant``: ``text`` and ``tool_calls``; ``tool``: the
-    result ``text`` of the call ``tool_call_id`` (``is_error`` when it failed).
+    result ``text`` of the call ``tool_call_id`` (``is_error`` when it failed), and
+    ``blocks`` a wire format that can carry them sends instead (Anthropic's
+    ``tool_reference``).
     """
 
     role: Literal["user", "assistant", "tool"]
@@ -66,6 +68,7 @@ class ChatItem:
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
     is_error: bool = False
+    blocks: tuple[Mapping[str, Any], ...] = ()
 
 
 @attrs.frozen
