@@ -8,10 +8,14 @@ client is built, never at import time.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import json
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from junior_core.adapters import to_anthropic_tools
+from junior_core.context import ToolContext
+from junior_core.discovery import EXECUTE_TOOL, SEARCH_TOOLS
+from junior_core.llm.agent import ToolResult
 from junior_core.llm.types import (
     DEFAULT_MAX_TOKENS,
     ChatItem,
@@ -24,12 +28,24 @@ from junior_core.llm.types import (
 )
 
 __all__ = [
+    "NATIVE_LOADING_NOTE",
+    "TOOL_SEARCH_BETA",
     "AnthropicModel",
+    "AnthropicToolSearch",
     "anthropic_request",
     "anthropic_response",
     "parse_anthropic_request",
     "parse_anthropic_response",
 ]
+
+if TYPE_CHECKING:
+    from junior_core.runtime import Runtime
+
+# The beta flag the Messages API has asked for with ``defer_loading`` and ``tool_reference``.
+TOOL_SEARCH_BETA = "advanced-tool-use-2025-11-20"
+NATIVE_LOADING_NOTE = (
+    "Tools this search returns are loaded for you: call them directly by their tool_name. executeTool also works."
+)
 
 
 def anthropic_request(
@@ -52,7 +68,8 @@ def anthropic_request(
         if item.role == "user":
             add("user", [{"type": "text", "text": item.text}])
         elif item.role == "tool":
-            block: dict[str, Any] = {"type": "tool_result", "tool_use_id": item.tool_call_id, "content": item.text}
+            content: Any = [dict(b) for b in item.blocks] if item.blocks else item.text
+            block: dict[str, Any] = {"type": "tool_result", "tool_use_id": item.tool_call_id, "content": content}
             if item.is_error:
                 block["is_error"] = True
             add("user", [block])
@@ -112,19 +129,27 @@ def parse_anthropic_request(body: Mapping[str, Any]) -> ModelRequest:
             continue
         for b in blocks:
             if b.get("type") == "tool_result":
+                result = b.get("content")
+                others = () if isinstance(result, str) else tuple(r for r in result or () if r.get("type") != "text")
                 items.append(
                     ChatItem(
                         "tool",
-                        _blocks_text(b.get("content")),
+                        _blocks_text(result),
                         tool_call_id=b.get("tool_use_id"),
                         is_error=bool(b.get("is_error")),
+                        blocks=others,
                     )
                 )
             elif b.get("type") == "text":
                 items.append(ChatItem("user", b.get("text", "")))
     system = body.get("system") or ""
     tools = tuple(
-        {"name": t["name"], "description": t.get("description", ""), "input_schema": t.get("input_schema", {})}
+        {
+            "name": t["name"],
+            "description": t.get("description", ""),
+            "input_schema": t.get("input_schema", {}),
+            **({"defer_loading": True} if t.get("defer_loading") else {}),
+        }
         for t in body.get("tools") or ()
     )
     return ModelRequest(_blocks_text(system), tuple(items), tools)
@@ -159,12 +184,14 @@ class AnthropicModel:
         name: str | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         timeout_s: float = 120.0,
+        betas: Sequence[str] = (),
         **params: Any,
     ) -> None:
         self.model = model
         self.name = name or f"anthropic:{model}"
         self.max_tokens = max_tokens
         self.params = params
+        self.betas = tuple(betas)
         if client is None:
             sdk = import_sdk("anthropic", "anthropic")
             client = sdk.Anthropic(base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=2)
@@ -172,4 +199,76 @@ class AnthropicModel:
 
     def complete(self, request: ModelRequest) -> ModelReply:
         body = anthropic_request(self.model, request, self.max_tokens, **self.params)
-        return parse_anthropic_response(dump_response(self.client.messages.create(**body)))
+        headers = {"anthropic-beta": ",".join(self.betas)} if self.betas else None
+        return parse_anthropic_response(dump_response(self.client.messages.create(**body, extra_headers=headers)))
+
+
+class AnthropicToolSearch:
+    """Anthropic's native deferred loading over junior's catalog, as a ``Toolbox`` for ``run_turn``.
+
+    The model is given every deferred catalog tool with ``defer_loading: true``
+    (the API keeps them out of its context), searchTools as a custom tool-search
+    tool whose results are ``tool_reference`` blocks (the API loads the tools found,
+    and the model calls them by tool_name on its next step), executeTool as the
+    fallback, and the direct tools. Hidden tools are never offered. Other models
+    keep the plain ``model_tools()``; use this with ``AnthropicModel(...,
+    betas=[TOOL_SEARCH_BETA])`` where the API still asks for the beta.
+    """
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+
+    def deferred_names(self) -> set[str]:
+        return {e.tool_name for e in self.runtime.catalog.tools() if e.tool.exposure == "deferred"}
+
+    def model_tools(self) -> list[dict[str, Any]]:
+        """``model_tools()`` with searchTools' description for native loading, then every deferred tool."""
+        tools = [dict(t) for t in self.runtime.model_tools()]
+        for tool in tools:
+            if tool["name"] == SEARCH_TOOLS:
+                tool["description"] = f"{tool['description']}\n\n{NATIVE_LOADING_NOTE}"
+        for entry in self.runtime.catalog.tools():
+            if entry.tool.exposure == "deferred":
+                tools.append(
+                    {
+                        "name": entry.tool_name,
+                        "description": entry.tool.description,
+                        "input_schema": entry.tool.input_schema,
+                        "defer_loading": True,
+                    }
+                )
+        return tools
+
+    def tools(self) -> list[dict[str, Any]]:
+        """The Messages API ``tools`` of ``model_tools()``, for a host that calls the API itself."""
+        return to_anthropic_tools(self.model_tools())
+
+    def call(self, name: str, arguments: Any, context: ToolContext) -> ToolResult:
+        """Answer one tool_use: a search with ``tool_reference`` blocks, a deferred tool as executeTool would."""
+        if name in self.deferred_names():
+            return ToolResult(self.runtime.call_model_tool(EXECUTE_TOOL, _wrap(name, arguments), context))
+        answer = self.runtime.call_model_tool(name, arguments, context)
+        return ToolResult(answer, self.tool_references(answer) if name == SEARCH_TOOLS else ())
+
+    async def acall(self, name: str, arguments: Any, context: ToolContext) -> ToolResult:
+        """Async twin of ``call``."""
+        if name in self.deferred_names():
+            return ToolResult(await self.runtime.acall_model_tool(EXECUTE_TOOL, _wrap(name, arguments), context))
+        answer = await self.runtime.acall_model_tool(name, arguments, context)
+        return ToolResult(answer, self.tool_references(answer) if name == SEARCH_TOOLS else ())
+
+    def tool_references(self, answer: Mapping[str, Any]) -> tuple[dict[str, Any], ...]:
+        """``tool_reference`` blocks for the deferred tools a searchTools answer found (none: send the JSON)."""
+        deferred = self.deferred_names()
+        found = [t.get("tool_name") for t in answer.get("tools") or () if isinstance(t, Mapping)]
+        return tuple({"type": "tool_reference", "tool_name": n} for n in found if n in deferred)
+
+
+def _wrap(tool_name: str, arguments: Any) -> Any:
+    # A natively loaded tool is called with its own arguments; executeTool's checks and answers then apply as-is.
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except (ValueError, RecursionError):
+            pass  # left as text: executeTool answers invalid_arguments asking for an object
+    return {"tool_name": tool_name, "arguments": {} if arguments is None else arguments}

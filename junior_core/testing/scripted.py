@@ -48,6 +48,9 @@ class ScriptView:
         for item in reversed(self.request.messages):
             if item.role != "tool":
                 break
+            if item.blocks and not item.text:  # e.g. tool_reference blocks
+                out.append([dict(b) for b in item.blocks])
+                continue
             try:
                 out.append(json.loads(item.text))
             except ValueError:
