@@ -101,7 +101,7 @@ def _check(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from evals.harness import run_case
     from evals.judge import Judge
-    from junior_core.models import ModelConfigError, model_from_env, model_from_spec
+    from junior_core.llm import ModelConfigError, model_from_env, model_from_spec
 
     spec = args.model or os.environ.get("JUNIOR_MODEL", "").strip()
     if not spec:

@@ -12,7 +12,8 @@ import re
 from collections.abc import Callable, Generator
 from typing import Any
 
-from junior_core.models import ModelReply, ScriptView, call, say
+from junior_core.llm.types import ModelReply, call, say
+from junior_core.testing import ScriptView
 
 __all__ = [
     "ScriptError",

@@ -12,7 +12,8 @@ from typing import Any
 from evals.agents import Steps
 from evals.harness import Agent, Case, Control, Rubric, searched_top
 from evals.scenario import Scenario, mention
-from junior_core.models import ScriptView, call, say
+from junior_core.llm.types import call, say
+from junior_core.testing import ScriptView
 
 __all__ = ["CASES", "REQUESTS"]
 

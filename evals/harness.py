@@ -23,8 +23,9 @@ from evals.backends import Backend
 from evals.distractors import Distractors
 from evals.scenario import Scenario, Seed
 from junior_core import Runtime, ToolContext
-from junior_core.agent import Turn, run_turn
-from junior_core.models import ModelClient, Script, ScriptedModel, ScriptView, say
+from junior_core.llm.agent import Turn, run_turn
+from junior_core.llm.types import ModelClient, say
+from junior_core.testing import Script, ScriptedModel, ScriptView
 
 __all__ = [
     "Agent",

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from evals.harness import Case, Outcome
-from junior_core.models import ChatItem, ModelClient, ModelRequest
+from junior_core.llm.types import ChatItem, ModelClient, ModelRequest
 
 __all__ = ["JUDGE_INSTRUCTIONS", "Judge", "render_outcome"]
 

@@ -20,7 +20,13 @@ def to_openai_tools(model_tools: Iterable[Mapping[str, Any]]) -> list[dict[str, 
 
 
 def to_anthropic_tools(model_tools: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Messages API ``tools``: ``{"name", "description", "input_schema"}``."""
+    """Messages API ``tools``: ``{"name", "description", "input_schema"}``, plus ``defer_loading`` when set."""
     return [
-        {"name": t["name"], "description": t["description"], "input_schema": t["input_schema"]} for t in model_tools
+        {
+            "name": t["name"],
+            "description": t["description"],
+            "input_schema": t["input_schema"],
+            **({"defer_loading": True} if t.get("defer_loading") else {}),
+        }
+        for t in model_tools
     ]

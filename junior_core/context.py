@@ -114,6 +114,10 @@ class ToolContext:
     conversation: Conversation | None = None
     tool_call_id: str | None = None
 
+    def for_call(self, tool_call_id: str | None) -> ToolContext:
+        """This context for the tool call ``tool_call_id`` (the id the model gave the call)."""
+        return attrs.evolve(self, tool_call_id=tool_call_id or None)
+
     def require_actor(self) -> Actor:
         """Return the actor or raise ``ToolError('missing_context')``."""
         from junior_core.errors import ToolError

@@ -19,7 +19,7 @@ import attrs
 import pluggy
 
 from junior_core import hookspecs
-from junior_core._workers import DaemonPool
+from junior_core._workers import DaemonPool, HungCalls
 from junior_core.errors import PluginError, RegistrationError
 
 if TYPE_CHECKING:
@@ -317,9 +317,10 @@ class PluginSet:
         """Let every plugin add its commands to ``cli``; a failing plugin is reported and the others still run."""
         self._each("register_commands", {"cli": cli}, self.startup_timeout_s)
 
-    def startup(self, runtime: Runtime) -> None:
-        """Run every plugin's ``startup``; a failure or overrun is the plugin's error (raised in strict mode)."""
-        self._each("startup", {"runtime": runtime}, self.startup_timeout_s, fatal_if_strict=True)
+    def startup(self, runtime: Runtime, plugin: str | None = None) -> None:
+        """Run every plugin's ``startup`` (or just ``plugin``'s); a failure or overrun is the plugin's error
+        (raised in strict mode)."""
+        self._each("startup", {"runtime": runtime}, self.startup_timeout_s, fatal_if_strict=True, only=plugin)
 
     def shutdown(self, runtime: Runtime) -> None:
         """Run every plugin's ``shutdown``; a failure or overrun is logged and the others still run."""
@@ -403,12 +404,20 @@ class PluginSet:
         return [name for name, _ in self._impls(hook)]
 
     def _each(
-        self, hook: str, kwargs: Mapping[str, Any], timeout: float | None = None, *, fatal_if_strict: bool = False
+        self,
+        hook: str,
+        kwargs: Mapping[str, Any],
+        timeout: float | None = None,
+        *,
+        fatal_if_strict: bool = False,
+        only: str | None = None,
     ) -> list[tuple[str, Any]]:
         """Call ``hook`` on every plugin in order; a failure or overrun is reported and the rest still run."""
         limit = self.hook_timeout_s if timeout is None else timeout
         results: list[tuple[str, Any]] = []
         for plugin, _ in self._impls(hook):
+            if only is not None and plugin != only:
+                continue
             outcome = self._call(plugin, hook, kwargs, limit)
             if outcome.timed_out:
                 self.report_error(
@@ -439,7 +448,7 @@ class PluginSet:
                 log.warning("plugin %r: %d hook calls are still running past their deadline", plugin, MAX_OVERDUE_CALLS)
                 return _Outcome(timed_out=True)
             if self._pool is None:
-                self._pool = DaemonPool("junior-hook")
+                self._pool = DaemonPool(HungCalls(MAX_OVERDUE_CALLS), "junior-hook")
             pool = self._pool
         overdue = finished = False
         # The context travels with the call, so a plugin sees the caller's context variables; the arguments are
@@ -460,7 +469,7 @@ class PluginSet:
                         log.info("plugin %r: %s returned after its deadline; its result was dropped", plugin, hook)
 
         try:
-            task = pool.call(call)
+            task = pool.call(plugin, call)
         except RuntimeError:  # no new thread can start (interpreter shutdown): call it here, without a deadline
             try:
                 return _Outcome(value=call())
@@ -477,6 +486,7 @@ class PluginSet:
             if not finished:
                 overdue = True
                 self._overdue[plugin] = self._overdue.get(plugin, 0) + 1
+                pool.abandon(task.ticket)  # its thread stops counting towards the pool's live work
                 return _Outcome(timed_out=True)
         while not task.done():  # it finished between the wait and the lock; the hand-off is instructions away
             time.sleep(0.0001)

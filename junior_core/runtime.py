@@ -5,17 +5,18 @@ from __future__ import annotations
 import asyncio
 import atexit
 import concurrent.futures
+import contextlib
 import json
 import logging
 import os
 import threading
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from junior_core._fastcheck import Check, compile_check
-from junior_core._limits import nesting_error, too_deep
+from junior_core._limits import loads, nesting_error, too_deep
 from junior_core._workers import BackgroundLoop, Call, DaemonPool, Guarded, HandlerExit, HungCalls, Ticket
 from junior_core.catalog import Catalog, CatalogTool, Tool
 from junior_core.context import Message, ToolContext
@@ -70,6 +71,7 @@ class Runtime:
         max_hung_per_source: int = DEFAULT_MAX_HUNG_PER_SOURCE,
         max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
         _plugin_set: PluginSet | None = None,
+        _start: bool = True,
     ) -> None:
         self.default_timeout_s = default_timeout_s
         self.max_result_chars = max_result_chars
@@ -100,10 +102,9 @@ class Runtime:
         atexit.register(close_at_exit)
         try:
             self._register_sources()
-            self._plugins.startup(self)
-            for entry in self.catalog.sources:
-                if entry.provider is not None:
-                    self.refresh_source(entry.source.id)
+            if _start:
+                self._plugins.startup(self)
+                self._refresh_providers()
         except BaseException:
             self.close()
             raise
@@ -131,6 +132,52 @@ class Runtime:
             max_result_chars=max_result_chars,
             _plugin_set=plugin_set,
         )
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def open_async(
+        cls,
+        plugins: Sequence[object] | None = None,
+        *,
+        strict: bool | None = None,
+        default_timeout_s: float = DEFAULT_TIMEOUT_S,
+    ) -> AsyncIterator[Runtime]:
+        """``async with Runtime.open_async() as rt:`` opens a runtime without blocking the event loop.
+
+        ``plugins=None`` loads the installed entry points (``strict`` as in ``from_entry_points``), a list
+        uses exactly those plugins (``strict`` defaults to True). Loading runs on a worker thread; the
+        ``startup`` hooks then run concurrently, one thread each, so a database engine opens while MCP
+        sessions start. ``shutdown`` runs on leaving the block.
+        """
+
+        def build() -> Runtime:
+            if plugins is None:
+                plugin_set = load(None, strict=strict_from_env() if strict is None else strict)
+                return cls(default_timeout_s=default_timeout_s, _plugin_set=plugin_set, _start=False)
+            return cls(plugins, strict=True if strict is None else strict, default_timeout_s=default_timeout_s,
+                       _start=False)
+
+        runtime = await asyncio.to_thread(build)
+        try:
+            await runtime._astart()
+            yield runtime
+        finally:
+            await asyncio.to_thread(runtime.close)
+
+    async def _astart(self) -> None:
+        def start(name: str) -> None:
+            self._plugins.startup(self, plugin=name)  # failures and overruns are reported as in startup()
+
+        starts = [asyncio.to_thread(start, name) for name in self._plugins.implementers("startup")]
+        failures = [r for r in await asyncio.gather(*starts, return_exceptions=True) if isinstance(r, BaseException)]
+        if failures:
+            raise failures[0]
+        await asyncio.to_thread(self._refresh_providers)
+
+    def _refresh_providers(self) -> None:
+        for entry in self.catalog.sources:
+            if entry.provider is not None:
+                self.refresh_source(entry.source.id)
 
     # -- plugins and catalog -------------------------------------------------------------------
     @property
@@ -253,7 +300,7 @@ class Runtime:
         return self.call_model_tool(EXECUTE_TOOL, {"tool_name": tool_name, "arguments": arguments or {}}, context)
 
     def call_model_tool(self, name: str, arguments: Any, context: ToolContext | None = None) -> dict[str, Any]:
-        """Dispatch any ``model_tools()`` entry by name."""
+        """Dispatch any ``model_tools()`` entry by name; ``arguments`` is a dict or the model's JSON text."""
         prepared = self._prepare_call(name, arguments, context)
         if isinstance(prepared, dict):
             return prepared
@@ -360,6 +407,10 @@ class Runtime:
         return self.search_tools(query, source, max_results)
 
     def _prepare_call(self, name: Any, arguments: Any, context: ToolContext | None) -> _Prepared | dict[str, Any]:
+        if isinstance(arguments, str):  # OpenAI-style APIs deliver a tool call's arguments as JSON text
+            arguments, refused = _json_arguments(name, arguments)
+            if refused is not None:
+                return refused
         if too_deep(arguments):  # before validation, messages or repr recurse into it
             return nesting_error()
         if name == SEARCH_TOOLS:
@@ -531,3 +582,19 @@ class Runtime:
     def __repr__(self) -> str:
         counts = f"sources={len(self.catalog.sources)} tools={len(self.catalog)} plugins={len(self._plugins.loaded)}"
         return f"<Runtime {counts}>"
+
+
+def _json_arguments(name: Any, text: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The object a model's JSON text encodes, or the ``invalid_arguments`` answer saying to send one."""
+    shown = name[:200] if isinstance(name, str) else repr(name)[:200]
+    if not text.strip():
+        return {}, None
+    try:
+        value = loads(text)
+    except json.JSONDecodeError as exc:
+        problem = f"are not valid JSON ({exc.msg} at position {exc.pos})"
+    else:
+        if isinstance(value, dict):
+            return value, None
+        problem = f"must be a JSON object, got {type(value).__name__}"
+    return {}, error("invalid_arguments", f"The arguments of {shown} {problem}; send them as one JSON object.")

@@ -1,14 +1,14 @@
-"""Shared fixtures: in-process plugins built per test, runtimes closed after each test."""
+"""Shared fixtures: in-process plugins built per test; runtimes come from the testing kit (``junior_core.testing``)."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
 from junior_core import Runtime, Source, Tool, ToolError, hookimpl
+from junior_core.testing import RuntimeFactory
 
 OBJECT: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
 
@@ -120,20 +120,11 @@ def weather_plugin() -> SourcePlugin:
 
 
 @pytest.fixture
-def make_runtime() -> Iterator[Callable[..., Runtime]]:
-    """Build runtimes from explicit plugins; every one is closed after the test."""
-    made: list[Runtime] = []
-
-    def make(*plugins: object, **kwargs: Any) -> Runtime:
-        rt = Runtime(plugins=list(plugins), **kwargs)
-        made.append(rt)
-        return rt
-
-    yield make
-    for rt in made:
-        rt.close()
+def make_runtime(junior_runtime: RuntimeFactory) -> RuntimeFactory:
+    """Build runtimes from explicit plugins; every one is closed after the test (the kit's ``junior_runtime``)."""
+    return junior_runtime
 
 
 @pytest.fixture
-def rt(make_runtime: Callable[..., Runtime]) -> Runtime:
-    return make_runtime(notes_plugin(), weather_plugin())
+def rt(junior_runtime: RuntimeFactory) -> Runtime:
+    return junior_runtime(notes_plugin(), weather_plugin())

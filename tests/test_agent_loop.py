@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from junior_core import Actor, Conversation, Message, Runtime, Source, Tool, ToolContext, ToolError, hookimpl
-from junior_core.agent import run_turn
-from junior_core.models import ModelReply, ScriptedModel, ScriptView, ToolCall, call, say
+from junior_core.llm.agent import run_turn
+from junior_core.llm.types import ModelReply, ToolCall, call, say
+from junior_core.testing import ScriptedModel, ScriptView
 
 ALICE = Actor("slack", "T1", "U1")
 BOB = Actor("slack", "T1", "U2")

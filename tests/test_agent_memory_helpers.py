@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from junior_core import Actor, Conversation, Message, ToolContext
-from junior_core.models import ModelRequest, ScriptedModel, ScriptView, say
+from junior_core.llm.types import ModelRequest, say
+from junior_core.testing import ScriptedModel, ScriptView
 
 helpers = pytest.importorskip("junior_memory.model_helpers")
 from junior_memory.extraction import Candidate  # noqa: E402

@@ -11,18 +11,12 @@ from typing import Any
 import pytest
 
 from junior_core import Actor, Conversation, Runtime, Source, Tool, ToolContext, hookimpl
-from junior_core.agent import run_turn
 from junior_core.context import Message
-from junior_core.models import (
-    AnthropicModel,
-    ChatItem,
-    ModelConfigError,
-    ModelRequest,
-    OpenAIChatModel,
-    ToolCall,
-    model_from_env,
-    model_from_spec,
-)
+from junior_core.llm import ModelConfigError, model_from_env, model_from_spec
+from junior_core.llm.agent import run_turn
+from junior_core.llm.anthropic import AnthropicModel
+from junior_core.llm.openai import OpenAIChatModel
+from junior_core.llm.types import ChatItem, ModelRequest, ToolCall
 
 pytest.importorskip("openai")
 pytest.importorskip("anthropic")

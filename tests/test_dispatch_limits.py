@@ -13,13 +13,13 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from conftest import OBJECT, SourcePlugin, echo
+from junior_core.models import ModelReply, ModelRequest, ToolCall, parse_openai_response
 
+from conftest import OBJECT, SourcePlugin, echo
 from junior_core import Runtime, Source, Tool
 from junior_core._fastcheck import compile_check
 from junior_core._limits import MAX_DEPTH
 from junior_core.errors import RegistrationError
-from junior_core.models import ModelReply, ModelRequest, ToolCall, parse_openai_response
 
 HOSTILE = "^(a+)+$"
 
@@ -327,6 +327,7 @@ def test_a_model_sending_deeply_nested_arguments_gets_invalid_arguments(
     make_runtime: Callable[..., Runtime], levels: int
 ) -> None:
     from junior_core.agent import run_turn
+
     from junior_core.context import Message, ToolContext
 
     text = '{"tool_name": "x__free", "arguments": ' + '{"a": ' * levels + "{}" + "}" * levels + "}"

@@ -29,7 +29,8 @@ from evals.harness import (
 from evals.judge import Judge
 from evals.memory.workflows import remembers
 from evals.scenario import Scenario, mention
-from junior_core.models import ScriptedModel, ScriptView, say
+from junior_core.llm.types import say
+from junior_core.testing import ScriptedModel, ScriptView
 
 pytest.importorskip("junior_memory.plugin")
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import junior_example_units
 
-from junior_core import Runtime
+from junior_core.testing import RuntimeFactory, assert_error, assert_found, assert_ok
 
 JUNIOR = Path(sys.executable).parent / "junior"
 
@@ -22,12 +22,10 @@ def test_installed_example_is_listed_by_the_junior_command() -> None:
     assert json.loads(proc.stdout) == [{"id": "units", "description": "Unit conversions: temperature and length."}]
 
 
-def test_example_as_documented() -> None:
-    with Runtime(plugins=[junior_example_units]) as rt:
-        assert rt.search_tools("fahrenheit")["tools"][0]["tool_name"] == "units__convert_temperature"
-        out = rt.execute_tool("units__convert_length", {"value": 1, "from_unit": "mile", "to_unit": "metre"})
-        assert out == {"ok": True, "tool_name": "units__convert_length", "result": {"value": 1609.344, "unit": "metre"}}
-        cold = rt.execute_tool(
-            "units__convert_temperature", {"value": -500, "from_unit": "celsius", "to_unit": "kelvin"}
-        )
-        assert cold["error"]["code"] == "rejected" and "absolute zero" in cold["error"]["message"]
+def test_example_as_documented(junior_runtime: RuntimeFactory) -> None:
+    rt = junior_runtime(junior_example_units)
+    assert_found(rt.search_tools("fahrenheit"), "units__convert_temperature", first=True)
+    out = rt.execute_tool("units__convert_length", {"value": 1, "from_unit": "mile", "to_unit": "metre"})
+    assert assert_ok(out) == {"value": 1609.344, "unit": "metre"}
+    cold = rt.execute_tool("units__convert_temperature", {"value": -500, "from_unit": "celsius", "to_unit": "kelvin"})
+    assert "absolute zero" in assert_error(cold, "rejected")["message"]

@@ -8,6 +8,7 @@ from typing import Any
 
 from junior_core import Runtime, Source, Tool
 from junior_core.adapters import to_anthropic_tools, to_openai_tools
+from junior_core.testing import assert_error, assert_ok
 from tests.conftest import OBJECT, SourcePlugin
 
 
@@ -101,10 +102,10 @@ def test_closed_runtime_runs_no_async_handler(make_runtime: Callable[..., Runtim
         return True
 
     rt = make_runtime(SourcePlugin(Source("x", "X."), [Tool("a", "A.", OBJECT, handler)]))
-    assert rt.execute_tool("x__a")["ok"] is True
+    assert_ok(rt.execute_tool("x__a"))
     rt.close()
-    assert rt.execute_tool("x__a")["error"]["code"] == "unavailable"
-    assert asyncio.run(rt.aexecute_tool("x__a"))["error"]["code"] == "unavailable"
+    assert_error(rt.execute_tool("x__a"), "unavailable")
+    assert_error(asyncio.run(rt.aexecute_tool("x__a")), "unavailable")
     assert ran == [True]
 
 

@@ -22,7 +22,8 @@ from evals.harness import (
     stored,
 )
 from evals.scenario import Scenario, mention, thread_message
-from junior_core.models import ScriptView, say
+from junior_core.llm.types import say
+from junior_core.testing import ScriptView
 
 __all__ = ["CASES"]
 

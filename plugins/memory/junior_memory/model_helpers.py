@@ -1,6 +1,6 @@
 """Model-backed memory helpers: a passive extractor and a reviewer for explicit writes.
 
-Both ask a ``junior_core.models.ModelClient`` for one JSON object and read it
+Both ask a ``junior_core.llm.types.ModelClient`` for one JSON object and read it
 defensively: a model that answers with prose, broken JSON or the wrong shape
 yields no candidates (extractor) or leaves the write as the user asked
 (reviewer), and the problem is logged. The extractor only proposes; the gate in
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from junior_core import Message, ToolContext
-from junior_core.models import ChatItem, ModelClient, ModelRequest
+from junior_core.llm.types import ChatItem, ModelClient, ModelRequest
 from junior_memory.extraction import MAX_PER_TURN, Candidate
 from junior_memory.review import Review
 from junior_memory.scope import KINDS
@@ -204,7 +204,7 @@ class ModelReviewer:
 
 def extractor_from_env() -> ModelExtractor | None:
     """A ``ModelExtractor`` for the model ``JUNIOR_MODEL`` names, or None when no model is configured."""
-    from junior_core.models import model_from_env
+    from junior_core.llm import model_from_env
 
     model = model_from_env()
     return ModelExtractor(model) if model is not None else None
@@ -212,7 +212,7 @@ def extractor_from_env() -> ModelExtractor | None:
 
 def reviewer_from_env() -> ModelReviewer | None:
     """A ``ModelReviewer`` for the model ``JUNIOR_MODEL`` names, or None when no model is configured."""
-    from junior_core.models import model_from_env
+    from junior_core.llm import model_from_env
 
     model = model_from_env()
     return ModelReviewer(model) if model is not None else None

@@ -1,4 +1,7 @@
-"""Shared constants and helpers for the memory tests (imported by name: the basename is unique)."""
+"""Shared constants and helpers for the memory tests (imported by name: the basename is unique).
+
+``ok`` and ``err`` are the testing kit's ``assert_ok`` and ``assert_error``.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from junior_core import Actor, Conversation, ToolContext
+from junior_core.testing import assert_error, assert_ok
 
 T = TypeVar("T")
 
@@ -27,18 +31,8 @@ def ctx(actor: Actor | None = ALICE, conversation: Conversation | None = PUBLIC,
     return ToolContext(actor=actor, conversation=conversation, tool_call_id=call or f"call-{uuid.uuid4().hex[:8]}")
 
 
-def ok(response: dict[str, Any]) -> Any:
-    """The result of a successful executeTool response, or a failure showing the error."""
-    assert response["ok"] is True, response
-    return response["result"]
-
-
-def err(response: dict[str, Any], code: str) -> dict[str, Any]:
-    """The error of a failed executeTool response, asserting its code."""
-    assert response["ok"] is False, response
-    assert response["error"]["code"] == code, response["error"]
-    error: dict[str, Any] = response["error"]
-    return error
+ok = assert_ok
+err = assert_error
 
 
 class ScriptedExtractor:

@@ -1,0 +1,173 @@
+"""The OpenAI Chat Completions wire format and its client (``pip install 'junior-core[openai]'``).
+
+The mapping functions are public and pure so that the scripted model
+(``junior_core.testing.ScriptedModel``) and test servers run every request and
+reply through exactly the code a live client uses. The SDK is imported when a
+client is built, never at import time.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from junior_core.adapters import to_openai_tools
+from junior_core.llm.types import (
+    ChatItem,
+    ModelReply,
+    ModelRequest,
+    ToolCall,
+    decode_arguments,
+    dump_response,
+    import_sdk,
+)
+
+__all__ = ["OpenAIChatModel", "openai_request", "openai_response", "parse_openai_request", "parse_openai_response"]
+
+
+def openai_request(model: str, request: ModelRequest, **params: Any) -> dict[str, Any]:
+    """The Chat Completions request body for ``request``; ``params`` are added as-is (``temperature``...)."""
+    messages: list[dict[str, Any]] = []
+    if request.system:
+        messages.append({"role": "system", "content": request.system})
+    for item in request.messages:
+        if item.role == "user":
+            messages.append({"role": "user", "content": item.text})
+        elif item.role == "assistant":
+            message: dict[str, Any] = {"role": "assistant", "content": item.text or None}
+            if item.tool_calls:
+                message["tool_calls"] = [
+                    {
+                        "id": c.id,
+                        "type": "function",
+                        "function": {
+                            "name": c.name,
+                            "arguments": json.dumps(c.arguments if c.arguments is not None else {}),
+                        },
+                    }
+                    for c in item.tool_calls
+                ]
+            messages.append(message)
+        else:
+            messages.append({"role": "tool", "tool_call_id": item.tool_call_id, "content": item.text})
+    body: dict[str, Any] = {"model": model, "messages": messages}
+    if request.tools:
+        body["tools"] = to_openai_tools(request.tools)
+        body["tool_choice"] = "auto"
+    body.update({k: v for k, v in params.items() if v is not None})
+    return body
+
+
+def _content_text(content: Any) -> str:
+    # Chat Completions content is a string or a list of parts; only text parts matter here.
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return "".join(p.get("text", "") for p in content if isinstance(p, Mapping) and p.get("type") == "text")
+
+
+def parse_openai_response(body: Mapping[str, Any]) -> ModelReply:
+    """A ``ModelReply`` from a Chat Completions response body (the first choice)."""
+    choices = body.get("choices") or []
+    if not choices:
+        raise ValueError("Chat Completions response has no choices")
+    choice = choices[0]
+    message = choice.get("message") or {}
+    calls = []
+    for raw in message.get("tool_calls") or ():
+        function = raw.get("function") or {}
+        arguments, problem = decode_arguments(function.get("arguments"))
+        calls.append(ToolCall(str(raw.get("id") or ""), str(function.get("name") or ""), arguments, problem))
+    return ModelReply(_content_text(message.get("content")), tuple(calls), choice.get("finish_reason"), dict(body))
+
+
+def parse_openai_request(body: Mapping[str, Any]) -> ModelRequest:
+    """The ``ModelRequest`` a Chat Completions request body carries (what a model sees)."""
+    system: list[str] = []
+    items: list[ChatItem] = []
+    for message in body.get("messages", ()):
+        role = message.get("role")
+        if role in ("system", "developer"):
+            system.append(_content_text(message.get("content")))
+        elif role == "user":
+            items.append(ChatItem("user", _content_text(message.get("content"))))
+        elif role == "assistant":
+            calls = []
+            for raw in message.get("tool_calls") or ():
+                arguments, problem = decode_arguments(raw["function"].get("arguments"))
+                calls.append(ToolCall(raw["id"], raw["function"]["name"], arguments, problem))
+            items.append(ChatItem("assistant", _content_text(message.get("content")), tuple(calls)))
+        elif role == "tool":
+            items.append(
+                ChatItem("tool", _content_text(message.get("content")), tool_call_id=message.get("tool_call_id"))
+            )
+    tools = tuple(
+        {
+            "name": t["function"]["name"],
+            "description": t["function"].get("description", ""),
+            "input_schema": t["function"].get("parameters", {}),
+        }
+        for t in body.get("tools") or ()
+    )
+    return ModelRequest("\n\n".join(system), tuple(items), tools)
+
+
+def _arguments_text(arguments: Any) -> str:
+    return arguments if isinstance(arguments, str) else json.dumps(arguments)
+
+
+def openai_response(
+    reply: ModelReply, model: str = "scripted", response_id: str = "chatcmpl-scripted"
+) -> dict[str, Any]:
+    """A Chat Completions response body carrying ``reply`` (for scripted models and test servers)."""
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+    if reply.tool_calls:
+        message["tool_calls"] = [
+            # A string is sent as-is, so a script can reproduce a model's malformed arguments.
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": _arguments_text(c.arguments)}}
+            for c in reply.tool_calls
+        ]
+    return {
+        "id": response_id,
+        "object": "chat.completion",
+        "created": 1700000000,
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": "tool_calls" if reply.tool_calls else "stop",
+                "logprobs": None,
+            }
+        ],
+        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+    }
+
+
+class OpenAIChatModel:
+    """Chat Completions through the official ``openai`` SDK: OpenAI, or any compatible server via ``base_url``."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        client: Any = None,
+        name: str | None = None,
+        timeout_s: float = 120.0,
+        **params: Any,
+    ) -> None:
+        self.model = model
+        self.name = name or f"openai:{model}"
+        self.params = params
+        if client is None:
+            sdk = import_sdk("openai", "openai")
+            client = sdk.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=2)
+        self.client = client
+
+    def complete(self, request: ModelRequest) -> ModelReply:
+        body = openai_request(self.model, request, **self.params)
+        return parse_openai_response(dump_response(self.client.chat.completions.create(**body)))
