@@ -13,13 +13,14 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from junior_core.models import ModelReply, ModelRequest, ToolCall, parse_openai_response
 
 from conftest import OBJECT, SourcePlugin, echo
 from junior_core import Runtime, Source, Tool
 from junior_core._fastcheck import compile_check
 from junior_core._limits import MAX_DEPTH
 from junior_core.errors import RegistrationError
+from junior_core.llm.openai import parse_openai_response
+from junior_core.llm.types import ModelReply, ModelRequest, ToolCall
 
 HOSTILE = "^(a+)+$"
 
@@ -326,9 +327,8 @@ def test_deep_nesting_is_invalid_arguments_everywhere(make_runtime: Callable[...
 def test_a_model_sending_deeply_nested_arguments_gets_invalid_arguments(
     make_runtime: Callable[..., Runtime], levels: int
 ) -> None:
-    from junior_core.agent import run_turn
-
     from junior_core.context import Message, ToolContext
+    from junior_core.llm.agent import run_turn
 
     text = '{"tool_name": "x__free", "arguments": ' + '{"a": ' * levels + "{}" + "}" * levels + "}"
     body = {

@@ -260,7 +260,7 @@ async def arun_turn(
     """``run_turn`` for an event loop: nothing here blocks it.
 
     Hooks run on worker threads, tools through ``acall_model_tool`` (async
-    handlers on the caller's loop), and the model through its ``acomplete`` when
+    handlers on their source's own loop, awaited from the caller's), and the model through its ``acomplete`` when
     it has one, otherwise its ``complete`` on a worker thread.
     """
     state = _TurnState(context, messages, max_steps)
