@@ -149,6 +149,7 @@ class RankingConfig:
     pairs_b: float = 0.75
     k1: float = 3.0
     action_weight: float = 2.0
+    source_action_weight: float = 3.0
     readers_first: bool = True
     stem: bool = True
     stop_words: bool = True
@@ -348,7 +349,13 @@ def _clause_verb(words: list[str]) -> tuple[str | None, bool]:
         return None, False
     first = words[i]
     if first == "how" and not asked:
-        return None, False  # "how do I create ...": a how-to asks to act, not to read
+        # "how do I create ...": a how-to asks to act, not to read; its verb follows the subject.
+        j = i + 1
+        if j < len(words) and words[j] in _AUX:
+            j += 1
+        if j < len(words) and words[j] in _SUBJECTS:
+            j += 1
+        return (words[j] if j < len(words) and words[j] not in _PRONOUNS else None), False
     if not asked and (first in _WH or first in _AUX):
         # "what did I tell you", "do you recall", "is there a ...": the verb follows the subject, if any.
         j = i + 1 if first in _WH else i
@@ -606,8 +613,10 @@ class SearchIndex:
         clauses = [Term("terms", term) for term in wanted]
         intent = Intent.of(query)
         verb_terms = list(dict.fromkeys(self._analyzer(" ".join(intent.verbs)))) if intent.verbs else []
-        if self.config.action_weight > 0:
-            clauses += [Term("action", term, boost=self.config.action_weight) for term in verb_terms]
+        # Inside one source the verb decides between sibling tools and cannot pull in another source's.
+        boost = self.config.action_weight if source_id is None else self.config.source_action_weight
+        if boost > 0:
+            clauses += [Term("action", term, boost=boost) for term in verb_terms]
         readers_first = False
         if self.config.readers_first and snapshot.writes:
             # A question asks to read; so does a request whose verb only tools that do not write declare.

@@ -107,7 +107,8 @@ LIST_SCHEMA: dict[str, Any] = {
 }
 
 # The words people use for each action (verbs, idioms, what a terse query says), searched as the tools' own
-# keywords (junior_core.Tool.keywords) and matched against a request's leading verb.
+# keywords (junior_core.Tool.keywords) and matched against a request's leading verb. A word belongs to one
+# tool only: "save" in the list tool's keywords would make "save ..." a reading verb too.
 REMEMBER_KEYWORDS = (
     "save", "store", "note", "note down", "make a note", "jot down", "write down", "record", "memorize",
     "keep in mind", "keep track", "log", "learn", "retain", "bookmark", "pin", "add memory", "take note",
@@ -120,11 +121,11 @@ FORGET_KEYWORDS = (
 )
 LIST_KEYWORDS = (
     "list", "show all", "display", "browse", "enumerate", "dump", "overview", "everything", "all memories",
-    "inventory", "recap", "summary", "review", "export", "saved so far", "what's saved",
+    "inventory", "recap", "summary", "review", "export",
 )
 SEARCH_KEYWORDS = (
     "search", "find", "look up", "lookup", "look for", "recall", "retrieve", "query", "locate", "fetch",
-    "remind me", "mention", "what did I say", "what did I tell you", "anything saved about", "do you know",
+    "remind me", "mention", "what did I say", "what did I tell you", "do you know",
 )
 
 SEARCH_SCHEMA: dict[str, Any] = {

@@ -1,0 +1,80 @@
+"""Intent on top of the words: declared keywords, a request's verbs, and questions ranking readers first."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from junior_core import Runtime, Source, Tool
+from junior_core.search import Intent
+from tests.conftest import OBJECT, SourcePlugin, echo
+
+
+@pytest.mark.parametrize(
+    ("text", "verbs", "question"),
+    [
+        ("Please forget that I prefer terse PR summaries.", ("forget",), False),
+        ("Jot down that I like bullet points", ("jot",), False),
+        ("hey, could you please unsave my British English preference", ("unsave",), False),
+        ("I like answers with code first, save that", ("save",), False),
+        ("make a note that deploys need two approvals", ("note",), False),
+        ("What do you remember about me?", ("remember",), True),
+        ("do you recall who owns billing?", ("recall",), True),
+        ("is there a memory about rate limits?", (), True),
+        ("tell me what you know about me", (), True),
+        ("how do I create a repository?", ("create",), False),
+        ("don't forget the milk", (), False),
+        ("", (), False),
+    ],
+)
+def test_intent_reads_verbs_and_questions(text: str, verbs: tuple[str, ...], question: bool) -> None:
+    assert Intent.of(text) == Intent(verbs, question)
+
+
+def test_keywords_must_be_short_words_or_phrases() -> None:
+    assert Tool("t", "A tool.", OBJECT, echo, keywords="jot down").keywords == ("jot down",)
+    with pytest.raises(ValueError, match="keywords"):
+        Tool("t", "A tool.", OBJECT, echo, keywords=["ok", ""])
+    with pytest.raises(ValueError, match="at most 32"):
+        Tool("t", "A tool.", OBJECT, echo, keywords=[f"w{i}" for i in range(33)])
+
+
+def notes(keywords: bool) -> SourcePlugin:
+    def kw(*words: str) -> tuple[str, ...]:
+        return words if keywords else ()
+
+    writes = {"readOnlyHint": False}
+    reads = {"readOnlyHint": True}
+    return SourcePlugin(Source("notes", "Personal notes."), [
+        Tool("add_note", "Add a note about a topic.", OBJECT, echo, annotations=writes, keywords=kw("jot", "scribble")),
+        Tool("remove_note", "Remove a note about a topic.", OBJECT, echo, annotations=writes, keywords=kw("erase")),
+        Tool("show_notes", "Show the notes about a topic.", OBJECT, echo, annotations=reads, keywords=kw("display")),
+    ])
+
+
+def first(rt: Runtime, query: str, source: str | None = None) -> str:
+    return str(rt.search_tools(query, source=source)["tools"][0]["tool_name"])
+
+
+def test_a_declared_keyword_finds_its_tool(make_runtime: Callable[..., Runtime]) -> None:
+    rt = make_runtime(notes(keywords=True))
+    assert first(rt, "scribble something down") == "notes__add_note"
+    bare = make_runtime(notes(keywords=False), index_cache=False)
+    assert bare.search_tools("scribble something down")["tools"] == []
+
+
+def test_the_leading_verb_outweighs_the_other_words(make_runtime: Callable[..., Runtime]) -> None:
+    # "note about a topic" is in every description; only the verb tells the tools apart.
+    rt = make_runtime(notes(keywords=True))
+    assert first(rt, "erase the note about a topic") == "notes__remove_note"
+    assert first(rt, "jot a note about a topic") == "notes__add_note"
+    assert first(rt, "erase the note about a topic", "notes") == "notes__remove_note"
+
+
+def test_a_question_ranks_readers_before_writers(make_runtime: Callable[..., Runtime]) -> None:
+    rt = make_runtime(notes(keywords=False))
+    assert first(rt, "add a note about a topic") == "notes__add_note"
+    # The same words as a question: the read-only tool comes first, the writers after it.
+    asked = [t["tool_name"] for t in rt.search_tools("do you have a note about a topic?")["tools"]]
+    assert asked[0] == "notes__show_notes" and set(asked[1:]) == {"notes__add_note", "notes__remove_note"}
