@@ -276,6 +276,9 @@ class Discovery:
         }
 
     def _ensure_index(self, view: _View) -> None:
+        if not hasattr(self.index, "snapshot"):  # another index with build() only (benchmarks' --index-module)
+            self.index.build(view.visible, view.source_texts, view.version)
+            return
         if self.index.version == view.version:
             return
         if self.index.snapshot is None:
