@@ -12,10 +12,11 @@ from typing import Any
 
 from whoosh.codec.whoosh3 import W3Codec
 from whoosh.fields import FieldType, Schema
+from whoosh.filedb.filestore import RamStorage
 from whoosh.formats import Format
 from whoosh.scoring import BaseScorer, WeightingModel
 
-__all__ = ["JuniorCodec", "SaturatedBM25F", "WeightedField", "WeightedFormat", "schema", "write_documents"]
+__all__ = ["JuniorCodec", "MemoryStorage", "SaturatedBM25F", "WeightedField", "WeightedFormat", "schema", "write_documents"]
 
 
 class WeightedFormat(Format):  # type: ignore[misc]
@@ -97,6 +98,17 @@ class SaturatedBM25F(WeightingModel):  # type: ignore[misc]
         count = searcher.doc_count_all()
         idf = math.log(1 + (count - n + 0.5) / (n + 0.5))
         return SaturatedScorer(idf * (self.k1 + 1), self.k1, searcher.term_info(fieldname, text).max_weight())
+
+
+class MemoryStorage(RamStorage):  # type: ignore[misc]
+    """Whoosh's in-memory storage whose temporary files stay in memory too.
+
+    ``RamStorage.temp_storage`` puts a writer's scratch files in ``<tmp>/MAIN.tmp``, one fixed directory for every
+    process and thread building an index at the same time: one build's clean-up deleted another's files.
+    """
+
+    def temp_storage(self, name: str | None = None) -> RamStorage:
+        return RamStorage()
 
 
 class JuniorCodec(W3Codec):  # type: ignore[misc]

@@ -527,11 +527,9 @@ class SearchIndex:
             opened = self.cache.open(print_, docs, self.config)
             if opened is not None:
                 return opened
-        from whoosh.filedb.filestore import RamStorage
+        from junior_core._whoosh import MemoryStorage, schema
 
-        storage = RamStorage()
-        from junior_core._whoosh import schema
-
+        storage = MemoryStorage()
         index = storage.create_index(schema())
         self._write(index, entries, source_descriptions)
         path = None
