@@ -44,7 +44,9 @@ class Runtime:
     ``Runtime(plugins=[...])`` uses exactly the plugins given (modules, objects, or
     classes instantiated per runtime) and raises on a broken one;
     ``Runtime.from_entry_points()`` loads the installed ones, skipping and reporting
-    the broken (``JUNIOR_STRICT_PLUGINS=1`` raises instead).
+    the broken (``JUNIOR_STRICT_PLUGINS=1`` raises instead). ``lazy_sources=True`` (the CLI) lists a
+    run-time source only when ``refresh_source`` asks for it, and tells plugins, through
+    ``runtime.lazy_sources``, to connect to what backs such a source only then.
     """
 
     def __init__(
@@ -53,9 +55,11 @@ class Runtime:
         *,
         strict: bool = True,
         default_timeout_s: float = DEFAULT_TIMEOUT_S,
+        lazy_sources: bool = False,
         _plugin_set: PluginSet | None = None,
     ) -> None:
         self.default_timeout_s = default_timeout_s
+        self.lazy_sources = lazy_sources
         self.catalog = Catalog()
         self.discovery = Discovery(self.catalog)
         self._pool = DaemonPool()
@@ -77,7 +81,7 @@ class Runtime:
             self._register_sources()
             self._plugins.call_each("startup", runtime=self, fatal_if_strict=True)
             for entry in self.catalog.sources:
-                if entry.provider is not None:
+                if entry.provider is not None and not lazy_sources:
                     self.refresh_source(entry.source.id)
         except BaseException:
             self.close()
@@ -328,7 +332,7 @@ class Runtime:
         log.warning("tool %s timed out after %.3g s", entry.tool_name, timeout)
         return error(
             "timeout",
-            f"{entry.tool_name} did not finish within {timeout:g} seconds. Try again later, or with a smaller request.",
+            f"{entry.tool_name} did not finish within {timeout:g} s. Try again later, or with a smaller request.",
             entry.tool_name,
         )
 

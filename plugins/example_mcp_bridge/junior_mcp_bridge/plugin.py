@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from typing import TYPE_CHECKING, Any
 
 from junior_core import Source, hookimpl
@@ -30,6 +31,7 @@ class MCPBridge:
         self._retry_interval_s = retry_interval_s
         self._runtime: Runtime | None = None
         self.bridge: Bridge | None = None
+        self._start_lock = threading.Lock()
 
     @property
     def configs(self) -> list[ServerConfig]:
@@ -49,22 +51,34 @@ class MCPBridge:
 
     def _provider(self, name: str) -> Any:
         def list_tools() -> list[Any]:
-            return self.bridge.tools(name) if self.bridge is not None else []
+            if self.bridge is None:
+                return []
+            if self._runtime is not None and not self.bridge.started(name):
+                self._start([name])  # a lazy runtime asks for this source's tools for the first time
+            return self.bridge.tools(name)
 
         return list_tools
 
     @hookimpl
     def startup(self, runtime: Runtime) -> None:
         self._runtime = runtime
-        if self.bridge is None:
+        if self.bridge is None or getattr(runtime, "lazy_sources", False):
+            return  # lazy (the CLI): each server starts when its source's tools are first asked for
+        self._start(None)
+
+    def _start(self, names: list[str] | None) -> None:
+        runtime, bridge = self._runtime, self.bridge
+        if runtime is None or bridge is None:
             return
-        self.bridge.start(runtime.loop)
+        with self._start_lock:
+            bridge.start(runtime.loop, names)
         me = runtime.plugin_set.pm.get_name(self) or self.junior_plugin_name
-        for row in self.bridge.status():
-            if row["state"] == "failed":
-                runtime.plugin_set.report_error(
-                    me, f"MCP server {row['name']!r} is unavailable: {row['error']}", ConnectionError(row["error"])
-                )
+        info = runtime.plugin_set.info(me)
+        for row in bridge.status():
+            if row["state"] == "failed" and (names is None or row["name"] in names) and info is not None:
+                # Recorded for `junior plugins`, not logged again: the connection has logged it once already.
+                problem = f"MCP server {row['name']!r} is unavailable: {row['error']}"
+                info.error = problem if info.error is None else f"{info.error}; {problem}"
 
     @hookimpl
     def shutdown(self, runtime: Runtime) -> None:
