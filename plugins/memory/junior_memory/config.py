@@ -6,7 +6,7 @@ import os
 import re
 from pathlib import Path
 
-__all__ = ["ENV_EXTRACTOR", "ENV_REVIEWER", "ENV_URL", "default_path", "display_url", "resolve_url"]
+__all__ = ["ENV_EXTRACTOR", "ENV_REVIEWER", "ENV_URL", "default_path", "display_url", "missing_driver", "resolve_url"]
 
 ENV_URL = "JUNIOR_MEMORY_URL"
 ENV_EXTRACTOR = "JUNIOR_MEMORY_EXTRACTOR"
@@ -33,3 +33,16 @@ def resolve_url(url: str | None = None) -> str:
 def display_url(url: str) -> str:
     """The URL with any password replaced by ``***``, safe to print and log."""
     return re.sub(r"(://[^:/@\s]+:)[^@\s]*@", r"\1***@", url)
+
+
+def missing_driver(url: str, exc: BaseException) -> str | None:
+    """One line saying what to install, when ``exc`` (a store refusing ``url``) comes from a driver not installed."""
+    if not isinstance(exc.__context__ or exc.__cause__, ImportError):
+        return None
+    scheme = url.split(":", 1)[0].lower()
+    if scheme.startswith("postgres"):
+        fix = "install junior-memory[postgres] (from a clone: pip install -e 'plugins/memory[postgres]')"
+        if scheme != "postgresql+psycopg":
+            fix += " and use a postgresql+psycopg:// URL"
+        return f"the memory database {display_url(url)} needs the Postgres driver psycopg, not installed: {fix}"
+    return f"the memory database {display_url(url)} needs a database driver that is not installed ({exc.__context__})"
