@@ -36,13 +36,11 @@ def display_url(url: str) -> str:
 
 
 def missing_driver(url: str, exc: BaseException) -> str | None:
-    """One line saying what to install, when ``exc`` (a store refusing ``url``) comes from a driver not installed."""
-    if not isinstance(exc.__context__ or exc.__cause__, ImportError):
-        return None
+    """One line saying what to install when ``exc`` (a store refusing ``url``) means the Postgres driver is missing."""
     scheme = url.split(":", 1)[0].lower()
-    if scheme.startswith("postgres"):
-        fix = "install junior-memory[postgres] (from a clone: pip install -e 'plugins/memory[postgres]')"
-        if scheme != "postgresql+psycopg":
-            fix += " and use a postgresql+psycopg:// URL"
-        return f"the memory database {display_url(url)} needs the Postgres driver psycopg, not installed: {fix}"
-    return f"the memory database {display_url(url)} needs a database driver that is not installed ({exc.__context__})"
+    if not isinstance(exc.__context__ or exc.__cause__, ImportError) or not scheme.startswith("postgres"):
+        return None
+    fix = "install junior-memory[postgres] (from a clone: pip install -e 'plugins/memory[postgres]')"
+    if scheme != "postgresql+psycopg":
+        fix += " and use a postgresql+psycopg:// URL"
+    return f"the memory database {display_url(url)} needs the Postgres driver psycopg, not installed: {fix}"
