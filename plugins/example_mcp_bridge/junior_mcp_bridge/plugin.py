@@ -32,6 +32,7 @@ class MCPBridge:
         self._runtime: Runtime | None = None
         self.bridge: Bridge | None = None
         self._start_lock = threading.Lock()
+        self._closed = False
 
     @property
     def configs(self) -> list[ServerConfig]:
@@ -41,36 +42,39 @@ class MCPBridge:
 
     @hookimpl
     def register_sources(self, register: Register) -> None:
-        from junior_mcp_bridge.bridge import Bridge
-
-        self.bridge = Bridge(self.configs, on_change=self._changed, retry_interval_s=self._retry_interval_s)
+        # Described from config alone: listing sources (`junior sources`) neither imports the SDK nor starts a server.
         for config in self.configs:
             if config.enabled:
-                register(Source(config.source_id, self.bridge.description(config.name)),
-                         provider=self._provider(config.name))
+                description = config.description or f"Tools of the MCP server {config.name!r}."
+                register(Source(config.source_id, description), provider=self._provider(config.name))
 
     def _provider(self, name: str) -> Any:
         def list_tools() -> list[Any]:
-            if self.bridge is None:
+            if self._runtime is None:
                 return []
-            if self._runtime is not None and not self.bridge.started(name):
+            if self.bridge is None or not self.bridge.started(name):
                 self._start([name])  # a lazy runtime asks for this source's tools for the first time
-            return self.bridge.tools(name)
+            return self.bridge.tools(name) if self.bridge is not None else []
 
         return list_tools
 
     @hookimpl
     def startup(self, runtime: Runtime) -> None:
         self._runtime = runtime
-        if self.bridge is None or getattr(runtime, "lazy_sources", False):
+        if getattr(runtime, "lazy_sources", False) or not any(c.enabled for c in self.configs):
             return  # lazy (the CLI): each server starts when its source's tools are first asked for
         self._start(None)
 
     def _start(self, names: list[str] | None) -> None:
-        runtime, bridge = self._runtime, self.bridge
-        if runtime is None or bridge is None:
+        runtime = self._runtime
+        if runtime is None or self._closed:
             return
         with self._start_lock:
+            if self.bridge is None:
+                from junior_mcp_bridge.bridge import Bridge
+
+                self.bridge = Bridge(self.configs, on_change=self._changed, retry_interval_s=self._retry_interval_s)
+            bridge = self.bridge
             bridge.start(runtime.loop, names)
         me = runtime.plugin_set.pm.get_name(self) or self.junior_plugin_name
         info = runtime.plugin_set.info(me)
@@ -82,8 +86,10 @@ class MCPBridge:
 
     @hookimpl
     def shutdown(self, runtime: Runtime) -> None:
-        if self.bridge is not None:
-            self.bridge.close()
+        with self._start_lock:
+            self._closed = True
+            if self.bridge is not None:
+                self.bridge.close()
 
     @hookimpl
     def register_commands(self, cli: click.Group) -> None:

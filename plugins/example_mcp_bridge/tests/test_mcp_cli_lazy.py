@@ -67,3 +67,12 @@ def test_commands_that_need_the_server_start_it(env: dict[str, str], args: list[
 def test_a_failed_server_is_reported_once(env: dict[str, str]) -> None:
     done = junior(env, "search", "anything", "--source", "mcp:silent")
     assert done.stderr.count("'silent' is unavailable") == 1, done.stderr
+
+
+@pytest.mark.parametrize("args", [["sources"], ["plugins"], ["exec", "memory__list"]])
+def test_commands_that_call_no_mcp_tool_do_not_even_import_the_sdk(env: dict[str, str], args: list[str]) -> None:
+    code = ("import atexit, sys; atexit.register(lambda: print('mcp' in sys.modules, file=sys.stderr)); "
+            f"from junior_core.cli import main; main({args!r})")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == "False", done.stderr
