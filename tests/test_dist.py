@@ -96,7 +96,7 @@ def test_every_distribution_ships_the_licence_and_its_metadata(installed: Path) 
             "'readme': d.metadata.get_payload()}))")
     for name, project in PROJECTS.items():
         assert (project / "LICENSE").read_text() == licence, f"{name}: LICENSE differs from the repository's"
-        meta = json.loads(subprocess.run([str(installed / "bin" / "python"), "-c", code, name],
+        meta = json.loads(subprocess.run([str(installed / "bin" / "python"), "-c", code, name], cwd=installed,
                                          capture_output=True, text=True, check=True).stdout)
         assert meta["License-Expression"] == ["Apache-2.0"] and meta["License-File"] == ["LICENSE"], name
         assert meta["license"] == licence, name
