@@ -76,3 +76,11 @@ def test_commands_that_call_no_mcp_tool_do_not_even_import_the_sdk(env: dict[str
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stderr.strip().splitlines()[-1] == "False", done.stderr
+
+
+def test_mcp_check_reports_a_dead_server_once(tmp_path: Path) -> None:
+    config = write_toml(tmp_path / "junior.toml", {"missing": {"command": "/nonexistent/junior-test-server"}})
+    env = {**os.environ, "JUNIOR_CONFIG": str(config), "JUNIOR_LOAD_PLUGINS": "mcp"}
+    done = junior(env, "mcp", "check")
+    assert done.returncode == 1
+    assert (done.stdout + done.stderr).count("command not found: '/nonexistent/junior-test-server'") == 1
