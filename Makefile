@@ -1,19 +1,35 @@
-# `make demo` and `make test` are all a fresh machine needs.
+# `make demo` and `make test` are all a fresh machine needs (Python 3.11 or newer as python3, or PYTHON=...).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PLUGINS := $(wildcard plugins/*/pyproject.toml)
 EXAMPLES := $(wildcard docs/examples/*/pyproject.toml)
+DISTS := . plugins/memory plugins/example_mcp_bridge
+# setuptools reports every editable install in a warning block; the install works, so the blocks are noise.
+QUIET := PYTHONWARNINGS="ignore:Editable installation" PIP_DISABLE_PIP_VERSION_CHECK=1
 
-.PHONY: install demo test lint bench clean
+# A .venv made by another Python (or whose Python is gone) is rebuilt rather than reused and failing.
+WANT := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+HAVE := $(shell $(BIN)/python -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+ifneq ($(WANT),$(HAVE))
+STALE := rebuild-venv
+endif
+
+.PHONY: install demo test lint bench dist clean rebuild-venv
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml $(PLUGINS) $(EXAMPLES)
+rebuild-venv:
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || \
+		{ echo "junior needs Python 3.11 or newer; '$(PYTHON)' is $(or $(WANT),missing). Run e.g. make PYTHON=python3.12"; exit 1; }
+	@if [ -d $(VENV) ]; then echo "$(VENV) was made by Python $(or $(HAVE),that is gone); making it again with $(WANT)"; fi
+	rm -rf $(VENV)
+
+$(STAMP): pyproject.toml $(PLUGINS) $(EXAMPLES) $(STALE)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]' $(foreach p,$(PLUGINS),-e '$(patsubst %/,%,$(dir $(p)))[dev]') $(foreach p,$(EXAMPLES),-e $(patsubst %/,%,$(dir $(p))))
+	$(QUIET) $(BIN)/python -m pip install --quiet --upgrade pip
+	$(QUIET) $(BIN)/python -m pip install --quiet -e '.[dev]' $(foreach p,$(PLUGINS),-e '$(patsubst %/,%,$(dir $(p)))[dev]') $(foreach p,$(EXAMPLES),-e $(patsubst %/,%,$(dir $(p))))
 	touch $(STAMP)
 
 demo: install
@@ -29,6 +45,13 @@ lint: install
 
 bench: install
 	for b in benchmarks/[!_]*.py; do $(BIN)/python $$b || exit 1; done
+
+# The three wheels, for `pip install --find-links dist junior-memory` on a machine without a clone.
+dist: install
+	rm -rf dist
+	$(QUIET) $(BIN)/python -m pip wheel --quiet --no-deps --no-build-isolation --wheel-dir dist $(DISTS)
+	rm -rf build $(addsuffix /build,$(DISTS)) *.egg-info plugins/*/*.egg-info
+	@ls dist
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

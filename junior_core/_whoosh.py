@@ -16,7 +16,15 @@ from whoosh.filedb.filestore import RamStorage
 from whoosh.formats import Format
 from whoosh.scoring import BaseScorer, WeightingModel
 
-__all__ = ["JuniorCodec", "MemoryStorage", "SaturatedBM25F", "WeightedField", "WeightedFormat", "schema", "write_documents"]
+__all__ = [
+    "JuniorCodec",
+    "MemoryStorage",
+    "SaturatedBM25F",
+    "WeightedField",
+    "WeightedFormat",
+    "schema",
+    "write_documents",
+]
 
 
 class WeightedFormat(Format):  # type: ignore[misc]

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import getpass
 import json
+import os
 import sys
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -16,7 +18,7 @@ if TYPE_CHECKING:
     from junior_core.plugins import PluginSet
     from junior_core.runtime import Runtime
 
-__all__ = ["cli", "local_context", "main", "print_table"]
+__all__ = ["cli", "config_path", "local_context", "main", "print_table"]
 
 
 def local_context(
@@ -44,17 +46,42 @@ def _os_user() -> str:
     return "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in name) or "user"
 
 
-def _runtime(ctx: click.Context) -> Runtime:
-    """The CLI's runtime, built once from the plugins already loaded for this invocation."""
+ALL = "all"
+
+
+def _runtime(ctx: click.Context, need: str | Sequence[str] = ()) -> Runtime:
+    """The CLI's runtime, built once from the plugins already loaded for this invocation.
+
+    Run-time sources (MCP servers) are listed, and so started, only when a command needs them: ``need`` is
+    ``ALL`` or the source ids to list. A command that calls no such source never waits for one.
+    """
     obj = ctx.ensure_object(dict)
     if "runtime" not in obj:
         from junior_core.runtime import Runtime
 
-        runtime = Runtime(_plugin_set=_plugins(ctx))
+        runtime = Runtime(_plugin_set=_plugins(ctx), lazy_sources=True)
         ctx.call_on_close(runtime.close)
         obj["runtime"] = runtime
+        obj["listed"] = set()
     rt: Runtime = obj["runtime"]
+    listed: set[str] = obj["listed"]
+    wanted = [e.source.id for e in rt.catalog.sources if e.provider is not None and e.source.id not in listed]
+    if need != ALL:
+        wanted = [source_id for source_id in wanted if source_id in need]
+    for source_id in wanted:
+        listed.add(source_id)
+        rt.refresh_source(source_id)
     return rt
+
+
+def _sources_of(ctx: click.Context, tool_name: str) -> list[str]:
+    """The run-time sources a tool_name could belong to, by its ``<source>__`` prefix."""
+    rt = _runtime(ctx)
+    return [
+        e.source.id
+        for e in rt.catalog.sources
+        if e.provider is not None and tool_name.startswith(e.source.id.replace(":", "__") + "__")
+    ]
 
 
 def _plugins(ctx: click.Context) -> PluginSet:
@@ -121,6 +148,15 @@ def sources(ctx: click.Context, as_json: bool) -> None:
         as_json,
         lambda data: print_table([[s["id"], s["description"]] for s in data], ["SOURCE", "DESCRIPTION"]),
     )
+    if not rt.sources and not as_json:
+        click.echo(NO_SOURCES, err=True)
+
+
+NO_SOURCES = (
+    "No sources: no junior plugin is installed. From a junior clone, install one with "
+    "`pip install -e plugins/memory` (or build wheels with `make dist`, then "
+    "`pip install --find-links dist junior-memory`); docs/authoring-sources.md shows how to write your own."
+)
 
 
 @cli.command()
@@ -131,22 +167,51 @@ def sources(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def search(ctx: click.Context, query: str, source: str | None, limit: int | None, as_json: bool) -> None:
     """Search the catalog the way searchTools does."""
-    rt = _runtime(ctx)
+    rt = _runtime(ctx, ALL if source is None else [source])
     result = rt.search_tools(query, source, limit)
     if as_json:
         _emit(result, True, print)
     elif not result.get("ok", True):
-        _fail(result["error"]["message"])
+        _fail(_for_people(result["error"], {"query": "QUERY", "source": "--source", "max_results": "--limit"}))
+    elif source is not None and rt.catalog.source(source) is None:
+        known = ", ".join(s["id"] for s in rt.sources) or "(none installed)"
+        _fail(
+            f"unknown source {source!r}. Known sources: {known}. Pass one of them to --source, "
+            "or leave --source out to search every source.",
+            code=1,
+        )
     else:
         _render_search(result)
-    if "hint" in result and not as_json:
-        click.echo(result["hint"], err=True)
+    if "hint" in result:
         ctx.exit(1)
+
+
+def _for_people(err: dict[str, Any], names: dict[str, str], tool_name: str | None = None) -> str:
+    """An error written for the model, reworded for a person at a terminal (options, not JSON fields)."""
+    if err.get("code") == "invalid_arguments" and err.get("details"):
+        lines = []
+        for detail in err["details"]:
+            path = detail["path"]
+            top = path.split("/", 1)[0]
+            where = names.get(top, f"{names.get('*', '')} at '{path}'".strip()) if path != "(root)" else ""
+            lines.append(f"{where or names.get('*', 'input')}: {detail['message']}")
+        if tool_name:
+            lines.append(f"See what {tool_name} takes with `junior show {tool_name}`.")
+        return "\n".join(lines)
+    if err.get("code") == "unknown_tool":
+        shown = f"no tool named {tool_name!r}." if tool_name else "no such tool."
+        suggestions = err.get("suggestions") or []
+        hint = f" Did you mean {', '.join(suggestions)}?" if suggestions else ""
+        return f"{shown}{hint} Find tool names with `junior search WORDS`."
+    return str(err.get("message", ""))
 
 
 def _render_search(result: dict[str, Any]) -> None:
     if not result["tools"]:
-        click.echo(f"No tools matched ({result['total_eligible_tools']} searched).")
+        where = f" in {result['source']}" if result.get("source") else ""
+        click.echo(f"No tools matched{where} ({result['total_eligible_tools']} searched). Try other words", nl=False)
+        others = [s["id"] for s in result.get("sources", []) if s["id"] != result.get("source")]
+        click.echo(f", or --source with one of: {', '.join(others)}." if others else ".")
         return
     print_table([[t["tool_name"], t["description"]] for t in result["tools"]], ["TOOL_NAME", "SUMMARY"])
     click.echo(
@@ -194,7 +259,7 @@ def exec_(
         _fail(str(exc))
     if tool_call_id:
         context = ToolContext(context.actor, context.conversation, tool_call_id)
-    rt = _runtime(ctx)
+    rt = _runtime(ctx, _sources_of(ctx, tool_name))
     result = rt.execute_tool(tool_name, arguments, context)
     if as_json:
         _emit(result, True, print)
@@ -202,9 +267,48 @@ def exec_(
         click.echo(json.dumps(result["result"], indent=2, ensure_ascii=False))
     else:
         err = result["error"]
-        click.echo(f"error ({err['code']}): {err['message']}", err=True)
+        message = _for_people(err, {"*": "--args"}, tool_name)
+        click.echo(f"error ({err['code']}): {message}", err=True)
     if not result["ok"]:
         ctx.exit(1)
+
+
+@cli.command()
+@click.argument("tool_name")
+@json_option
+@click.pass_context
+def show(ctx: click.Context, tool_name: str, as_json: bool) -> None:
+    """Show one tool in full: description, input schema, source, exposure, annotations."""
+    rt = _runtime(ctx, _sources_of(ctx, tool_name))
+    entry = rt.catalog.get(tool_name)
+    if entry is None:
+        err = rt.discovery.unknown_tool(tool_name)["error"]
+        _fail(_for_people(err, {}, tool_name), code=1)
+    tool = entry.tool
+    data = {
+        "tool_name": entry.tool_name,
+        "name": tool.name,
+        "source": entry.source_id,
+        "plugin": entry.plugin,
+        "exposure": tool.exposure,
+        "description": tool.description,
+        "input_schema": tool.input_schema,
+        "annotations": dict(tool.annotations or {}),
+        "timeout_s": tool.timeout_s if tool.timeout_s is not None else rt.default_timeout_s,
+    }
+
+    def render(d: dict[str, Any]) -> None:
+        click.echo(f"{d['tool_name']}\n")
+        click.echo(f"{d['description'].strip()}\n")
+        click.echo(f"source:      {d['source']} (plugin {d['plugin']})")
+        click.echo(f"exposure:    {d['exposure']}")
+        hints = ", ".join(f"{k}={json.dumps(v)}" for k, v in d["annotations"].items()) or "-"
+        click.echo(f"annotations: {hints}")
+        click.echo(f"timeout:     {d['timeout_s']:g} s")
+        click.echo("input_schema:")
+        click.echo(json.dumps(d["input_schema"], indent=2, ensure_ascii=False))
+
+    _emit(data, as_json, render)
 
 
 @cli.command()
@@ -214,14 +318,17 @@ def plugins(ctx: click.Context, as_json: bool) -> None:
     """List plugins: loaded and failed, with reasons."""
     rt = _runtime(ctx)
     data = [info.to_dict() for info in rt.plugins]
-    _emit(
-        data,
-        as_json,
-        lambda rows: print_table(
-            [[r["name"], r["distribution"] or "-", r["version"] or "-", r["status"], r["error"] or ""] for r in rows],
-            ["PLUGIN", "DISTRIBUTION", "VERSION", "STATUS", "ERROR"],
-        ),
-    )
+
+    def render(rows: list[dict[str, Any]]) -> None:
+        print_table(
+            [[r["name"], r["distribution"] or "-", r["version"] or "-", r["status"]] for r in rows],
+            ["PLUGIN", "DISTRIBUTION", "VERSION", "STATUS"],
+        )
+        for r in rows:
+            if r["error"]:
+                click.echo(f"\n{r['name']}: {r['error']}")  # in full: the reason is the point
+
+    _emit(data, as_json, render)
 
 
 @cli.command()
@@ -229,7 +336,7 @@ def plugins(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def tools(ctx: click.Context, as_json: bool) -> None:
     """Show the tools a model is given (searchTools, executeTool, direct tools)."""
-    rt = _runtime(ctx)
+    rt = _runtime(ctx, ALL)
     data = rt.model_tools()
 
     def render(rows: list[dict[str, Any]]) -> None:
@@ -275,9 +382,35 @@ def index(ctx: click.Context, rebuild: bool, clear: bool, as_json: bool) -> None
     _emit(data, as_json, render)
 
 
-def _fail(message: str) -> Any:
+def config_path(environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> Path:
+    """The junior.toml in effect: the file ``JUNIOR_CONFIG`` names, else ``junior.toml`` in the current directory."""
+    environ = os.environ if environ is None else environ
+    if environ.get("JUNIOR_CONFIG"):
+        return Path(environ["JUNIOR_CONFIG"]).expanduser().absolute()
+    return (cwd or Path.cwd()) / "junior.toml"
+
+
+@cli.group()
+def config() -> None:
+    """Where junior reads its configuration (junior.toml)."""
+
+
+@config.command(name="path")
+def config_path_command() -> None:
+    """Print the path of the junior.toml in effect (JUNIOR_CONFIG, else ./junior.toml)."""
+    path = config_path()
+    click.echo(str(path))
+    if not path.is_file():
+        click.echo(
+            "There is no file there yet: copy docs/examples/junior.toml of a junior clone there, "
+            "or point JUNIOR_CONFIG at one.",
+            err=True,
+        )
+
+
+def _fail(message: str, code: int = 2) -> NoReturn:
     click.echo(f"error: {message}", err=True)
-    sys.exit(2)
+    sys.exit(code)
 
 
 def build_cli() -> click.Group:

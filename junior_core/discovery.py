@@ -97,10 +97,24 @@ def _clip(text: str, limit: int = MESSAGE_LIMIT) -> str:
 
 
 def _validation_details(errors: list[Any]) -> list[dict[str, str]]:
+    def reason(err: Any) -> str:
+        # jsonschema quotes the value first: shortened, the reason after it ("is too long") survives the cut.
+        message: str = err.message
+        instance, quoted = err.instance, repr(err.instance)
+        if len(quoted) <= 60 or quoted not in message:
+            return message
+        if isinstance(instance, str):
+            short = f"{instance[:40]!r}… ({len(instance)} characters)"
+        elif isinstance(instance, list | dict):
+            short = f"{quoted[:40]}… ({len(instance)} {'items' if isinstance(instance, list) else 'keys'})"
+        else:
+            short = f"{quoted[:40]}…"
+        return message.replace(quoted, short, 1)
+
     details = []
     for err in sorted(errors, key=lambda e: (list(map(str, e.absolute_path)), e.message))[:10]:
         path = "/".join(str(part) for part in err.absolute_path)
-        details.append({"path": path or "(root)", "message": _clip(err.message)})
+        details.append({"path": path or "(root)", "message": _clip(reason(err))})
     return details
 
 

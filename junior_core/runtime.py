@@ -56,7 +56,9 @@ class Runtime:
     classes instantiated per runtime) and raises on a broken one;
     ``Runtime.from_entry_points()`` loads the installed ones, skipping and reporting
     the broken (``JUNIOR_STRICT_PLUGINS=1`` raises instead). ``hook_timeout_s`` and ``startup_timeout_s``
-    bound each turn hook and each start-up/shutdown hook call (see ``docs/hooks.md``).
+    bound each turn hook and each start-up/shutdown hook call (see ``docs/hooks.md``). ``lazy_sources=True``
+    (the CLI) lists a run-time source only when ``refresh_source`` asks for it, and tells plugins, through
+    ``runtime.lazy_sources``, to connect to what backs such a source only then.
     """
 
     def __init__(
@@ -70,11 +72,13 @@ class Runtime:
         startup_timeout_s: float | None = None,
         max_hung_per_source: int = DEFAULT_MAX_HUNG_PER_SOURCE,
         max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
+        lazy_sources: bool = False,
         _plugin_set: PluginSet | None = None,
         _start: bool = True,
     ) -> None:
         self.default_timeout_s = default_timeout_s
         self.max_result_chars = max_result_chars
+        self.lazy_sources = lazy_sources
         self.catalog = Catalog()
         cache = None
         if index_cache is not False:
@@ -104,7 +108,8 @@ class Runtime:
             self._register_sources()
             if _start:
                 self._plugins.startup(self)
-                self._refresh_providers()
+                if not lazy_sources:
+                    self._refresh_providers()
         except BaseException:
             self.close()
             raise
@@ -512,7 +517,7 @@ class Runtime:
         log.warning("tool %s timed out after %.3g s", entry.tool_name, timeout)
         return error(
             "timeout",
-            f"{entry.tool_name} did not finish within {timeout:g} seconds. Try again later, or with a smaller request.",
+            f"{entry.tool_name} did not finish within {timeout:g} s. Try again later, or with a smaller request.",
             entry.tool_name,
         )
 

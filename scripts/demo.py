@@ -1,11 +1,14 @@
-"""End-to-end demo: the installed plugins, a search, and tool calls through executeTool.
+"""End-to-end demo: the installed plugins, searches, and tool calls through executeTool.
 
-Runs on the embedded defaults (memory in SQLite under the user data dir) with the `mcp-server-time` MCP
-server bridged in as source `mcp:time`. Exits non-zero if any step does not do what it shows.
+Everything it writes (the memory database, the junior.toml that bridges `mcp-server-time` as source `mcp:time`,
+the search-index cache) lives in a temporary directory removed at the end, so it never touches your own memory
+and a second run shows the same thing. One line per step; `--verbose` prints every answer's JSON in full.
+Exits non-zero if any step does not do what it shows.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
@@ -13,25 +16,43 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from junior_core import Runtime
-from junior_core.cli import local_context
-
-failures: list[str] = []
+LINE = 120  # a step's line is cut past this many characters, and says so
 
 
-def show(title: str, data: Any) -> None:
-    print(f"\n=== {title}")
-    print(json.dumps(data, indent=2, ensure_ascii=False)[:2500])
+class Steps:
+    """Prints one line per step, ✓ or ✗, and remembers the failures."""
+
+    def __init__(self, verbose: bool) -> None:
+        self.verbose = verbose
+        self.failures: list[str] = []
+
+    def __call__(self, asked: str, answer: Any, got: str, ok: bool) -> None:
+        line = f"{'✓' if ok else '✗'} {asked} → {got}"
+        if len(line) > LINE:
+            line = line[: LINE - 7] + "… (cut)"
+        print(line)
+        if self.verbose:
+            print(json.dumps(answer, indent=2, ensure_ascii=False))
+        if not ok:
+            self.failures.append(asked)
 
 
-def check(condition: bool, what: str) -> None:
-    print(f"[{'ok' if condition else 'FAILED'}] {what}")
-    if not condition:
-        failures.append(what)
+def names(answer: dict[str, Any], count: int = 3) -> str:
+    tools = [t["tool_name"] for t in answer.get("tools", [])[:count]]
+    return ", ".join(tools) or "no tools"
 
 
-def main() -> int:
-    config = Path(tempfile.mkdtemp(prefix="junior-demo-")) / "junior.toml"
+def outcome(answer: dict[str, Any]) -> str:
+    if answer.get("ok"):
+        return "ok: " + json.dumps(answer["result"], ensure_ascii=False)
+    return f"error {answer['error']['code']}: {answer['error']['message']}"
+
+
+def run(step: Steps, workdir: Path) -> None:
+    from junior_core import Runtime
+    from junior_core.cli import local_context
+
+    config = workdir / "junior.toml"
     config.write_text(
         "[mcp.servers.time]\n"
         f"command = {json.dumps(sys.executable)}\n"
@@ -39,64 +60,98 @@ def main() -> int:
         'description = "Current time and timezone conversions."\n'
         "timeout_s = 20\n"
     )
-    os.environ.setdefault("JUNIOR_CONFIG", str(config))
+    os.environ["JUNIOR_CONFIG"] = str(config)
+    os.environ["JUNIOR_MEMORY_URL"] = f"sqlite:///{workdir / 'memory.sqlite3'}"
+    os.environ["JUNIOR_CACHE_DIR"] = str(workdir / "cache")
     context = local_context(user="demo-user", channel="demo")
 
     with Runtime.from_entry_points() as rt:
-        show("plugins", [info.to_dict() for info in rt.plugins])
-        check(all(info.status == "loaded" for info in rt.plugins), "every installed plugin loaded")
-        show("sources (what the searchTools description lists)", rt.sources)
-        source_ids = {s["id"] for s in rt.sources}
-        show("model tools", [t["name"] for t in rt.model_tools()])
+        plugins = [info.to_dict() for info in rt.plugins]
+        loaded = [p["name"] for p in plugins if p["status"] == "loaded"]
+        step("load the installed plugins", plugins, "loaded " + (", ".join(loaded) or "none"),
+             all(p["status"] == "loaded" for p in plugins))
+        source_ids = [s["id"] for s in rt.sources]
+        step("list the sources searchTools describes", rt.sources, ", ".join(source_ids),
+             bool(source_ids))
 
         if "units" in source_ids:
             search = rt.search_tools("convert 100 celsius to fahrenheit")
-            show("searchTools: convert 100 celsius to fahrenheit", search)
-            check(search["tools"][0]["tool_name"] == "units__convert_temperature", "unit conversion found first")
+            step('searchTools "convert 100 celsius to fahrenheit"', search, names(search, 2),
+                 names(search, 1) == "units__convert_temperature")
             result = rt.call_model_tool(
                 "executeTool",
                 {"tool_name": "units__convert_temperature",
                  "arguments": {"value": 100, "from_unit": "celsius", "to_unit": "fahrenheit"}},
                 context,
             )
-            show("executeTool units__convert_temperature", result)
-            check(result.get("result") == {"value": 212.0, "unit": "fahrenheit"}, "100 °C is 212 °F")
+            step("executeTool units__convert_temperature 100 °C", result, outcome(result),
+                 result.get("result") == {"value": 212.0, "unit": "fahrenheit"})
 
         if "memory" in source_ids:
             search = rt.search_tools("remember that I prefer terse PR summaries")
-            show("searchTools: remember that I prefer terse PR summaries", search)
-            top3 = [t["tool_name"] for t in search["tools"][:3]]
-            check("memory__remember" in top3, "memory__remember in the top 3 with no source given")
+            step('searchTools "remember that I prefer terse PR summaries"', search, names(search),
+                 "memory__remember" in names(search))
             inside = rt.search_tools("save a preference", source="memory")
-            check(inside["tools"][0]["tool_name"] == "memory__remember", "memory__remember first inside `memory`")
+            step('searchTools "save a preference" inside memory', inside, names(inside),
+                 names(inside, 1) == "memory__remember")
             remembered = rt.execute_tool(
                 "memory__remember", {"content": "Prefers terse PR summaries", "kind": "preference"}, context
             )
-            show("executeTool memory__remember", remembered)
-            check(remembered.get("ok") is True, "the preference was stored (or found already stored)")
+            step("executeTool memory__remember", remembered,
+                 "stored" if remembered.get("ok") and remembered["result"].get("created") else outcome(remembered),
+                 remembered.get("ok") is True and remembered["result"].get("created") is True)
             listed = rt.execute_tool("memory__list", {}, context)
-            show("executeTool memory__list", listed)
             contents = [m["content"] for m in listed.get("result", {}).get("memories", [])]
-            check("Prefers terse PR summaries" in contents, "the stored preference is listed")
+            step("executeTool memory__list", listed, "; ".join(contents) or outcome(listed),
+                 contents == ["Prefers terse PR summaries"])
             recall = rt.prompt_context(context, "write the summary for my PR")
-            show("prompt_context before the next turn", recall)
-            check(any("terse PR summaries" in block for block in recall), "the preference is recalled")
+            step('prompt_context before "write the summary for my PR"', recall,
+                 "recalled the preference" if any("terse PR summaries" in b for b in recall) else "nothing recalled",
+                 any("terse PR summaries" in block for block in recall))
 
         if "mcp:time" in source_ids:
             search = rt.search_tools("what time is it", source="mcp:time")
-            show("searchTools inside mcp:time", search)
+            step('searchTools "what time is it" inside mcp:time', search, names(search),
+                 "mcp__time__get_current_time" in names(search))
             now = rt.execute_tool("mcp__time__get_current_time", {"timezone": "UTC"}, context)
-            show("executeTool mcp__time__get_current_time", now)
-            check(now.get("ok") is True, "the MCP time server answered through the bridge")
+            result = now.get("result") or {}
+            stamp = (result.get("structured_content") or {}).get("datetime") if isinstance(result, dict) else None
+            got = f"ok: {stamp or json.dumps(result)}" if now.get("ok") else outcome(now)
+            step("executeTool mcp__time__get_current_time (an MCP server)", now, got, now.get("ok") is True)
         else:
-            check("mcp" not in {i.name for i in rt.plugins}, "mcp:time is listed when the bridge is installed")
+            step("bridge the MCP time server", None, "junior-mcp-bridge is not installed",
+                 "mcp" not in {i.name for i in rt.plugins})
 
         wrong = rt.call_model_tool("executeTool", {"tool_name": "memory__list", "limit": 5}, context)
-        show("a model mistake: arguments at the top level", wrong)
-        check(wrong["error"]["code"] == "invalid_arguments", "mistakes are structured errors that say what to do")
+        step("a model mistake: arguments at the top level", wrong,
+             f"{wrong['error']['code']}: nest them under 'arguments'",
+             wrong.get("error", {}).get("code") == "invalid_arguments")
 
-    print(f"\n{len(failures)} step(s) failed" if failures else "\ndemo finished: every step did what it showed")
-    return 1 if failures else 0
+        catalog = [
+            {"name": e.tool_name, "description": e.tool.description, "input_schema": e.tool.input_schema}
+            for e in rt.catalog.tools() if e.tool.exposure != "hidden"
+        ]
+        given = rt.model_tools()
+        full, sent = len(json.dumps(catalog)), len(json.dumps(given))
+        print(
+            f"\nThe model was given {len(given)} tools instead of all {len(catalog)} in the catalog: "
+            f"{sent:,} characters of tool definitions instead of {full:,} ({1 - sent / full:.0%} less context), "
+            + ("and it found and ran the right tool at every step." if not step.failures else "but some steps failed.")
+            if full > sent else f"\nThe model was given {len(given)} tools for {len(catalog)} in the catalog."
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
+    parser.add_argument("--verbose", "-v", action="store_true", help="print every answer's JSON in full")
+    args = parser.parse_args(argv)
+    step = Steps(args.verbose)
+    with tempfile.TemporaryDirectory(prefix="junior-demo-") as workdir:
+        run(step, Path(workdir))
+    if step.failures:
+        print(f"{len(step.failures)} step(s) did not do what they show: {'; '.join(step.failures)}")
+        return 1
+    return 0
 
 
 if __name__ == "__main__":

@@ -65,7 +65,7 @@ def test_search_unknown_source_exits_non_zero_with_the_hint(run: tuple[CliRunner
 def test_search_bad_limit_is_one_clear_line(run: tuple[CliRunner, Runtime], limit: str) -> None:
     result = invoke(run[0], "search", "x", "--limit", limit)
     assert result.exit_code == 2
-    assert result.output.startswith("error: Invalid searchTools input at 'max_results'")
+    assert result.output.startswith("error: --limit: ")
     assert len(result.output.strip().splitlines()) == 1
 
 
@@ -93,7 +93,7 @@ def test_exec_prints_result_or_error_line(run: tuple[CliRunner, Runtime]) -> Non
     ok = invoke(run[0], "exec", "notes__add_note", "--args", '{"text": "t"}')
     assert json.loads(ok.output) == {"echo": {"text": "t"}}
     missing = invoke(run[0], "exec", "notes__nope")
-    assert missing.exit_code == 1 and missing.output.startswith("error (unknown_tool): No tool named 'notes__nope'")
+    assert missing.exit_code == 1 and missing.output.startswith("error (unknown_tool): no tool named 'notes__nope'")
 
 
 def test_exec_runs_in_a_local_context_by_default() -> None:

@@ -263,7 +263,7 @@ def test_tool_error_codes_and_details_reach_the_model(rt: Runtime) -> None:
 
 def test_handler_past_its_timeout_is_a_timeout_error(rt: Runtime) -> None:
     out = rt.execute_tool("notes__hang_note", {})
-    assert out["error"]["code"] == "timeout" and "0.2 seconds" in out["error"]["message"]
+    assert out["error"]["code"] == "timeout" and "within 0.2 s." in out["error"]["message"]
     assert asyncio.run(rt.aexecute_tool("notes__hang_note", {}))["error"]["code"] == "timeout"
 
 

@@ -103,28 +103,40 @@ class Bridge:
         self.retry_interval_s = retry_interval_s
         self._loop: BridgeLoop | None = None
         self._retrier: asyncio.Task[None] | None = None
+        self._started: set[str] = set()
         self._closed = False
 
     # -- lifecycle ----------------------------------------------------------------------------
-    def start(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
-        """Connect to every server in parallel; returns when each is ready or has failed (its own timeout).
+    def start(self, loop: asyncio.AbstractEventLoop | None = None, names: Sequence[str] | None = None) -> None:
+        """Connect to every server (or those in ``names``) in parallel; returns when each is ready or has failed.
+
+        A server already started is left alone, so a CLI can start each server when it first needs it.
 
         :param loop: a running loop on another thread to keep the sessions on (the runtime's); default, a new one.
         """
-        if not self.connections or self._closed:
+        todo = [conn for name, conn in self.connections.items()
+                if (names is None or name in names) and name not in self._started]
+        if not todo or self._closed:
             return
-        self._loop = BridgeLoop(loop)
-        bound = max(c.config.startup_timeout_s for c in self.connections.values()) + 10.0
+        self._started.update(conn.name for conn in todo)
+        if self._loop is None:
+            self._loop = BridgeLoop(loop)
+        bound = max(conn.config.startup_timeout_s for conn in todo) + 10.0
 
         async def start_all() -> None:
             # Started first, so a slow start-up that overruns ``bound`` below still gets its servers retried.
-            self._retrier = asyncio.create_task(self._retry_failed(), name="mcp:retry")
-            await asyncio.gather(*(conn.start() for conn in self.connections.values()))
+            if self._retrier is None:
+                self._retrier = asyncio.create_task(self._retry_failed(), name="mcp:retry")
+            await asyncio.gather(*(conn.start() for conn in todo))
 
         try:
             self._loop.run(start_all(), bound)
         except TimeoutError:
             log.error("MCP servers did not all start within %.0f s; continuing without them", bound)
+
+    def started(self, name: str) -> bool:
+        """Whether ``start`` has been asked to connect to server ``name``."""
+        return name in self._started
 
     def close(self) -> None:
         """Close every session and reap every server process."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 import click
@@ -26,11 +27,16 @@ def _connect() -> list[dict[str, Any]]:
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
     bridge = Bridge(configs)
+    # These commands print each server's state themselves; the connection's warning would say it a second time.
+    log = logging.getLogger("junior.mcp")
+    level = log.level
+    log.setLevel(logging.ERROR)
     try:
         bridge.start()
         return bridge.status()
     finally:
         bridge.close()
+        log.setLevel(level)
 
 
 def _no_servers() -> None:

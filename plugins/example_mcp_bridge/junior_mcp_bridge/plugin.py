@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from typing import TYPE_CHECKING, Any
 
 from junior_core import Source, hookimpl
@@ -30,6 +31,8 @@ class MCPBridge:
         self._retry_interval_s = retry_interval_s
         self._runtime: Runtime | None = None
         self.bridge: Bridge | None = None
+        self._start_lock = threading.Lock()
+        self._closed = False
 
     @property
     def configs(self) -> list[ServerConfig]:
@@ -39,16 +42,18 @@ class MCPBridge:
 
     @hookimpl
     def register_sources(self, register: Register) -> None:
-        from junior_mcp_bridge.bridge import Bridge
-
-        self.bridge = Bridge(self.configs, on_change=self._changed, retry_interval_s=self._retry_interval_s)
+        # Described from config alone: listing sources (`junior sources`) neither imports the SDK nor starts a server.
         for config in self.configs:
             if config.enabled:
-                register(Source(config.source_id, self.bridge.description(config.name)),
-                         provider=self._provider(config.name))
+                description = config.description or f"Tools of the MCP server {config.name!r}."
+                register(Source(config.source_id, description), provider=self._provider(config.name))
 
     def _provider(self, name: str) -> Any:
         def list_tools() -> list[Any]:
+            if self._runtime is None:
+                return []
+            if self.bridge is None or not self.bridge.started(name):
+                self._start([name])  # a lazy runtime asks for this source's tools for the first time
             return self.bridge.tools(name) if self.bridge is not None else []
 
         return list_tools
@@ -56,20 +61,35 @@ class MCPBridge:
     @hookimpl
     def startup(self, runtime: Runtime) -> None:
         self._runtime = runtime
-        if self.bridge is None:
+        if getattr(runtime, "lazy_sources", False) or not any(c.enabled for c in self.configs):
+            return  # lazy (the CLI): each server starts when its source's tools are first asked for
+        self._start(None)
+
+    def _start(self, names: list[str] | None) -> None:
+        runtime = self._runtime
+        if runtime is None or self._closed:
             return
-        self.bridge.start(runtime.loop)
+        with self._start_lock:
+            if self.bridge is None:
+                from junior_mcp_bridge.bridge import Bridge
+
+                self.bridge = Bridge(self.configs, on_change=self._changed, retry_interval_s=self._retry_interval_s)
+            bridge = self.bridge
+            bridge.start(runtime.loop, names)
         me = runtime.plugin_set.pm.get_name(self) or self.junior_plugin_name
-        for row in self.bridge.status():
-            if row["state"] == "failed":
-                runtime.plugin_set.report_error(
-                    me, f"MCP server {row['name']!r} is unavailable: {row['error']}", ConnectionError(row["error"])
-                )
+        info = runtime.plugin_set.info(me)
+        for row in bridge.status():
+            if row["state"] == "failed" and (names is None or row["name"] in names) and info is not None:
+                # Recorded for `junior plugins`, not logged again: the connection has logged it once already.
+                problem = f"MCP server {row['name']!r} is unavailable: {row['error']}"
+                info.error = problem if info.error is None else f"{info.error}; {problem}"
 
     @hookimpl
     def shutdown(self, runtime: Runtime) -> None:
-        if self.bridge is not None:
-            self.bridge.close()
+        with self._start_lock:
+            self._closed = True
+            if self.bridge is not None:
+                self.bridge.close()
 
     @hookimpl
     def register_commands(self, cli: click.Group) -> None:

@@ -1,4 +1,4 @@
-"""``junior mcp list`` and ``junior mcp check`` (and ``junior plugins``) through the installed console script."""
+"""``junior mcp list`` and ``junior mcp check`` through the installed console script."""
 
 from __future__ import annotations
 
@@ -59,15 +59,6 @@ def test_list_shows_state_and_tool_counts(env: dict[str, str], no_orphans: None)
     assert (rows["time"]["state"], rows["time"]["tools"]) == ("ready", 2)
     assert rows["missing"]["state"] == "failed"
     assert rows["off"]["state"] == "disabled"
-
-
-def test_plugins_reports_the_dead_servers(env_with_hung: dict[str, str], no_orphans: None) -> None:
-    done = junior(env_with_hung, "plugins", "--json")
-    assert done.returncode == 0, done.stderr
-    (info,) = [p for p in json.loads(done.stdout) if p["name"] == "mcp"]
-    assert info["status"] == "loaded"
-    assert "'missing' is unavailable: command not found" in info["error"]
-    assert "'hung' is unavailable" in info["error"]
 
 
 def test_invalid_config_is_one_clear_error(tmp_path: Path) -> None:

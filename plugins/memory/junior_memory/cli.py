@@ -31,7 +31,10 @@ def _errors() -> Iterator[None]:
     except MemoryUnavailable as exc:
         raise click.ClickException(f"{exc}. Check JUNIOR_MEMORY_URL and that the database server is running.") from exc
     except MemoryConfigError as exc:
-        raise click.ClickException(f"{exc}. Fix JUNIOR_MEMORY_URL.") from exc
+        from junior_memory.config import missing_driver, resolve_url
+
+        hint = missing_driver(resolve_url(), exc)
+        raise click.ClickException(hint or f"{exc}. Fix JUNIOR_MEMORY_URL.") from None
 
 
 def _line(record: MemoryRecord) -> str:
@@ -72,20 +75,20 @@ def memory_group(get_store: Callable[[], MemoryStore]) -> click.Group:
     @json_option
     def info(as_json: bool) -> None:
         """Show where memory is stored and its schema revision."""
-        from junior_memory.config import default_path
+        from junior_memory.config import default_path, display_url, missing_driver, resolve_url
         from junior_memory.store import HEAD_REVISION, MemoryConfigError, MemoryUnavailable
 
-        store = None
-        data: dict[str, Any] = {"default_path": str(default_path()), "head_revision": HEAD_REVISION}
+        data: dict[str, Any] = {"url": display_url(resolve_url()), "default_path": str(default_path()),
+                                "head_revision": HEAD_REVISION}
         try:
             store = get_store()
             data.update(url=store.display_url, backend=store.backend)
             data["revision"] = store.revision()
             data["reachable"] = True
-        except (MemoryUnavailable, MemoryConfigError) as exc:
+        except MemoryUnavailable as exc:
             data.update(reachable=False, error=str(exc))
-            if store is None:
-                data.setdefault("url", None)
+        except MemoryConfigError as exc:
+            data.update(reachable=False, error=missing_driver(data["url"], exc) or str(exc))
         _emit(data, as_json, lambda: "\n".join(f"{key}: {value}" for key, value in data.items()))
         if not data["reachable"]:
             raise SystemExit(1)

@@ -16,6 +16,7 @@ __all__ = [
     "default_path",
     "display_url",
     "mask_urls",
+    "missing_driver",
     "resolve_timeout",
     "resolve_url",
 ]
@@ -117,3 +118,14 @@ def display_url(url: str) -> str:
 def mask_urls(text: str) -> str:
     """``text`` with every URL in it passed through ``display_url`` (for error messages that quote one)."""
     return _URL_IN_TEXT.sub(lambda match: display_url(match.group(0)), text)
+
+
+def missing_driver(url: str, exc: BaseException) -> str | None:
+    """One line saying what to install when ``exc`` (a store refusing ``url``) means the Postgres driver is missing."""
+    scheme = url.split(":", 1)[0].lower()
+    if not isinstance(exc.__context__ or exc.__cause__, ImportError) or not scheme.startswith("postgres"):
+        return None
+    fix = "install junior-memory[postgres] (from a clone: pip install -e 'plugins/memory[postgres]')"
+    if scheme != "postgresql+psycopg":
+        fix += " and use a postgresql+psycopg:// URL"
+    return f"the memory database {display_url(url)} needs the Postgres driver psycopg, not installed: {fix}"

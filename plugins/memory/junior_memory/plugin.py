@@ -83,15 +83,15 @@ class MemoryPlugin:
         self.reviewer = reviewer
         self._store: MemoryStore | None = None
         self._lock = threading.Lock()
-        self.tools = MemoryTools(self.store, reviewer=self.reviewer)
+        self.tools = MemoryTools(self._tool_store, reviewer=self.reviewer)
 
     def __repr__(self) -> str:
         from junior_memory.config import display_url
 
         return f"<MemoryPlugin {display_url(self.url)}>"
 
-    def store(self) -> MemoryStore:
-        """This runtime's store, created on first use."""
+    def store(self, *, log_errors: bool = True) -> MemoryStore:
+        """This runtime's store, created on first use; ``log_errors=False`` when the caller shows the error itself."""
         if self._store is None:
             with self._lock:
                 if self._store is None:
@@ -101,10 +101,27 @@ class MemoryPlugin:
                         self._store = MemoryStore(self.url, create_dirs=not self._explicit_url, timeout=self.timeout)
                     except MemoryConfigError as exc:
                         # A setup mistake, not an outage: the tool fails (tool_failed) and the log says what to fix.
+                        from junior_memory.config import missing_driver
+
                         origin = "MemoryPlugin(url=...)" if self._explicit_url else ENV_URL
-                        log.error("%s; fix %s (default: a SQLite file in the user data dir)", exc, origin)
+                        if log_errors:
+                            log.error("%s", missing_driver(self.url, exc)
+                                      or f"{exc}; fix {origin} (default: a SQLite file in the user data dir)")
                         raise
         return self._store
+
+    def _tool_store(self) -> MemoryStore:
+        """The store for a tool call: a setup mistake is ``tool_failed``, logged once above, without a traceback."""
+        from junior_memory.store import MemoryConfigError
+
+        try:
+            return self.store()
+        except MemoryConfigError:
+            raise ToolError(
+                "tool_failed",
+                "Memory is not set up on this host (its database cannot be used; the operator's log says why). "
+                "Tell the user memory is unavailable; do not retry.",
+            ) from None
 
     # -- hooks -----------------------------------------------------------------------------------
     @hookimpl
@@ -115,7 +132,7 @@ class MemoryPlugin:
     def register_commands(self, cli: click.Group) -> None:
         from junior_memory.cli import memory_group
 
-        cli.add_command(memory_group(self.store))
+        cli.add_command(memory_group(lambda: self.store(log_errors=False)))
 
     @hookimpl
     def prompt_context(self, context: ToolContext, user_text: str) -> str | None:
