@@ -78,6 +78,7 @@ class MCPBridge:
             bridge.start(runtime.loop, names)
         me = runtime.plugin_set.pm.get_name(self) or self.junior_plugin_name
         info = runtime.plugin_set.info(me)
+        self._mark_unavailable(runtime, bridge, names)
         for row in bridge.status():
             if row["state"] == "failed" and (names is None or row["name"] in names) and info is not None:
                 # Recorded for `junior plugins`, not logged again: the connection has logged it once already.
@@ -106,3 +107,14 @@ class MCPBridge:
         if describe is not None:
             describe(source_id, bridge.description(name))
         runtime.refresh_source(source_id)
+        self._mark_unavailable(runtime, bridge, [name])
+
+    @staticmethod
+    def _mark_unavailable(runtime: Runtime, bridge: Bridge, names: list[str] | None) -> None:
+        """Tell the runtime which servers are down, so a call to one of their tools says so (no details: logged)."""
+        mark = getattr(runtime, "set_source_unavailable", None)
+        if mark is None:
+            return
+        for row in bridge.status():
+            if row["enabled"] and (names is None or row["name"] in names):
+                mark(row["source"], "its MCP server is not running" if row["state"] == "failed" else None)

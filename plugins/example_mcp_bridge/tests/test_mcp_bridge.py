@@ -161,6 +161,16 @@ def test_hung_and_missing_servers_do_not_stop_the_others(make_runtime: Callable[
     assert "'missing' is unavailable" in (info.error or "") and "'hung' is unavailable" in (info.error or "")
 
 
+def test_an_unknown_name_on_a_down_server_says_the_server_is_down(make_runtime: Callable[..., Runtime]) -> None:
+    rt = make_runtime({"missing": {"command": "/nonexistent/junior-test-server"}, "time": time_server()})
+    down = rt.execute_tool("mcp__missing__git_status", {})["error"]
+    assert (down["code"], down["source"]) == ("unavailable", "mcp:missing")
+    assert "not running" in down["message"] and "/nonexistent" not in down["message"]
+    # A server that is up: an unknown name is just unknown, with no unrelated suggestions.
+    unknown = rt.execute_tool("mcp__time__git_status", {})["error"]
+    assert unknown["code"] == "unknown_tool" and unknown["suggestions"] == []
+
+
 def test_server_gets_only_the_safe_environment_plus_its_own(
     make_runtime: Callable[..., Runtime], monkeypatch: pytest.MonkeyPatch
 ) -> None:
