@@ -300,9 +300,9 @@ class Intent:
 
     ``verbs`` are the first word of each clause once courtesy ("please", "could you", "I want you to") is set
     aside ("jot down ...", "I like tabs, save that" -> jot, save), and in a question the verb after its subject
-    ("do you recall ...", "what did I tell you ..." -> recall, tell). ``question`` is true for "what/which/how
+    ("do you recall ...", "what did I tell you ..." -> recall, tell). ``question`` is true for "what/which/who
     ..." and "do you / did I / is there ..." openings and for questions put as requests ("tell me what you
-    know", "check whether you remember"). Which words are verbs is not known here: a word that names no tool's
+    know", "check whether you remember"); "how do I create ..." asks to act, so its verb counts instead. Which words are verbs is not known here: a word that names no tool's
     action simply matches nothing in the ``action`` field.
     """
 
