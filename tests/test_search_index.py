@@ -158,6 +158,23 @@ def test_a_read_only_cache_still_opens(cache_dir: Path, make_runtime: Callable[.
     assert top(rt, "weather forecast") == "weather__get_forecast"
 
 
+def test_a_locked_index_still_opens(cache_dir: Path, make_runtime: Callable[..., Runtime],
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    make_runtime(notes_plugin(), weather_plugin()).search_tools("note")
+    [index_dir] = stored(cache_dir)
+    from whoosh.index import open_dir
+
+    # Another process holding Whoosh's write lock: readers never need it, so the index opens as it is.
+    writer_lock = open_dir(str(index_dir)).storage.lock("MAIN_WRITELOCK")
+    assert writer_lock.acquire()
+    try:
+        forbid_building(monkeypatch)
+        rt = make_runtime(notes_plugin(), weather_plugin())
+        assert top(rt, "weather forecast") == "weather__get_forecast"
+    finally:
+        writer_lock.release()
+
+
 def test_old_indexes_are_pruned(cache_dir: Path, make_runtime: Callable[..., Runtime]) -> None:
     cache_dir.mkdir(parents=True)
     for i in range(KEEP + 3):
