@@ -40,7 +40,7 @@ def __getattr__(name: str) -> Any:
 
         return Runtime
     if name in ("tool", "Param"):
-        # Marking a function is cheap, but the schema generator's module loads only when a plugin asks for it.
+        # Marking costs nothing; the schema generator (junior_core.signatures) loads when a tool is registered.
         from junior_core import functions
 
         return getattr(functions, name)

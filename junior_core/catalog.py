@@ -215,9 +215,9 @@ class Tool:
     ) -> Tool:
         """A tool whose ``input_schema`` comes from ``fn``'s type hints and description from its docstring.
 
-        Arguments given here win over ``@tool(...)``'s; see ``junior_core.functions``.
+        Arguments given here win over ``@tool(...)``'s; see ``junior_core.functions.tool``.
         """
-        from junior_core.functions import tool_from_function
+        from junior_core.signatures import tool_from_function
 
         return tool_from_function(
             fn, name=name, description=description, keywords=keywords, annotations=annotations,
