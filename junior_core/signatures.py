@@ -66,10 +66,16 @@ def tool_from_function(
     marked = getattr(fn, MARK, None)
     options = marked if isinstance(marked, ToolOptions) else ToolOptions()
     signature = analyse(fn)
+    description = description or options.description or signature.description
+    if not description:
+        raise ToolDefinitionError(
+            f"tool function {signature.qualname} has no docstring: write one (its first paragraph is the summary a "
+            "model sees in search results) or pass description="
+        )
     try:
         return Tool(
             name or options.name or signature.name,
-            description or options.description or signature.description,
+            description,
             copy.deepcopy(signature.schema),
             _handler(fn, signature),
             annotations=annotations if annotations is not None else options.annotations,
@@ -135,11 +141,6 @@ def _qualname(fn: Callable[..., Any]) -> str:
 def _analyse(fn: types.FunctionType, bound: bool) -> Signature:
     qualname = _qualname(fn)
     description, param_docs = parse_docstring(fn.__doc__ or "")
-    if not description:
-        raise ToolDefinitionError(
-            f"tool function {qualname} has no docstring: write one (its first paragraph is the summary a model "
-            "sees in search results) or pass description="
-        )
     params = list(inspect.signature(fn).parameters.values())
     if bound and params:
         params = params[1:]  # self or cls
@@ -192,7 +193,8 @@ def _resolve(fn: types.FunctionType, name: str, where: str) -> Any:
         return typing.get_type_hints(holder, globalns=fn.__globals__, include_extras=True)[name]
     except Exception as exc:  # noqa: BLE001 - any failure to evaluate a hint is the function's to fix
         raise ToolDefinitionError(
-            f"{where}: cannot resolve the type hint {raw!r} ({type(exc).__name__}: {exc}); import the names it "
+            f"{where}: cannot resolve the type hint {raw if isinstance(raw, str) else _show(raw)} "
+            f"({type(exc).__name__}: {exc}); import the names it "
             "uses at run time (not under TYPE_CHECKING) and define classes at module level"
         ) from None
 
