@@ -449,8 +449,8 @@ def _class_doc(cls: type) -> str | None:
     doc = cls.__dict__.get("__doc__")
     if not doc or (dataclasses.is_dataclass(cls) and doc.startswith(f"{cls.__name__}(")):
         return None  # a dataclass's generated docstring is its signature
-    summary, _ = parse_docstring(doc)
-    return summary or None
+    description, _ = parse_docstring(doc)
+    return description.split("\n\n")[0] or None
 
 
 def _apply_metadata(schema: dict[str, Any], item: Any, where: str) -> None:

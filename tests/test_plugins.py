@@ -77,8 +77,10 @@ def test_broken_installed_plugins_are_reported_and_the_rest_load(site: Path) -> 
 
 
 def test_a_plugin_of_typed_functions_is_found_searched_and_run_through_its_entry_point(site: Path) -> None:
-    module = site / "junior_test_typed" / "__init__.py"
-    assert len([line for line in module.read_text().splitlines() if line.strip()]) <= 8  # a function and a hook
+    module = (site / "junior_test_typed" / "__init__.py").read_text()
+    assert len([line for line in module.splitlines() if line.strip()]) <= 8  # a function and a hook
+    docs = (Path(__file__).parent.parent / "docs" / "authoring-sources.md").read_text()
+    assert f"```python\n{module}```" in docs  # the smallest plugin the docs show is this one
     rows = plugins_json(site, JUNIOR_LOAD_PLUGINS="typed")
     assert rows["typed"]["status"] == "loaded" and rows["typed"]["distribution"] == "junior-test-typed"
     found = json.loads(junior(site, "search", "salute Ada", "--json", JUNIOR_LOAD_PLUGINS="typed").stdout)
