@@ -10,12 +10,14 @@ from junior_core.errors import PluginError, RegistrationError, ToolError
 from junior_core.hookspecs import hookimpl
 
 if TYPE_CHECKING:
+    from junior_core.functions import Param, tool
     from junior_core.runtime import Runtime
 
 __all__ = [
     "Actor",
     "Conversation",
     "Message",
+    "Param",
     "PluginError",
     "RegistrationError",
     "Runtime",
@@ -26,6 +28,7 @@ __all__ = [
     "hookimpl",
     "make_tool_name",
     "parse_slack_ts",
+    "tool",
 ]
 
 
@@ -36,4 +39,9 @@ def __getattr__(name: str) -> Any:
         from junior_core.runtime import Runtime
 
         return Runtime
+    if name in ("tool", "Param"):
+        # Marking costs nothing; the schema generator (junior_core.signatures) loads when a tool is registered.
+        from junior_core import functions
+
+        return getattr(functions, name)
     raise AttributeError(f"module 'junior_core' has no attribute {name!r}")

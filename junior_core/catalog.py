@@ -201,6 +201,29 @@ class Tool:
     timeout_s: float | None = attrs.field(default=None, validator=_check_timeout)
     keywords: tuple[str, ...] = attrs.field(default=(), converter=_to_keywords, validator=_check_keywords)
 
+    @classmethod
+    def from_function(
+        cls,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        keywords: Iterable[str] | None = None,
+        annotations: Mapping[str, Any] | None = None,
+        exposure: Literal["deferred", "direct", "hidden"] | None = None,
+        timeout_s: float | None = None,
+    ) -> Tool:
+        """A tool whose ``input_schema`` comes from ``fn``'s type hints and description from its docstring.
+
+        Arguments given here win over ``@tool(...)``'s; see ``junior_core.functions.tool``.
+        """
+        from junior_core.signatures import tool_from_function
+
+        return tool_from_function(
+            fn, name=name, description=description, keywords=keywords, annotations=annotations,
+            exposure=exposure, timeout_s=timeout_s,
+        )
+
     @property
     def is_async(self) -> bool:
         call = self.handler if inspect.isfunction(self.handler) else type(self.handler).__call__

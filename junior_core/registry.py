@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import attrs
 
@@ -26,15 +27,30 @@ class Register:
         self.plugin = plugin
         self.registrations: list[Registration] = []
 
-    def __call__(self, source: Source, tools: Iterable[Tool] = (), *, provider: Provider | None = None) -> None:
-        """Register ``source`` with a fixed list of ``tools``, or with a ``provider`` listing them at run time."""
+    def __call__(
+        self, source: Source, tools: Iterable[Tool | Callable[..., Any]] = (), *, provider: Provider | None = None
+    ) -> None:
+        """Register ``source`` with a fixed list of ``tools``, or with a ``provider`` listing them at run time.
+
+        A tool may be a typed function (``@tool``-marked or plain): it becomes ``Tool.from_function(fn)``.
+        """
         if not isinstance(source, Source):
             raise RegistrationError(self.plugin, f"register() takes a junior_core.Source, got {type(source).__name__}")
         if isinstance(tools, (str, bytes)) or not isinstance(tools, Iterable):
             raise RegistrationError(self.plugin, f"source {source.id!r}: tools must be a list of junior_core.Tool")
-        tools = tuple(tools)
-        if provider is not None and tools:
+        built = tuple(self._as_tool(source, item) for item in tools)
+        if provider is not None and built:
             raise RegistrationError(self.plugin, f"source {source.id!r}: pass either tools or a provider, not both")
         if provider is not None and not callable(provider):
             raise RegistrationError(self.plugin, f"source {source.id!r}: provider must be callable")
-        self.registrations.append(Registration(source, tools, provider))
+        self.registrations.append(Registration(source, built, provider))
+
+    def _as_tool(self, source: Source, item: Any) -> Tool:
+        if isinstance(item, Tool) or not callable(item):
+            return item  # type: ignore[no-any-return]  # the catalog refuses what is not a Tool, naming the plugin
+        from junior_core.functions import ToolDefinitionError
+
+        try:
+            return Tool.from_function(item)
+        except ToolDefinitionError as exc:
+            raise RegistrationError(self.plugin, f"source {source.id!r}: {exc}") from None

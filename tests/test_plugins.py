@@ -76,6 +76,34 @@ def test_broken_installed_plugins_are_reported_and_the_rest_load(site: Path) -> 
     assert ping == {"ok": True, "tool_name": "good__ping", "result": "pong"}
 
 
+def test_a_plugin_of_typed_functions_is_found_searched_and_run_through_its_entry_point(site: Path) -> None:
+    module = (site / "junior_test_typed" / "__init__.py").read_text()
+    assert len([line for line in module.splitlines() if line.strip()]) <= 8  # a function and a hook
+    docs = (Path(__file__).parent.parent / "docs" / "authoring-sources.md").read_text()
+    assert f"```python\n{module}```" in docs  # the smallest plugin the docs show is this one
+    rows = plugins_json(site, JUNIOR_LOAD_PLUGINS="typed")
+    assert rows["typed"]["status"] == "loaded" and rows["typed"]["distribution"] == "junior-test-typed"
+    found = json.loads(junior(site, "search", "salute Ada", "--json", JUNIOR_LOAD_PLUGINS="typed").stdout)
+    assert found["tools"][0] == {
+        "tool_name": "greetings__greet",
+        "description": "Greet someone by name, as many times as asked.",
+        "source": "greetings",
+        "input_schema": {
+            "type": "object",
+            "properties": {"name": {"type": "string"}, "times": {"type": "integer", "default": 1}},
+            "required": ["name"],
+            "additionalProperties": False,
+        },
+        "annotations": {},
+    }
+    args = json.dumps({"name": "Ada", "times": 2})
+    out = junior(site, "exec", "greetings__greet", "--args", args, "--json", JUNIOR_LOAD_PLUGINS="typed")
+    assert json.loads(out.stdout) == {"ok": True, "tool_name": "greetings__greet", "result": "Hello, Ada! Hello, Ada!"}
+    wrong = junior(site, "exec", "greetings__greet", "--args", '{"name": "Ada", "times": "2"}', "--json",
+                   JUNIOR_LOAD_PLUGINS="typed")
+    assert json.loads(wrong.stdout)["error"]["code"] == "invalid_arguments"
+
+
 def test_entry_points_load_in_distribution_name_order(site: Path) -> None:
     names = list(plugins_json(site, JUNIOR_LOAD_PLUGINS="good,good-clone"))
     assert names == ["good", "good-clone"]

@@ -6,9 +6,9 @@ import logging
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from junior_core import Source, Tool, ToolContext, ToolError
+from junior_core import Param, Source, Tool, ToolContext, ToolError, tool
 from junior_memory.content import check_content, format_time, normalise, parse_expires, utcnow
 from junior_memory.review import Review
 from junior_memory.scope import KINDS, Kind, Scope, read_scopes, source_key, write_scope
@@ -26,85 +26,9 @@ SOURCE = Source("memory", "Long-term memory storage, recall, listing, and remova
 MAX_LIMIT = 50
 _HEX_PREFIX = re.compile(r"^[0-9a-f]{4,32}$")
 
-REMEMBER_DESCRIPTION = """\
-Remember (save, store) a new durable fact, preference or procedure so later conversations recall it. Use when \
-the user asks to remember, save, store or keep something in mind ("remember that I prefer terse PR summaries", \
-"save my preference for dark mode", "note that deploys need two approvals") or states something lasting that \
-will matter again.
-
-kind: 'preference' is about the speaker personally (their tastes, how they like answers) and is kept for that \
-person only; 'procedure' is how the team does a task (release steps, review rules); 'knowledge' is a durable \
-fact about the shared environment (which service owns what, where things live). Procedures and knowledge are \
-shared with the workspace when said in a public channel and kept to the thread in a private conversation.
-
-Who is speaking and where come from the conversation, never from arguments: do not pass user ids, names or \
-scopes. Write content as one self-contained statement, at most 4,000 characters. Credentials (tokens, \
-passwords, keys, connection strings) are refused. Saying the same thing twice returns the existing memory \
-with created false. expires_at is 'never' (default) or an ISO-8601 date/time after which the memory is ignored. \
-Tell the user it was saved only when this call returns ok."""
-
-FORGET_DESCRIPTION = """\
-Forget a memory: archive it so it is no longer recalled, listed or searched. Use when the user says "forget \
-that", "that is no longer true", or asks to delete or remove a saved preference, procedure or fact.
-
-Pass id (from memory__list or memory__search; a unique prefix of at least 4 characters works) or query (words \
-from the memory). Exactly one match is forgotten; when several match, nothing is forgotten and the candidates \
-come back so you can call again with the right id. Only memories visible here can be forgotten: the speaker's \
-own preferences and this conversation's shared memories. Identity comes from the conversation, never from \
-arguments."""
-
-LIST_DESCRIPTION = """\
-List the memories visible here, newest first: the speaker's own preferences plus the procedures and knowledge \
-of this conversation (the workspace in a public channel, the thread in a private one). Use to show everything \
-kept about the user ("what do you remember about me?", "show me everything you have on me") or to find an id \
-before forgetting. Archived and expired memories are not shown; other people's personal \
-memories never are."""
-
-SEARCH_DESCRIPTION = """\
-Search the memories visible here by keywords, most relevant first (newer first on ties). Use when the user asks \
-what they told you or what is saved about something ("what did I tell you about how I like code reviews?", \
-"do you have anything saved about deploys?"), before answering when a remembered procedure or fact may \
-apply, or to find the id of a memory to forget. Covers the speaker's own preferences and this conversation's \
-shared memories, never other people's. Memories can be stale: weigh them against what the user says now."""
-
-REMEMBER_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "content": {
-            "type": "string",
-            "description": "The memory as one self-contained statement, at most 4,000 characters.",
-        },
-        "kind": {
-            "type": "string",
-            "enum": list(KINDS),
-            "description": "preference (about the speaker), procedure (how the team does a task), "
-            "or knowledge (a durable fact about the shared environment).",
-        },
-        "expires_at": {
-            "type": "string",
-            "description": "'never' (default) or an ISO-8601 date/time after which the memory is ignored.",
-        },
-    },
-    "required": ["content", "kind"],
-    "additionalProperties": False,
-}
-
-FORGET_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "id": {"type": "string", "description": "The memory's id, or a unique prefix of at least 4 characters."},
-        "query": {"type": "string", "description": "Words from the memory to forget, when you do not have its id."},
-    },
-    "additionalProperties": False,
-}
-
-LIST_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "description": "At most 50; default 20."},
-    },
-    "additionalProperties": False,
-}
+READS = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
+ADDS = {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
+ARCHIVES = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True, "openWorldHint": False}
 
 # The words people use for each action (verbs, idioms, what a terse query says), searched as the tools' own
 # keywords (junior_core.Tool.keywords) and matched against a request's leading verb. A word belongs to one
@@ -127,16 +51,6 @@ SEARCH_KEYWORDS = (
     "search", "find", "look up", "lookup", "look for", "recall", "retrieve", "query", "locate", "fetch",
     "remind me", "mention", "what did I say", "what did I tell you", "do you know",
 )
-
-SEARCH_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "query": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "Keywords to look for."},
-        "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "description": "At most 50; default 10."},
-    },
-    "required": ["query"],
-    "additionalProperties": False,
-}
 
 
 @contextmanager
@@ -171,39 +85,43 @@ class MemoryTools:
         self._reviewer = reviewer
 
     def tools(self) -> list[Tool]:
-        read_only = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
-        return [
-            Tool(
-                "remember",
-                REMEMBER_DESCRIPTION,
-                REMEMBER_SCHEMA,
-                self.remember,
-                keywords=REMEMBER_KEYWORDS,
-                annotations={
-                    "readOnlyHint": False, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False,
-                },
-            ),
-            Tool(
-                "forget",
-                FORGET_DESCRIPTION,
-                FORGET_SCHEMA,
-                self.forget,
-                keywords=FORGET_KEYWORDS,
-                annotations={
-                    "readOnlyHint": False, "destructiveHint": True, "idempotentHint": True, "openWorldHint": False,
-                },
-            ),
-            Tool("list", LIST_DESCRIPTION, LIST_SCHEMA, self.list, annotations=read_only, keywords=LIST_KEYWORDS),
-            Tool("search", SEARCH_DESCRIPTION, SEARCH_SCHEMA, self.search, annotations=read_only,
-                 keywords=SEARCH_KEYWORDS),
-        ]
+        return [Tool.from_function(method) for method in (self.remember, self.forget, self.list, self.search)]
 
-    def remember(self, arguments: dict[str, Any], context: ToolContext) -> dict[str, Any]:
-        """memory__remember."""
+    @tool(keywords=REMEMBER_KEYWORDS, annotations=ADDS)
+    def remember(
+        self,
+        content: Annotated[str, "The memory as one self-contained statement, at most 4,000 characters."],
+        kind: Annotated[
+            Kind,
+            "preference (about the speaker), procedure (how the team does a task), "
+            "or knowledge (a durable fact about the shared environment).",
+        ],
+        expires_at: Annotated[
+            str | None, "'never' (default) or an ISO-8601 date/time after which the memory is ignored."
+        ] = None,
+        *,
+        context: ToolContext,
+    ) -> dict[str, Any]:
+        """Remember (save, store) a new durable fact, preference or procedure so later conversations recall it. Use
+        when the user asks to remember, save, store or keep something in mind ("remember that I prefer terse PR
+        summaries", "save my preference for dark mode", "note that deploys need two approvals") or states
+        something lasting that will matter again.
+
+        kind: 'preference' is about the speaker personally (their tastes, how they like answers) and is kept for
+        that person only; 'procedure' is how the team does a task (release steps, review rules); 'knowledge' is a
+        durable fact about the shared environment (which service owns what, where things live). Procedures and
+        knowledge are shared with the workspace when said in a public channel and kept to the thread in a private
+        conversation.
+
+        Who is speaking and where come from the conversation, never from arguments: do not pass user ids, names or
+        scopes. Write content as one self-contained statement, at most 4,000 characters. Credentials (tokens,
+        passwords, keys, connection strings) are refused. Saying the same thing twice returns the existing memory
+        with created false. expires_at is 'never' (default) or an ISO-8601 date/time after which the memory is
+        ignored. Tell the user it was saved only when this call returns ok.
+        """
         from junior_memory.store import IdempotencyConflict
 
-        kind: Kind = arguments["kind"]
-        content = check_content(arguments["content"])
+        content = check_content(content)
         if self._reviewer is not None:
             try:
                 review = self._reviewer.review(content, kind, context)
@@ -225,7 +143,7 @@ class MemoryTools:
                     log.info("memory reviewer asked to make a %s a %s; kept as %s (it would widen who sees it)",
                              kind, review.kind, kind)
         now = utcnow()
-        expires_at = parse_expires(arguments.get("expires_at"), now)
+        expires = parse_expires(expires_at, now)
         scope = write_scope(kind, context)
         key = source_key(context)
         idempotency_key = f"tool:{key}:{context.tool_call_id}" if key and context.tool_call_id else None
@@ -240,7 +158,7 @@ class MemoryTools:
                     origin="tool",
                     tool_call_id=context.tool_call_id,
                     idempotency_key=idempotency_key,
-                    expires_at=expires_at,
+                    expires_at=expires,
                     now=now,
                 )
             except IdempotencyConflict:
@@ -256,15 +174,30 @@ class MemoryTools:
             result["note"] = "This was already remembered; the existing memory was kept and no duplicate was made."
         return result
 
-    def forget(self, arguments: dict[str, Any], context: ToolContext) -> dict[str, Any]:
-        """memory__forget."""
-        ident: str | None = arguments.get("id")
-        query: str = arguments.get("query") or ""
-        if (ident is None) == ("query" not in arguments) or not (ident or query).strip():
+    @tool(keywords=FORGET_KEYWORDS, annotations=ARCHIVES)
+    def forget(
+        self,
+        id: Annotated[str | None, "The memory's id, or a unique prefix of at least 4 characters."] = None,
+        query: Annotated[str | None, "Words from the memory to forget, when you do not have its id."] = None,
+        *,
+        context: ToolContext,
+    ) -> dict[str, Any]:
+        """Forget a memory: archive it so it is no longer recalled, listed or searched. Use when the user says
+        "forget that", "that is no longer true", or asks to delete or remove a saved preference, procedure or
+        fact.
+
+        Pass id (from memory__list or memory__search; a unique prefix of at least 4 characters works) or query
+        (words from the memory). Exactly one match is forgotten; when several match, nothing is forgotten and the
+        candidates come back so you can call again with the right id. Only memories visible here can be forgotten:
+        the speaker's own preferences and this conversation's shared memories. Identity comes from the
+        conversation, never from arguments.
+        """
+        if (id is None) == (query is None) or not (id or query or "").strip():
             raise ToolError(
                 "invalid_arguments",
                 "Pass exactly one of id (from memory__list or memory__search) or query (words from the memory).",
             )
+        ident, text = id, query or ""
         scopes = read_scopes(context)
         with unavailable("nothing was forgotten"):
             store = self._store()
@@ -273,18 +206,18 @@ class MemoryTools:
                 matches = store.by_id_prefix(scopes, prefix, limit=11) if _HEX_PREFIX.match(prefix) else []
                 what = f"with id {ident.strip()[:40]!r}"
             else:
-                matches = store.search(scopes, query, limit=11, match="all")
+                matches = store.search(scopes, text, limit=11, match="all")
                 loose = False
                 if not matches:
-                    matches, loose = store.search(scopes, query, limit=11, match="any"), True
-                target = normalise(query)
+                    matches, loose = store.search(scopes, text, limit=11, match="any"), True
+                target = normalise(text)
                 exact = [m for m in matches if normalise(m.content) == target]
                 if len(exact) == 1:
                     matches, loose = exact, False
                 if loose and matches:
                     # Only some words matched: never archive on a guess, let the model pick by id.
                     raise self._ambiguous(matches, "Some memories partly match")
-                what = f"matching {query.strip()[:80]!r}"
+                what = f"matching {text.strip()[:80]!r}"
             if not matches:
                 raise ToolError(
                     "not_found",
@@ -320,16 +253,40 @@ class MemoryTools:
             candidates=[m.public() for m in matches[:10]],
         )
 
-    def list(self, arguments: dict[str, Any], context: ToolContext) -> dict[str, Any]:
-        """memory__list."""
+    @tool(keywords=LIST_KEYWORDS, annotations=READS)
+    def list(
+        self,
+        limit: Annotated[int, Param("At most 50; default 20.", minimum=1, maximum=MAX_LIMIT)] = 20,
+        *,
+        context: ToolContext,
+    ) -> dict[str, Any]:
+        """List the memories visible here, newest first: the speaker's own preferences plus the procedures and
+        knowledge of this conversation (the workspace in a public channel, the thread in a private one). Use to
+        show everything kept about the user ("what do you remember about me?", "show me everything you have on
+        me") or to find an id before forgetting. Archived and expired memories are not shown; other people's
+        personal memories never are.
+        """
         scopes = read_scopes(context)
         with unavailable("no memories could be read"):
-            records = self._store().visible(scopes, limit=int(arguments.get("limit", 20)))
+            records = self._store().visible(scopes, limit=limit)
         return {"memories": [r.public() for r in records]}
 
-    def search(self, arguments: dict[str, Any], context: ToolContext) -> dict[str, Any]:
-        """memory__search."""
+    @tool(keywords=SEARCH_KEYWORDS, annotations=READS)
+    def search(
+        self,
+        query: Annotated[str, Param("Keywords to look for.", min_length=1, max_length=1000)],
+        limit: Annotated[int, Param("At most 50; default 10.", minimum=1, maximum=MAX_LIMIT)] = 10,
+        *,
+        context: ToolContext,
+    ) -> dict[str, Any]:
+        """Search the memories visible here by keywords, most relevant first (newer first on ties). Use when the user
+        asks what they told you or what is saved about something ("what did I tell you about how I like code
+        reviews?", "do you have anything saved about deploys?"), before answering when a remembered procedure or
+        fact may apply, or to find the id of a memory to forget. Covers the speaker's own preferences and this
+        conversation's shared memories, never other people's. Memories can be stale: weigh them against what the
+        user says now.
+        """
         scopes = read_scopes(context)
         with unavailable("no memories could be read"):
-            records = self._store().search(scopes, arguments["query"], limit=int(arguments.get("limit", 10)))
+            records = self._store().search(scopes, query, limit=limit)
         return {"memories": [r.public() for r in records]}

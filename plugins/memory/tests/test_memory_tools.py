@@ -273,6 +273,53 @@ def test_tools_are_deferred_with_strict_schemas(rt: Runtime) -> None:
         assert entry.tool.input_schema["additionalProperties"] is False
 
 
+def test_the_schemas_come_from_the_signatures_as_they_were_written_by_hand() -> None:
+    from junior_memory.tools import MemoryTools
+
+    schemas = {tool.name: tool.input_schema for tool in MemoryTools(lambda: None).tools()}  # type: ignore[arg-type, return-value]
+    assert schemas == {
+        "remember": {
+            "type": "object",
+            "properties": {
+                "content": {"type": "string",
+                            "description": "The memory as one self-contained statement, at most 4,000 characters."},
+                "kind": {"type": "string", "enum": ["preference", "procedure", "knowledge"],
+                         "description": "preference (about the speaker), procedure (how the team does a task), "
+                         "or knowledge (a durable fact about the shared environment)."},
+                "expires_at": {"type": "string", "description": "'never' (default) or an ISO-8601 date/time after "
+                               "which the memory is ignored."},
+            },
+            "required": ["content", "kind"],
+            "additionalProperties": False,
+        },
+        "forget": {
+            "type": "object",
+            "properties": {
+                "id": {"type": "string", "description": "The memory's id, or a unique prefix of at least 4 characters."},
+                "query": {"type": "string",
+                          "description": "Words from the memory to forget, when you do not have its id."},
+            },
+            "additionalProperties": False,
+        },
+        "list": {
+            "type": "object",
+            "properties": {"limit": {"type": "integer", "minimum": 1, "maximum": 50,
+                                     "description": "At most 50; default 20.", "default": 20}},
+            "additionalProperties": False,
+        },
+        "search": {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "Keywords to look for."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 50, "description": "At most 50; default 10.",
+                          "default": 10},
+            },
+            "required": ["query"],
+            "additionalProperties": False,
+        },
+    }
+
+
 def test_hook_register_sources(rt: Runtime) -> None:
     assert rt.sources == [{"id": "memory", "description": "Long-term memory storage, recall, listing, and removal."}]
     assert sorted(entry.tool_name for entry in rt.catalog.tools()) == [

@@ -1,0 +1,138 @@
+"""Tools from plain typed functions: ``@tool`` and ``Param``.
+
+This module only marks functions, so a plugin importing it costs nothing at ``junior --help``; the JSON Schema
+and handler are built by ``junior_core.signatures`` when a function is registered (or passed to
+``Tool.from_function``), once per function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Literal, TypeVar, overload
+
+__all__ = ["Param", "ToolDefinitionError", "ToolOptions", "tool"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+Exposure = Literal["deferred", "direct", "hidden"]
+
+MARK = "__junior_tool__"
+
+
+class ToolDefinitionError(TypeError):
+    """A function cannot become a tool (unsupported type hint, missing docstring, ...); the message names it."""
+
+
+class Param:
+    """Describes and bounds one parameter: ``Annotated[int, Param("How many.", minimum=1, maximum=50)]``.
+
+    Bounds map to JSON Schema keywords (``min_length`` to ``minLength``, ...) and must suit the type.
+    """
+
+    # A plain class rather than attrs: plugins import it at start-up, and attrs builds classes slowly.
+    __slots__ = (
+        "description", "exclusive_maximum", "exclusive_minimum", "max_items", "max_length", "maximum", "min_items",
+        "min_length", "minimum", "pattern",
+    )
+
+    def __init__(
+        self,
+        description: str | None = None,
+        *,
+        minimum: float | None = None,
+        maximum: float | None = None,
+        exclusive_minimum: float | None = None,
+        exclusive_maximum: float | None = None,
+        min_length: int | None = None,
+        max_length: int | None = None,
+        pattern: str | None = None,
+        min_items: int | None = None,
+        max_items: int | None = None,
+    ) -> None:
+        self.description = description
+        self.minimum = minimum
+        self.maximum = maximum
+        self.exclusive_minimum = exclusive_minimum
+        self.exclusive_maximum = exclusive_maximum
+        self.min_length = min_length
+        self.max_length = max_length
+        self.pattern = pattern
+        self.min_items = min_items
+        self.max_items = max_items
+
+    def _given(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__slots__ if getattr(self, name) is not None}
+
+    def __repr__(self) -> str:
+        return f"Param({', '.join(f'{key}={value!r}' for key, value in self._given().items())})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Param) and self._given() == other._given()
+
+    def __hash__(self) -> int:
+        return hash(tuple(self._given().items()))
+
+
+class ToolOptions:
+    """What ``@tool(...)`` was given; ``Tool.from_function`` arguments override it."""
+
+    __slots__ = ("annotations", "description", "exposure", "keywords", "name", "timeout_s")
+
+    def __init__(
+        self,
+        name: str | None = None,
+        description: str | None = None,
+        keywords: Iterable[str] = (),
+        annotations: Mapping[str, Any] | None = None,
+        exposure: Exposure = "deferred",
+        timeout_s: float | None = None,
+    ) -> None:
+        self.name = name
+        self.description = description
+        self.keywords = (keywords,) if isinstance(keywords, str) else tuple(keywords)
+        self.annotations = dict(annotations) if annotations is not None else None
+        self.exposure = exposure
+        self.timeout_s = timeout_s
+
+
+@overload
+def tool(fn: F, /) -> F: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    keywords: Iterable[str] = (),
+    annotations: Mapping[str, Any] | None = None,
+    exposure: Exposure = "deferred",
+    timeout_s: float | None = None,
+) -> Callable[[F], F]: ...
+
+
+def tool(
+    fn: F | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    keywords: Iterable[str] = (),
+    annotations: Mapping[str, Any] | None = None,
+    exposure: Exposure = "deferred",
+    timeout_s: float | None = None,
+) -> F | Callable[[F], F]:
+    """Mark a function (or method) as a tool; pass it in ``register(source, tools=[...])``.
+
+    The function stays an ordinary function (call it directly in tests). Its parameters' type hints become the
+    ``input_schema``, its docstring the description; ``name`` defaults to the function's name, and
+    ``keywords``, ``annotations``, ``exposure`` and ``timeout_s`` are those of ``Tool``.
+    """
+    options = ToolOptions(name, description, keywords, annotations, exposure, timeout_s)
+
+    def mark(function: F) -> F:
+        if not callable(function):
+            raise ToolDefinitionError(f"@tool decorates a function, got {type(function).__name__}")
+        setattr(function, MARK, options)
+        return function
+
+    return mark(fn) if fn is not None else mark

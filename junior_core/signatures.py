@@ -1,0 +1,587 @@
+"""A typed function's JSON Schema (from its type hints), description (from its docstring) and handler.
+
+Imported only when a function is registered or passed to ``Tool.from_function``; each function is analysed
+once and the result cached, however many runtimes register it.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import enum
+import inspect
+import json
+import re
+import threading
+import types
+import typing
+import weakref
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+import attrs
+
+from junior_core.context import ToolContext
+from junior_core.errors import ToolError
+from junior_core.functions import MARK, Exposure, Param, ToolDefinitionError, ToolOptions
+
+if TYPE_CHECKING:
+    from junior_core.catalog import Tool
+
+__all__ = ["Signature", "analyse", "parse_docstring", "tool_from_function"]
+
+SUPPORTED = (
+    "str, int, float, bool, None, Literal[...], an Enum, list[X], tuple[X, ...], dict[str, X], X | None, "
+    "an attrs class, a dataclass or a TypedDict, optionally inside Annotated[X, 'description'] or "
+    "Annotated[X, Param(...)]"
+)
+
+# The JSON Schema keyword of each Param bound, and the JSON types it applies to.
+_BOUNDS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("minimum", "minimum", ("integer", "number")),
+    ("maximum", "maximum", ("integer", "number")),
+    ("exclusive_minimum", "exclusiveMinimum", ("integer", "number")),
+    ("exclusive_maximum", "exclusiveMaximum", ("integer", "number")),
+    ("min_length", "minLength", ("string",)),
+    ("max_length", "maxLength", ("string",)),
+    ("pattern", "pattern", ("string",)),
+    ("min_items", "minItems", ("array",)),
+    ("max_items", "maxItems", ("array",)),
+)
+
+
+def tool_from_function(
+    fn: Callable[..., Any],
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    keywords: Iterable[str] | None = None,
+    annotations: Mapping[str, Any] | None = None,
+    exposure: Exposure | None = None,
+    timeout_s: float | None = None,
+) -> Tool:
+    """The ``Tool`` for ``fn``: arguments given here win over ``@tool``'s, which win over the defaults."""
+    from junior_core.catalog import Tool
+
+    marked = getattr(fn, MARK, None)
+    options = marked if isinstance(marked, ToolOptions) else ToolOptions()
+    signature = analyse(fn)
+    description = description or options.description or signature.description
+    if not description:
+        raise ToolDefinitionError(
+            f"tool function {signature.qualname} has no docstring: write one (its first paragraph is the summary a "
+            "model sees in search results) or pass description="
+        )
+    try:
+        return Tool(
+            name or options.name or signature.name,
+            description,
+            copy.deepcopy(signature.schema),
+            _handler(fn, signature),
+            annotations=annotations if annotations is not None else options.annotations,
+            exposure=exposure or options.exposure,
+            timeout_s=timeout_s if timeout_s is not None else options.timeout_s,
+            keywords=tuple(keywords) if keywords is not None else options.keywords,
+        )
+    except ValueError as exc:
+        raise ToolDefinitionError(f"tool function {signature.qualname}: {exc}") from None
+
+
+# -- analysis ----------------------------------------------------------------------------------------------------
+Converter = Callable[[Any], Any]
+"""Turns a validated JSON value into what the function's type hint asks for (an enum member, an attrs instance)."""
+
+
+@attrs.frozen
+class Argument:
+    name: str
+    convert: Converter | None
+
+
+@attrs.frozen
+class Signature:
+    """What a function's signature and docstring say, computed once per function."""
+
+    qualname: str
+    name: str
+    description: str
+    schema: dict[str, Any]
+    arguments: tuple[Argument, ...]
+    context_params: tuple[str, ...]
+    is_async: bool
+
+
+_cache: weakref.WeakKeyDictionary[Callable[..., Any], dict[bool, Signature]] = weakref.WeakKeyDictionary()
+_cache_lock = threading.Lock()
+
+
+def analyse(fn: Callable[..., Any]) -> Signature:
+    """The schema, description and argument mapping of ``fn``; raises ``ToolDefinitionError`` naming it."""
+    bound = inspect.ismethod(fn)
+    target = getattr(fn, "__func__", fn) if bound else fn
+    if not inspect.isfunction(target):
+        raise ToolDefinitionError(
+            f"a tool is made from a function or method, got {type(fn).__name__} {fn!r}; "
+            "wrap it in a def with type hints"
+        )
+    with _cache_lock:
+        cached = _cache.get(target, {}).get(bound)
+    if cached is not None:
+        return cached
+    signature = _analyse(target, bound)
+    with _cache_lock:
+        _cache.setdefault(target, {})[bound] = signature
+    return signature
+
+
+def _qualname(fn: Callable[..., Any]) -> str:
+    return f"{fn.__module__}.{fn.__qualname__}"
+
+
+def _analyse(fn: types.FunctionType, bound: bool) -> Signature:
+    qualname = _qualname(fn)
+    description, param_docs = parse_docstring(fn.__doc__ or "")
+    params = list(inspect.signature(fn).parameters.values())
+    if bound and params:
+        params = params[1:]  # self or cls
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    arguments: list[Argument] = []
+    context_params: list[str] = []
+    for param in params:
+        where = f"tool function {qualname}: parameter {param.name!r}"
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            raise ToolDefinitionError(f"{where}: *args and **kwargs cannot be described by a schema; name each one")
+        if param.kind is param.POSITIONAL_ONLY:
+            raise ToolDefinitionError(f"{where} is positional-only; arguments are passed by name")
+        hint = _resolve(fn, param.name, where)
+        if _is_context(hint):
+            context_params.append(param.name)
+            continue
+        optional = param.default is not param.empty
+        schema, convert = _schema(hint, where, optional_none=optional and param.default is None, seen=())
+        if "description" not in schema and param.name in param_docs:
+            schema["description"] = param_docs[param.name]
+        if optional:
+            _set_default(schema, param.default)
+        else:
+            required.append(param.name)
+        properties[param.name] = schema
+        arguments.append(Argument(param.name, convert))
+    schema_out: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema_out["required"] = required
+    schema_out["additionalProperties"] = False
+    return Signature(
+        qualname=qualname,
+        name=fn.__name__,
+        description=description,
+        schema=schema_out,
+        arguments=tuple(arguments),
+        context_params=tuple(context_params),
+        is_async=inspect.iscoroutinefunction(fn),
+    )
+
+
+def _resolve(fn: types.FunctionType, name: str, where: str) -> Any:
+    """One parameter's type hint, evaluated alone so an unresolvable return annotation does not matter."""
+    raw = fn.__annotations__.get(name, inspect.Parameter.empty)
+    if raw is inspect.Parameter.empty:
+        raise ToolDefinitionError(f"{where} has no type hint; annotate it ({SUPPORTED})")
+    holder = types.SimpleNamespace(__annotations__={name: raw})
+    try:
+        return typing.get_type_hints(holder, globalns=fn.__globals__, include_extras=True)[name]
+    except Exception as exc:  # noqa: BLE001 - any failure to evaluate a hint is the function's to fix
+        raise ToolDefinitionError(
+            f"{where}: cannot resolve the type hint {raw if isinstance(raw, str) else _show(raw)} "
+            f"({type(exc).__name__}: {exc}); import the names it "
+            "uses at run time (not under TYPE_CHECKING) and define classes at module level"
+        ) from None
+
+
+def _is_context(hint: Any) -> bool:
+    if hint is ToolContext:
+        return True
+    args = typing.get_args(hint)
+    return _is_union(hint) and ToolContext in args and all(a in (ToolContext, type(None)) for a in args)
+
+
+def _is_union(hint: Any) -> bool:
+    return typing.get_origin(hint) in (typing.Union, types.UnionType)
+
+
+def _json_type(values: Iterable[Any]) -> str | None:
+    kinds = {type(value) for value in values}
+    for python, name in ((str, "string"), (bool, "boolean"), (int, "integer"), (float, "number")):
+        if kinds == {python}:
+            return name
+    return None
+
+
+def _set_default(schema: dict[str, Any], default: Any) -> None:
+    """``default`` in the schema when it is plain JSON; None means "omitted", so it is not shown."""
+    if default is None:
+        return
+    value = _to_json(default)
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        return
+    schema["default"] = value
+
+
+def _to_json(value: Any) -> Any:
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, tuple | list):
+        return [_to_json(item) for item in value]
+    return value
+
+
+def _int(value: Any) -> Any:
+    # JSON Schema's "integer" accepts 5.0; the function asked for an int.
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def _schema(hint: Any, where: str, *, optional_none: bool = False, seen: tuple[type, ...]) -> tuple[
+    dict[str, Any], Converter | None
+]:
+    """JSON Schema and converter for ``hint``; ``optional_none``: a None default, so ``X | None`` is just X."""
+    origin = typing.get_origin(hint)
+    if origin is typing.Annotated:
+        base, *metadata = typing.get_args(hint)
+        schema, convert = _schema(base, where, optional_none=optional_none, seen=seen)
+        for item in metadata:
+            _apply_metadata(schema, item, where)
+        return schema, convert
+    if _is_union(hint):
+        members = [m for m in typing.get_args(hint) if m is not type(None)]
+        nullable = len(members) < len(typing.get_args(hint))
+        parts = [_schema(m, where, seen=seen) for m in members]
+        if len(parts) == 1 and (optional_none or not nullable):
+            return parts[0]
+        converts = {convert for _, convert in parts if convert is not None}
+        if len(parts) > 1 and converts - {_int}:
+            raise ToolDefinitionError(
+                f"{where}: unsupported type hint {_show(hint)}: a union may combine an object, enum or tuple "
+                "only with None"
+            )
+        schemas = [schema for schema, _ in parts] + ([{"type": "null"}] if nullable else [])
+        member_convert = parts[0][1] if len(parts) == 1 else (_int if converts else None)
+        if member_convert is None:
+            return {"anyOf": schemas}, None
+        return {"anyOf": schemas}, lambda value: None if value is None else member_convert(value)
+    if hint is str:
+        return {"type": "string"}, None
+    if hint is bool:
+        return {"type": "boolean"}, None
+    if hint is int:
+        return {"type": "integer"}, _int
+    if hint is float:
+        return {"type": "number"}, None
+    if hint is type(None) or hint is None:
+        return {"type": "null"}, None
+    if origin is Literal:
+        values = list(typing.get_args(hint))
+        if not all(value is None or isinstance(value, str | int | float | bool) for value in values):
+            raise ToolDefinitionError(f"{where}: Literal values must be strings, numbers, booleans or None")
+        schema = {"type": kind} if (kind := _json_type(values)) else {}
+        return {**schema, "enum": values}, None
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        values = [member.value for member in hint]
+        if not all(isinstance(value, str | int | float | bool) for value in values):
+            raise ToolDefinitionError(f"{where}: the values of enum {hint.__name__} must be strings or numbers")
+        schema = {"type": kind} if (kind := _json_type(values)) else {}
+        return {**schema, "enum": values}, hint
+    if origin in (list, tuple, dict) or hint in (list, tuple, dict):
+        return _container(hint, origin, where, seen)
+    if isinstance(hint, type) and (attrs.has(hint) or dataclasses.is_dataclass(hint) or typing.is_typeddict(hint)):
+        return _object(hint, where, seen)
+    if hint is ToolContext:
+        raise ToolDefinitionError(f"{where}: a ToolContext is given only as a parameter of the function itself")
+    raise ToolDefinitionError(f"{where}: unsupported type hint {_show(hint)}; use {SUPPORTED}")
+
+
+def _show(hint: Any) -> str:
+    return hint.__name__ if isinstance(hint, type) else repr(hint).replace("typing.", "")
+
+
+def _container(hint: Any, origin: Any, where: str, seen: tuple[type, ...]) -> tuple[dict[str, Any], Converter | None]:
+    args = typing.get_args(hint)
+    if not args:
+        name = getattr(hint, "__name__", str(hint))
+        example = {"list": "list[str]", "tuple": "tuple[str, ...]", "dict": "dict[str, int]"}.get(name, name)
+        raise ToolDefinitionError(f"{where}: say what {name} holds, e.g. {example}")
+    if origin is list:
+        items, convert = _schema(args[0], where, seen=seen)
+        if convert is None:
+            return {"type": "array", "items": items}, None
+        item_convert = convert
+        return {"type": "array", "items": items}, lambda value: [item_convert(item) for item in value]
+    if origin is dict:
+        if args[0] is not str:
+            raise ToolDefinitionError(f"{where}: JSON object keys are strings; use dict[str, ...], not {_show(hint)}")
+        values, convert = _schema(args[1], where, seen=seen)
+        schema: dict[str, Any] = {"type": "object", "additionalProperties": values}
+        if convert is None:
+            return schema, None
+        value_convert = convert
+        return schema, lambda value: {key: value_convert(item) for key, item in value.items()}
+    if len(args) == 2 and args[1] is Ellipsis:
+        items, convert = _schema(args[0], where, seen=seen)
+        item_convert = convert or (lambda item: item)
+        return {"type": "array", "items": items}, lambda value: tuple(item_convert(item) for item in value)
+    parts = [_schema(arg, where, seen=seen) for arg in args]
+    converts = [convert or (lambda item: item) for _, convert in parts]
+    fixed = {"type": "array", "prefixItems": [s for s, _ in parts], "items": False,
+             "minItems": len(parts), "maxItems": len(parts)}
+    return fixed, lambda value: tuple(c(item) for c, item in zip(converts, value, strict=True))
+
+
+@attrs.frozen
+class _Field:
+    name: str
+    """The JSON property name, which is also the keyword the class is constructed with."""
+    hint: Any
+    default: Any
+    has_default: bool
+
+
+def _fields(cls: type, where: str) -> list[_Field]:
+    try:
+        hints = typing.get_type_hints(cls, include_extras=True)
+    except Exception as exc:  # noqa: BLE001 - any failure to evaluate a hint is the class's to fix
+        raise ToolDefinitionError(
+            f"{where}: cannot resolve the type hints of {cls.__name__} ({type(exc).__name__}: {exc}); import the "
+            "names they use at run time and define classes at module level"
+        ) from None
+    if typing.is_typeddict(cls):
+        required = cls.__required_keys__  # type: ignore[attr-defined]
+        out = []
+        for key, hint in hints.items():
+            # Under ``from __future__ import annotations`` the class sees NotRequired[...] only as text, so
+            # __required_keys__ misses it; the evaluated hint does not.
+            marker = _required_marker(hint)
+            optional = marker is typing.NotRequired or (marker is None and key not in required)
+            out.append(_Field(key, _strip_required(hint), None, optional))
+        return out
+    if attrs.has(cls):
+        out = []
+        for field in attrs.fields(cls):
+            if not field.init:
+                continue
+            default = field.default
+            has_default = default is not attrs.NOTHING
+            if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
+                default = None
+            out.append(_Field(field.alias or field.name, hints.get(field.name, field.type), default, has_default))
+        return out
+    out = []
+    for dc_field in dataclasses.fields(cls):
+        if not dc_field.init:
+            continue
+        has_default = dc_field.default is not dataclasses.MISSING or dc_field.default_factory is not dataclasses.MISSING
+        default = dc_field.default if dc_field.default is not dataclasses.MISSING else None
+        out.append(_Field(dc_field.name, hints.get(dc_field.name, dc_field.type), default, has_default))
+    return out
+
+
+def _required_marker(hint: Any) -> Any:
+    origin = typing.get_origin(hint)
+    if origin is typing.Annotated:
+        return _required_marker(typing.get_args(hint)[0])
+    return origin if origin in (typing.Required, typing.NotRequired) else None
+
+
+def _strip_required(hint: Any) -> Any:
+    # get_type_hints keeps Required/NotRequired with include_extras; the keys' sets already say which is which.
+    if typing.get_origin(hint) in (typing.Required, typing.NotRequired):
+        return typing.get_args(hint)[0]
+    if typing.get_origin(hint) is typing.Annotated:
+        base, *metadata = typing.get_args(hint)
+        return typing.Annotated[(_strip_required(base), *metadata)]
+    return hint
+
+
+def _object(cls: type, where: str, seen: tuple[type, ...]) -> tuple[dict[str, Any], Converter | None]:
+    if cls in seen:
+        raise ToolDefinitionError(f"{where}: {cls.__name__} refers to itself; recursive types are not supported")
+    seen = (*seen, cls)
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    converts: dict[str, Converter] = {}
+    inner = f"{where}, field"
+    for field in _fields(cls, where):
+        field_where = f"{inner} {cls.__name__}.{field.name}"
+        schema, convert = _schema(
+            field.hint, field_where, optional_none=field.has_default and field.default is None, seen=seen
+        )
+        if field.has_default:
+            _set_default(schema, field.default)
+        else:
+            required.append(field.name)
+        properties[field.name] = schema
+        if convert is not None:
+            converts[field.name] = convert
+    schema_out: dict[str, Any] = {"type": "object"}
+    doc = _class_doc(cls)
+    if doc:
+        schema_out["description"] = doc
+    schema_out["properties"] = properties
+    if required:
+        schema_out["required"] = required
+    schema_out["additionalProperties"] = False
+    build: Callable[..., Any] = dict if typing.is_typeddict(cls) else cls
+
+    def convert_object(value: Mapping[str, Any]) -> Any:
+        values = {key: converts[key](item) if key in converts else item for key, item in value.items()}
+        try:
+            return build(**values)
+        except (TypeError, ValueError) as exc:
+            raise ToolError(
+                "invalid_arguments", f"{cls.__name__}: {exc}. Fix the value and call the tool again."
+            ) from None
+
+    return schema_out, convert_object
+
+
+def _class_doc(cls: type) -> str | None:
+    doc = cls.__dict__.get("__doc__")
+    if not doc or (dataclasses.is_dataclass(cls) and doc.startswith(f"{cls.__name__}(")):
+        return None  # a dataclass's generated docstring is its signature
+    description, _ = parse_docstring(doc)
+    return description.split("\n\n")[0] or None
+
+
+def _apply_metadata(schema: dict[str, Any], item: Any, where: str) -> None:
+    """An ``Annotated`` string is the description; a ``Param`` adds bounds too; anything else is left alone."""
+    if isinstance(item, str):
+        schema["description"] = inspect.cleandoc(item)
+        return
+    if not isinstance(item, Param):
+        return
+    json_type = schema.get("type")
+    for attr, keyword, applies_to in _BOUNDS:
+        value = getattr(item, attr)
+        if value is None:
+            continue
+        if json_type not in applies_to:
+            raise ToolDefinitionError(
+                f"{where}: Param({attr}=...) applies to {' or '.join(applies_to)} values, not {json_type or 'this'}"
+            )
+        schema[keyword] = value
+    if item.description:
+        schema.pop("description", None)  # placed after the bounds, as hand-written schemas do
+        schema["description"] = inspect.cleandoc(item.description)
+
+
+# -- docstrings --------------------------------------------------------------------------------------------------
+_SECTION = re.compile(r"^(Args|Arguments|Parameters|Params|Keyword Args|Keyword Arguments):\s*$")
+_GOOGLE_PARAM = re.compile(r"^(\*{0,2}\w+)\s*(\([^)]*\))?\s*:\s*(.*)$")
+_REST_PARAM = re.compile(r"^:param\s+(?:[^:]*\s)?(\w+)\s*:\s*(.*)$")
+_REST_FIELD = re.compile(r"^:(type|param|arg|argument|key|keyword)\b")
+_LIST_ITEM = re.compile(r"^([-*+•]|\d+[.)])\s")
+
+
+def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """``(description, {parameter: description})`` from a docstring with an ``Args:`` or ``:param:`` section.
+
+    The description keeps every paragraph except the parameter section; lines wrapped for the source are
+    joined (list items and indented lines keep their line breaks).
+    """
+    lines = inspect.cleandoc(doc).splitlines()
+    params: dict[str, str] = {}
+    kept: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if _SECTION.match(line):
+            i += 1
+            current: str | None = None
+            indent: int | None = None
+            while i < len(lines) and (not lines[i].strip() or lines[i][0].isspace()):
+                text = lines[i].strip()
+                depth = len(lines[i]) - len(lines[i].lstrip())
+                if text:
+                    indent = depth if indent is None else indent
+                    match = _GOOGLE_PARAM.match(text) if depth == indent else None
+                    if match:
+                        current = match.group(1).lstrip("*")
+                        params[current] = match.group(3).strip()
+                    elif current is not None:
+                        params[current] = f"{params[current]} {text}".strip()
+                i += 1
+            continue
+        if _REST_FIELD.match(line):
+            match = _REST_PARAM.match(line)
+            name = match.group(1) if match else None
+            if match and name:
+                params[name] = match.group(2).strip()
+            i += 1
+            while i < len(lines) and lines[i][:1].isspace() and lines[i].strip():
+                if name:
+                    params[name] = f"{params[name]} {lines[i].strip()}".strip()
+                i += 1
+            continue
+        kept.append(line)
+        i += 1
+    paragraphs: list[str] = []
+    block: list[str] = []
+    for line in [*kept, ""]:
+        if line.strip():
+            block.append(line)
+        elif block:
+            paragraphs.append(_unwrap(block))
+            block = []
+    return "\n\n".join(paragraphs), params
+
+
+def _unwrap(block: list[str]) -> str:
+    out = block[0].rstrip()
+    for line in block[1:]:
+        if line[:1].isspace() or _LIST_ITEM.match(line):
+            out += "\n" + line.rstrip()
+        else:
+            out += " " + line.strip()
+    return out
+
+
+# -- calling -----------------------------------------------------------------------------------------------------
+def _handler(fn: Callable[..., Any], signature: Signature) -> Callable[[dict[str, Any], Any], Any]:
+    """``handler(arguments, context)`` calling ``fn`` with keyword arguments (an ``async def`` for a coroutine)."""
+    known = {argument.name for argument in signature.arguments}
+
+    def keywords(arguments: Mapping[str, Any], context: Any) -> dict[str, Any]:
+        unknown = sorted(set(arguments) - known)
+        if unknown:
+            raise ToolError(
+                "invalid_arguments",
+                f"Unknown argument(s) {', '.join(unknown)}; this tool takes {', '.join(sorted(known)) or 'none'}.",
+            )
+        kwargs = {}
+        for argument in signature.arguments:
+            if argument.name in arguments:
+                value = arguments[argument.name]
+                kwargs[argument.name] = argument.convert(value) if argument.convert is not None else value
+        for name in signature.context_params:
+            kwargs[name] = context
+        return kwargs
+
+    if signature.is_async:
+
+        async def call_async(arguments: dict[str, Any], context: Any) -> Any:
+            return await fn(**keywords(arguments, context))
+
+        handler: Callable[[dict[str, Any], Any], Any] = call_async
+    else:
+
+        def call(arguments: dict[str, Any], context: Any) -> Any:
+            return fn(**keywords(arguments, context))
+
+        handler = call
+    # Logs and traces name the function, not this wrapper.
+    for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
+        value = getattr(fn, attr, None)
+        if value is not None:
+            setattr(handler, attr, value)
+    return handler
