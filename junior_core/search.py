@@ -302,8 +302,9 @@ class Intent:
     aside ("jot down ...", "I like tabs, save that" -> jot, save), and in a question the verb after its subject
     ("do you recall ...", "what did I tell you ..." -> recall, tell). ``question`` is true for "what/which/who
     ..." and "do you / did I / is there ..." openings and for questions put as requests ("tell me what you
-    know", "check whether you remember"); "how do I create ..." asks to act, so its verb counts instead. Which words are verbs is not known here: a word that names no tool's
-    action simply matches nothing in the ``action`` field.
+    know", "check whether you remember"); "how do I create ..." asks to act, so its verb counts instead.
+    Which words are verbs is not known here: a word that names no tool's action simply matches nothing in the
+    ``action`` field.
     """
 
     verbs: tuple[str, ...]
