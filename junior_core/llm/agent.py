@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 import attrs
 
 from junior_core.context import Message, ToolContext
-from junior_core.discovery import EXECUTE_TOOL, error
 from junior_core.llm.types import ChatItem, ModelClient, ModelReply, ModelRequest, ToolCall
+from junior_core.protocol import EXECUTE_TOOL, error
 
 if TYPE_CHECKING:
     from junior_core.runtime import Runtime

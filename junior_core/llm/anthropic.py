@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 from junior_core.adapters import to_anthropic_tools
 from junior_core.context import ToolContext
-from junior_core.discovery import EXECUTE_TOOL, SEARCH_TOOLS
 from junior_core.llm.agent import ToolResult
 from junior_core.llm.types import (
     DEFAULT_MAX_TOKENS,
@@ -26,6 +25,7 @@ from junior_core.llm.types import (
     dump_response,
     import_sdk,
 )
+from junior_core.protocol import EXECUTE_TOOL, SEARCH_TOOLS
 
 __all__ = [
     "NATIVE_LOADING_NOTE",
