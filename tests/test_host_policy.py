@@ -106,6 +106,10 @@ def test_the_most_specific_rule_wins(make_runtime: Callable[..., Runtime], tmp_p
     assert rt.exposure_of("weather__getCurrentConditions") == "deferred"
     rt.set_exposure("weather__ge*", "hidden")
     assert rt.exposure_of("weather__getCurrentConditions") == "hidden"
+    # The exact name wins even over a later glob with as many literal characters.
+    rt.set_exposure("notes__find_notes", "deferred")
+    rt.set_exposure("notes__find_notes*", "hidden")
+    assert rt.exposure_of("notes__find_notes") == "deferred"
 
 
 @pytest.mark.parametrize(
