@@ -120,9 +120,6 @@ class Discovery:
                 view = self._view = _View(self.catalog, version, self.exposure_of)
         return view
 
-    def search_description(self) -> str:
-        return self.view().description
-
     def visible(self, source_id: str | None = None) -> list[CatalogTool]:
         """Searchable tools (deferred and direct, never hidden), by tool_name."""
         view = self.view()

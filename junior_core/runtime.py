@@ -326,7 +326,7 @@ class Runtime:
         entry = self.catalog.get(tool_name)
         if entry is None:
             raise KeyError(f"no tool named {tool_name!r} in the catalog")
-        return self.discovery.exposure_of(entry)
+        return self.discovery.view().exposure.get(tool_name) or self.discovery.exposure_of(entry)
 
     def visible_tools(self, context: ToolContext | None = None) -> list[CatalogTool]:
         """The tools the model may reach in ``context`` (deferred and direct, none hidden for it), by tool_name."""
