@@ -429,6 +429,10 @@ class PluginSet:
                 return impl
         return None
 
+    def implements(self, hook: str) -> bool:
+        """Whether any loaded plugin implements ``hook`` (cheap: asked on every tool call)."""
+        return bool(self._impls(hook))
+
     def implementers(self, hook: str) -> list[str]:
         """Loaded plugins implementing ``hook``, in call order."""
         return [name for name, _ in self._impls(hook)]

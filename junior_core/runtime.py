@@ -335,7 +335,7 @@ class Runtime:
 
     def _hidden_for(self, context: ToolContext) -> frozenset[str]:
         """The tool_names ``tool_visible`` hides from the context's actor and conversation, asked once per version."""
-        if not self._plugins.implementers("tool_visible"):
+        if not self._plugins.implements("tool_visible"):
             return NOTHING_HIDDEN
         view = self.discovery.view()
         key = (context.actor, context.conversation)
