@@ -265,3 +265,22 @@ def test_the_anthropic_adapter_follows_the_host_policy(make_runtime: Callable[..
     assert "notes__admin_purge" in offered and "notes__add_note" not in offered and "notes__find_notes" in offered
     assert "notes__find_notes" not in {t["name"] for t in search.model_tools(BOB)}
     assert_error(search.call("notes__find_notes", {"query": "x"}, BOB).answer, "unknown_tool")
+
+
+def test_a_turn_offers_the_model_only_what_its_actor_may_see(make_runtime: Callable[..., Runtime]) -> None:
+    from junior_core import Message
+    from junior_core.llm.agent import run_turn
+    from junior_core.llm.types import say
+    from junior_core.testing import ScriptedModel, ScriptView
+
+    offered: list[list[str]] = []
+
+    def script(view: ScriptView) -> Any:
+        offered.append(view.tool_names)
+        return say("ok")
+
+    rt = make_runtime(notes_plugin(), HideFromBob("notes__quick_note"), exposure={"notes__find_notes": "direct"})
+    for who in (ALICE, BOB):
+        run_turn(ScriptedModel(script), rt, who, [Message("user", "hi", actor=who.actor)])
+    assert offered == [["searchTools", "executeTool", "notes__find_notes", "notes__quick_note"],
+                       ["searchTools", "executeTool", "notes__find_notes"]]
