@@ -39,7 +39,7 @@ def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
 
 def nesting_error(tool_name: str | None = None) -> dict[str, Any]:
     """The ``invalid_arguments`` answer to arguments nested deeper than ``MAX_DEPTH``."""
-    from junior_core.discovery import error
+    from junior_core.protocol import error
 
     return error(
         "invalid_arguments",

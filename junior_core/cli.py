@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import getpass
 import json
-import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -18,7 +17,7 @@ if TYPE_CHECKING:
     from junior_core.plugins import PluginSet
     from junior_core.runtime import Runtime
 
-__all__ = ["cli", "config_path", "local_context", "main", "print_table"]
+__all__ = ["cli", "local_context", "main", "print_table"]
 
 
 def local_context(
@@ -382,14 +381,6 @@ def index(ctx: click.Context, rebuild: bool, clear: bool, as_json: bool) -> None
     _emit(data, as_json, render)
 
 
-def config_path(environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> Path:
-    """The junior.toml in effect: the file ``JUNIOR_CONFIG`` names, else ``junior.toml`` in the current directory."""
-    environ = os.environ if environ is None else environ
-    if environ.get("JUNIOR_CONFIG"):
-        return Path(environ["JUNIOR_CONFIG"]).expanduser().absolute()
-    return (cwd or Path.cwd()) / "junior.toml"
-
-
 @cli.group()
 def config() -> None:
     """Where junior reads its configuration (junior.toml)."""
@@ -398,8 +389,10 @@ def config() -> None:
 @config.command(name="path")
 def config_path_command() -> None:
     """Print the path of the junior.toml in effect (JUNIOR_CONFIG, else ./junior.toml)."""
-    path = config_path()
-    click.echo(str(path))
+    from junior_core.config import config_path
+
+    path = config_path() or Path.cwd() / "junior.toml"
+    click.echo(str(path.absolute()))
     if not path.is_file():
         click.echo(
             "There is no file there yet: copy docs/examples/junior.toml of a junior clone there, "

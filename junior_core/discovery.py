@@ -1,146 +1,39 @@
-"""searchTools and executeTool: the two tools every model gets, and their rules."""
+"""searchTools' answers: the view of the catalog a model may reach, searched and listed; executeTool's misses."""
 
 from __future__ import annotations
 
 import difflib
-import json
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from junior_core import protocol
 from junior_core.search import SearchIndex, summarize
 
 if TYPE_CHECKING:
     from junior_core.catalog import Catalog, CatalogTool
     from junior_core.index_cache import IndexCache
+    from junior_core.policy import Exposure, ExposurePolicy
 
-__all__ = [
-    "EXECUTE_TOOL",
-    "SEARCH_TOOLS",
-    "Discovery",
-    "error",
-]
+__all__ = ["NOTHING_HIDDEN", "Discovery"]
 
 log = logging.getLogger("junior.search")
-
-SEARCH_TOOLS = "searchTools"
-EXECUTE_TOOL = "executeTool"
-DEFAULT_RESULTS = 5
-MAX_RESULTS = 20
-MAX_QUERY = 1000
-MAX_SOURCE = 200
-MESSAGE_LIMIT = 300
-
-SEARCH_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "query": {
-            "type": ["string", "null"],
-            "maxLength": MAX_QUERY,
-            "description": "What you want to do, in a few words. Empty or null lists tools instead of searching.",
-        },
-        "source": {
-            "type": ["string", "null"],
-            "maxLength": MAX_SOURCE,
-            "description": "A source id from the list in this tool's description, to search only that source.",
-        },
-        "max_results": {
-            "type": ["integer", "null"],
-            "minimum": 1,
-            "maximum": MAX_RESULTS,
-            "description": f"How many tools to return, 1 to {MAX_RESULTS} (default {DEFAULT_RESULTS}).",
-        },
-        "cursor": {
-            "type": ["string", "null"],
-            "maxLength": 20,
-            "description": "The next_cursor of a previous answer, for the next page of the same search or listing.",
-        },
-    },
-    "additionalProperties": False,
-}
-
-EXECUTE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "tool_name": {
-            "type": "string",
-            "description": "The exact tool_name returned by searchTools, e.g. 'memory__remember'.",
-        },
-        "arguments": {
-            "type": ["object", "null"],
-            "description": "The tool's arguments, matching the input_schema searchTools returned.",
-        },
-    },
-    "required": ["tool_name"],
-    "additionalProperties": False,
-}
-
-EXECUTE_DESCRIPTION = (
-    "Run one tool found with searchTools by its exact tool_name, passing its arguments as an object under "
-    "'arguments'. Returns {ok: true, result} or {ok: false, error: {code, message}}; the message says what "
-    "to do next."
-)
-
-
-def error(code: str, message: str, tool_name: str | None = None, **details: Any) -> dict[str, Any]:
-    """A model-facing failure: ``{"ok": false, ["tool_name",] "error": {code, message, ...}}``."""
-    out: dict[str, Any] = {"ok": False}
-    if tool_name is not None:
-        out["tool_name"] = tool_name
-    out["error"] = {"code": code, "message": message, **details}
-    return out
-
-
-def _clip(text: str, limit: int = MESSAGE_LIMIT) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _validation_details(errors: list[Any]) -> list[dict[str, str]]:
-    def reason(err: Any) -> str:
-        # jsonschema quotes the value first: shortened, the reason after it ("is too long") survives the cut.
-        message: str = err.message
-        instance, quoted = err.instance, repr(err.instance)
-        if len(quoted) <= 60 or quoted not in message:
-            return message
-        if isinstance(instance, str):
-            short = f"{instance[:40]!r}… ({len(instance)} characters)"
-        elif isinstance(instance, list | dict):
-            short = f"{quoted[:40]}… ({len(instance)} {'items' if isinstance(instance, list) else 'keys'})"
-        else:
-            short = f"{quoted[:40]}…"
-        return message.replace(quoted, short, 1)
-
-    details = []
-    for err in sorted(errors, key=lambda e: (list(map(str, e.absolute_path)), e.message))[:10]:
-        path = "/".join(str(part) for part in err.absolute_path)
-        details.append({"path": path or "(root)", "message": _clip(reason(err))})
-    return details
-
-
-def validation_error(errors: list[Any], what: str, tool_name: str | None = None) -> dict[str, Any]:
-    """An ``invalid_arguments`` error listing JSON Schema failures by path."""
-    details = _validation_details(errors)
-    first = details[0]
-    where = "" if first["path"] == "(root)" else f" at '{first['path']}'"
-    return error(
-        "invalid_arguments",
-        _clip(
-            f"Invalid {what}{where}: {first['message']}. Fix the arguments to match the input_schema and call again."
-        ),
-        tool_name,
-        details=details,
-    )
+NOTHING_HIDDEN: frozenset[str] = frozenset()
+_MAX_FILTERED = 256
+"""Filtered tool lists kept per view: one per (tools hidden for some actor, source) seen."""
 
 
 class _View:
-    """What searchTools answers from, computed once per catalog version instead of once per query."""
+    """What searchTools answers from, computed once per catalog and policy version instead of once per query."""
 
-    def __init__(self, catalog: Catalog) -> None:
-        self.version = catalog.version  # read first: a change meanwhile makes this view older, never newer
+    def __init__(self, catalog: Catalog, version: int, exposure_of: Callable[[CatalogTool], Exposure]) -> None:
+        self.version = version  # read first by the caller: a change meanwhile makes this view older, never newer
         tools = catalog.tools()
         sources = catalog.sources
-        self.visible = [t for t in tools if t.tool.exposure != "hidden"]
+        self.exposure = {t.tool_name: exposure_of(t) for t in tools}
+        self.visible = [t for t in tools if self.exposure[t.tool_name] != "hidden"]
+        self.direct = [t for t in self.visible if self.exposure[t.tool_name] == "direct"]
         self.by_name = {t.tool_name: t for t in self.visible}
         self.by_source: dict[str, list[CatalogTool]] = {entry.source.id: [] for entry in sources}
         self.local: dict[tuple[str, str], CatalogTool] = {}
@@ -154,17 +47,24 @@ class _View:
         }
         self.source_texts = {entry.source.id: entry.source.description for entry in sources}
         self._tool_dicts: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
-        lines = [
-            "Find tools to use: deferred tools are grouped by source. Search all of them with a short query, "
-            "or pass `source` to look inside one source (an empty query lists it, page by page with `cursor`), "
-            "then call executeTool with the exact tool_name returned.",
-            "",
-            "Available sources:",
-        ]
-        lines += [f"- {sid}: {self.source_dicts[sid]['description']}" for sid in self.source_ids]
-        if not self.source_ids:
-            lines.append("- (none installed)")
-        self.description = "\n".join(lines)
+        self._filtered: dict[tuple[frozenset[str], str | None], list[CatalogTool]] = {}
+        self.description = protocol.search_description(
+            [(sid, self.source_dicts[sid]["description"]) for sid in self.source_ids]
+        )
+
+    def eligible(self, source_id: str | None, hidden: frozenset[str]) -> list[CatalogTool]:
+        """The tools searchTools may show (of one source, or all), without ``hidden``; filtered once per set."""
+        tools = self.visible if source_id is None else self.by_source.get(source_id, [])
+        if not hidden:
+            return tools
+        key = (hidden, source_id)
+        found = self._filtered.get(key)
+        if found is None:
+            found = [t for t in tools if t.tool_name not in hidden]
+            if len(self._filtered) >= _MAX_FILTERED:
+                self._filtered.clear()
+            self._filtered[key] = found
+        return found
 
     def tool_dict(self, entry: CatalogTool, with_source: bool) -> dict[str, Any]:
         """The answer row of a tool; summaries are made once per view, each answer gets its own copy."""
@@ -186,45 +86,39 @@ class _View:
         return [dict(self.source_dicts[sid]) for sid in chosen if sid in self.source_dicts]
 
 
-def _encode_cursor(offset: int) -> str:
-    return f"o{offset}"
-
-
-def _decode_cursor(cursor: str) -> int | None:
-    if len(cursor) > 12 or not cursor.startswith("o") or not cursor[1:].isdigit():
-        return None
-    return int(cursor[1:])
-
-
 class Discovery:
-    """Answers searchTools and checks executeTool input against one catalog."""
+    """Answers searchTools over one catalog, as the host's exposure policy shows it."""
 
-    def __init__(self, catalog: Catalog, cache: IndexCache | None = None) -> None:
-        from jsonschema import Draft202012Validator
-
+    def __init__(self, catalog: Catalog, policy: ExposurePolicy, cache: IndexCache | None = None) -> None:
         self.catalog = catalog
+        self.policy = policy
         self.index = SearchIndex(cache=cache)
-        self._search_validator = Draft202012Validator(SEARCH_SCHEMA)
-        self._execute_validator = Draft202012Validator(EXECUTE_SCHEMA)
         self._view: _View | None = None
         self._view_lock = threading.Lock()
         self._rebuild: threading.Thread | None = None
         self._rebuild_lock = threading.Lock()
 
-    # -- per catalog version -------------------------------------------------------------------
+    # -- per catalog and policy version --------------------------------------------------------
+    @property
+    def version(self) -> int:
+        """Increases whenever the catalog or the policy changes: both counters only grow, so their sum does."""
+        return self.catalog.version + self.policy.version
+
+    def exposure_of(self, entry: CatalogTool) -> Exposure:
+        """The exposure the host's policy gives a catalog tool."""
+        return self.policy.exposure(entry.tool_name, entry.source_id, entry.tool.exposure)
+
     def view(self) -> _View:
-        """The current catalog's view, remade only when the catalog version changed."""
+        """The current view, remade only when the catalog or the policy changed."""
         view = self._view
-        if view is not None and view.version == self.catalog.version:
+        version = self.version
+        if view is not None and view.version == version:
             return view
         with self._view_lock:
             view = self._view
-            if view is None or view.version != self.catalog.version:
-                view = self._view = _View(self.catalog)
+            if view is None or view.version != version:
+                view = self._view = _View(self.catalog, version, self.exposure_of)
         return view
-
-    def search_description(self) -> str:
-        return self.view().description
 
     def visible(self, source_id: str | None = None) -> list[CatalogTool]:
         """Searchable tools (deferred and direct, never hidden), by tool_name."""
@@ -249,7 +143,7 @@ class Discovery:
 
     def _rebuild_until_current(self) -> None:
         try:
-            while self.index.version != self.catalog.version:
+            while self.index.version != self.version:
                 self._build_index(self.view())
         except Exception:
             log.exception("rebuilding the search index failed")
@@ -259,9 +153,9 @@ class Discovery:
         thread = self._rebuild
         if thread is not None:
             thread.join(timeout)
-        if self.index.version != self.catalog.version:
+        if self.index.version != self.version:
             self._build_index(self.view())
-        return self.index.version == self.catalog.version
+        return self.index.version == self.version
 
     def index_info(self, rebuild: bool = False) -> dict[str, Any]:
         """Where the index for the current catalog is, its fingerprint and size (for ``junior index``)."""
@@ -301,44 +195,16 @@ class Discovery:
             self.refresh_index()
 
     # -- searchTools ---------------------------------------------------------------------------
-    def search(self, arguments: Any) -> dict[str, Any]:
-        """Exactly what the searchTools tool returns; never raises on any JSON input."""
-        if not isinstance(arguments, Mapping):
-            return error(
-                "invalid_arguments",
-                'searchTools takes an object such as {"query": "remember a preference"}.',
-                details=[{"path": "(root)", "message": f"expected an object, got {type(arguments).__name__}"}],
-            )
-        errors = list(self._search_validator.iter_errors(dict(arguments)))
-        if errors:
-            return validation_error(errors, "searchTools input")
-        query = arguments.get("query")
-        if isinstance(query, str) and "\x00" in query:
-            return error(
-                "invalid_arguments",
-                "The query contains a NUL character; send plain text.",
-                details=[{"path": "query", "message": "NUL characters are not allowed"}],
-            )
-        offset = 0
-        cursor = arguments.get("cursor")
-        if cursor is not None:
-            decoded = _decode_cursor(cursor)
-            if decoded is None:
-                return error(
-                    "invalid_arguments",
-                    "Unknown cursor: pass the next_cursor of a previous searchTools answer unchanged, or omit it "
-                    "to start from the first page.",
-                    details=[{"path": "cursor", "message": "not a cursor searchTools returned"}],
-                )
-            offset = decoded
-        limit = int(arguments.get("max_results") or DEFAULT_RESULTS)
-        text = query.strip() if isinstance(query, str) else ""
-        return self._search(text, arguments.get("source"), limit, offset)
+    def search(self, request: protocol.SearchRequest, hidden: frozenset[str] = NOTHING_HIDDEN) -> dict[str, Any]:
+        """Exactly what the searchTools tool returns for a checked request.
 
-    def _search(self, query: str, source_id: str | None, limit: int, offset: int = 0) -> dict[str, Any]:
+        Tools in ``hidden`` (hidden from the caller's actor or conversation) are left out of the tools and of
+        every count, as if they were not in the catalog.
+        """
+        query, source_id, limit, offset = request.query, request.source, request.limit, request.offset
         view = self.view()
         base: dict[str, Any] = {"query": query or None, "source": source_id}
-        counts = {"total_catalog_tools": len(view.visible)}
+        counts = {"total_catalog_tools": len(view.eligible(None, hidden))}
         if source_id is not None and source_id not in view.source_dicts:
             known = view.source_ids
             return {
@@ -348,14 +214,14 @@ class Discovery:
                 "total_eligible_tools": 0,
                 "total_matches": 0,
                 "returned_tools": 0,
-                "execution_tool": EXECUTE_TOOL,
+                "execution_tool": protocol.EXECUTE_TOOL,
                 "tools": [],
                 "hint": (
                     f"Unknown source {source_id[:100]!r}. Known sources: {', '.join(known) or '(none)'}. "
                     "Call searchTools again with one of these ids as source, or with source null to search all."
                 ),
             }
-        eligible = view.visible if source_id is None else view.by_source.get(source_id, [])
+        eligible = view.eligible(source_id, hidden)
         hint: str | None = None
         if not query:
             if source_id is not None:
@@ -365,7 +231,7 @@ class Discovery:
                 picked, more = self._sample(eligible, limit), False
             total = len(eligible)
         else:
-            picked, total = self._ranked(view, query, source_id, offset + limit)
+            picked, total = self._ranked(view, query, source_id, offset + limit, hidden)
             picked = picked[offset:]
             more = offset + limit < total
             if not picked and offset == 0:
@@ -383,11 +249,11 @@ class Discovery:
             "total_eligible_tools": len(eligible),
             "total_matches": total,
             "returned_tools": len(picked),
-            "execution_tool": EXECUTE_TOOL,
+            "execution_tool": protocol.EXECUTE_TOOL,
             "tools": [view.tool_dict(t, with_source=source_id is None) for t in picked],
         }
         if more and picked:
-            answer["next_cursor"] = _encode_cursor(offset + len(picked))
+            answer["next_cursor"] = protocol.encode_cursor(offset + len(picked))
         if hint is not None:
             answer["hint"] = hint
         return answer
@@ -421,12 +287,15 @@ class Discovery:
             depth += 1
         return picked
 
-    def _ranked(self, view: _View, query: str, source_id: str | None, limit: int) -> tuple[list[CatalogTool], int]:
+    def _ranked(self, view: _View, query: str, source_id: str | None, limit: int,
+                hidden: frozenset[str] = NOTHING_HIDDEN) -> tuple[list[CatalogTool], int]:
         self._ensure_index(view)
-        result = self.index.search(query, limit=limit, source_id=source_id)
+        result = self.index.search(query, limit=limit, source_id=source_id, hidden=hidden)
         names = list(result.tool_names)
         total = result.total
         exact = self._exact(view, query, source_id)
+        if exact is not None and exact.tool_name in hidden:
+            exact = None
         if exact is not None:
             if exact.tool_name in names:
                 names.remove(exact.tool_name)
@@ -447,68 +316,23 @@ class Discovery:
         return None
 
     # -- executeTool ---------------------------------------------------------------------------
-    def check_execute(self, arguments: Any) -> tuple[str, dict[str, Any]] | dict[str, Any]:
-        """``(tool_name, tool_arguments)`` or the error executeTool answers for bad input."""
-        if not isinstance(arguments, Mapping):
-            return error(
-                "invalid_arguments",
-                'executeTool takes an object such as {"tool_name": "memory__list", "arguments": {}}.',
-                details=[{"path": "(root)", "message": f"expected an object, got {type(arguments).__name__}"}],
-            )
-        tool_name = arguments.get("tool_name")
-        named = tool_name[:200] if isinstance(tool_name, str) else None
-        extra = sorted(str(key) for key in arguments if key not in ("tool_name", "arguments"))
-        if extra:
-            return error(
-                "invalid_arguments",
-                _clip(
-                    f"Unexpected top-level key(s) {', '.join(extra)}: put the tool's arguments inside "
-                    '\'arguments\', e.g. {"tool_name": "...", "arguments": {...}}.'
-                ),
-                named,
-                details=[
-                    {"path": key, "message": "not an executeTool field; nest it under 'arguments'"}
-                    for key in extra[:10]
-                ],
-            )
-        tool_arguments = arguments.get("arguments")
-        if tool_arguments is None:  # optional: absent and null both mean no arguments
-            tool_arguments = {}
-        if isinstance(tool_name, str) and isinstance(tool_arguments, Mapping):
-            # The schema holds no more than these two checks; skipping the validator here halves dispatch time.
-            return tool_name, dict(tool_arguments)
-        errors = list(self._execute_validator.iter_errors(dict(arguments)))
-        return validation_error(errors, "executeTool input", named)
+    def unknown_tool(self, tool_name: str, hidden: frozenset[str] = NOTHING_HIDDEN) -> dict[str, Any]:
+        """``unknown_tool`` with close names, or ``unavailable`` when the name's source exists but is down.
 
-    def unknown_tool(self, tool_name: str) -> dict[str, Any]:
-        """``unknown_tool`` with close names, or ``unavailable`` when the name's source exists but is down."""
+        A tool in ``hidden`` is neither suggested nor told apart from a name that does not exist.
+        """
         view = self.view()
-        shown = tool_name[:200]
         down = self._down_source(view, tool_name)
         if down is not None:
-            source_id, reason = down
-            return error(
-                "unavailable",
-                _clip(f"{shown} belongs to source {source_id!r}, which is unavailable right now ({reason}).", 240)
-                + " Try again later, or use searchTools to find a tool in another source.",
-                shown,
-                source=source_id,
-            )
-        suggestions = difflib.get_close_matches(tool_name, list(view.by_name), n=3, cutoff=0.75)
+            return protocol.source_unavailable(tool_name, *down)
+        names = [name for name in view.by_name if name not in hidden] if hidden else list(view.by_name)
+        suggestions = difflib.get_close_matches(tool_name, names, n=3, cutoff=0.75)
         if not suggestions and tool_name.strip() and "\x00" not in tool_name:
-            words = tool_name.replace("__", " ").replace("_", " ")[:MAX_QUERY]
+            words = tool_name.replace("__", " ").replace("_", " ")[:protocol.MAX_QUERY]
             wanted = set(self.index.analyze(words))
-            found, _ = self._ranked(view, words, None, 10) if wanted else ([], 0)
+            found, _ = self._ranked(view, words, None, 10, hidden) if wanted else ([], 0)
             suggestions = [t.tool_name for t in found if self._similar(wanted, t)][:3]
-        hint = f" Did you mean {', '.join(suggestions)}?" if suggestions else ""
-        return error(
-            "unknown_tool",
-            _clip(f"No tool named {tool_name!r}.{hint}", 200)
-            + " Use searchTools to find the exact tool_name, then call executeTool with it.",
-            shown,
-            suggestions=suggestions,
-            search_tool=SEARCH_TOOLS,
-        )
+        return protocol.unknown_tool(tool_name, suggestions)
 
     def _similar(self, wanted: set[str], entry: CatalogTool) -> bool:
         """Whether a suggestion shares most of the asked name's terms with the tool's name and keywords."""
@@ -531,11 +355,3 @@ class Discovery:
             return best, "it lists no tools at the moment"
         return None
 
-
-def is_json(value: Any) -> bool:
-    """Whether ``value`` survives ``json.dumps`` unchanged in meaning (no NaN, no arbitrary objects)."""
-    try:
-        json.dumps(value, allow_nan=False)
-    except (TypeError, ValueError, RecursionError):
-        return False
-    return True

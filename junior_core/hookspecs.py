@@ -78,6 +78,25 @@ def before_tool_execute(tool: Tool, arguments: dict[str, Any], context: ToolCont
 
 
 @hookspec
+def tool_visible(tool: Tool, tool_name: str, source: str, context: ToolContext) -> bool | None:
+    """Hide a tool from one actor or conversation: return False, and the model there cannot tell it exists.
+
+    A tool any plugin answers False for is hidden; the remaining plugins are not asked about it.
+
+    Asked once per tool for each actor and conversation, and again only when the catalog or the host's
+    exposure rules change; answers are cached, so decide from the context and the tool alone. A hook that
+    raises, answers something other than True, False or None, or misses the hook deadline hides every tool
+    for that call (fail closed), and is asked again next time.
+
+    :param tool: a tool the model could otherwise reach (deferred or direct).
+    :param tool_name: its model-facing name, e.g. ``mcp__git__git_status``.
+    :param source: its source id, e.g. ``mcp:git``.
+    :param context: the actor and conversation asking (``tool_call_id`` is always None here).
+    :return: False to hide the tool; True or None to leave it visible.
+    """
+
+
+@hookspec
 def startup(runtime: Runtime) -> None:
     """Open resources (database engines, MCP sessions) when a runtime starts.
 
@@ -102,6 +121,7 @@ HOOK_NAMES = (
     "prompt_context",
     "after_turn",
     "before_tool_execute",
+    "tool_visible",
     "startup",
     "shutdown",
 )

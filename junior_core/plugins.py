@@ -25,7 +25,7 @@ from junior_core.errors import PluginError, RegistrationError
 if TYPE_CHECKING:
     import click
 
-    from junior_core.catalog import Tool
+    from junior_core.catalog import CatalogTool, Tool
     from junior_core.context import Message, ToolContext
     from junior_core.registry import Register
     from junior_core.runtime import Runtime
@@ -165,8 +165,8 @@ class PluginSet:
         """Set the hook deadlines in seconds.
 
         ``hook_timeout_s`` bounds each turn hook call (``prompt_context``, ``after_turn``,
-        ``before_tool_execute``); ``startup_timeout_s`` each ``register_*``, ``startup`` and ``shutdown``
-        call. None takes ``JUNIOR_HOOK_TIMEOUT_S`` / ``JUNIOR_STARTUP_TIMEOUT_S``, else the default.
+        ``before_tool_execute``, ``tool_visible``); ``startup_timeout_s`` each ``register_*``, ``startup`` and
+        ``shutdown`` call. None takes ``JUNIOR_HOOK_TIMEOUT_S`` / ``JUNIOR_STARTUP_TIMEOUT_S``, else the default.
         """
         self.hook_timeout_s = seconds(hook_timeout_s, HOOK_TIMEOUT_ENV, DEFAULT_HOOK_TIMEOUT_S)
         self.startup_timeout_s = seconds(startup_timeout_s, STARTUP_TIMEOUT_ENV, DEFAULT_STARTUP_TIMEOUT_S)
@@ -373,6 +373,36 @@ class PluginSet:
             return Veto(plugin, reason[:500])
         return None
 
+    def tool_visible(self, tools: Sequence[CatalogTool], context: ToolContext) -> frozenset[str] | None:
+        """The tool_names some plugin hides from ``context``, or None when a plugin failed to answer.
+
+        Each plugin is asked about every tool in one call on its worker thread, under one deadline; a plugin
+        that raises, overruns or answers something other than True, False or None leaves None, which the
+        caller takes as every tool hidden (fail closed).
+        """
+        hidden: set[str] = set()
+        for plugin, _ in self._impls("tool_visible"):
+            asked = [t for t in tools if t.tool_name not in hidden]
+            batch = [
+                {"tool": t.tool, "tool_name": t.tool_name, "source": t.source_id, "context": context} for t in asked
+            ]
+            outcome = self._call(plugin, "tool_visible", {}, self.hook_timeout_s, batch=batch)
+            if outcome.timed_out:
+                log.warning("plugin %r: tool_visible did not answer within %g s; hiding every tool",
+                            plugin, self.hook_timeout_s)
+                return None
+            if outcome.error is not None:
+                log.error("plugin %r: tool_visible failed; hiding every tool", plugin, exc_info=outcome.error)
+                return None
+            for entry, answer in zip(asked, outcome.value, strict=True):
+                if answer is False:
+                    hidden.add(entry.tool_name)
+                elif answer is not None and answer is not True:
+                    log.error("plugin %r: tool_visible answered %s for %s, not True, False or None; hiding every "
+                              "tool", plugin, _brief(answer), entry.tool_name)
+                    return None
+        return frozenset(hidden)
+
     # -- calling ------------------------------------------------------------------------------
     def _impls(self, hook: str) -> list[tuple[str, pluggy.HookImpl]]:
         """``(plugin, impl)`` of ``hook`` in call order, cached until the plugins change.
@@ -398,6 +428,10 @@ class PluginSet:
             if name == plugin:
                 return impl
         return None
+
+    def implements(self, hook: str) -> bool:
+        """Whether any loaded plugin implements ``hook`` (cheap: asked on every tool call)."""
+        return bool(self._impls(hook))
 
     def implementers(self, hook: str) -> list[str]:
         """Loaded plugins implementing ``hook``, in call order."""
@@ -435,9 +469,19 @@ class PluginSet:
                 results.append((plugin, outcome.value))
         return results
 
-    def _call(self, plugin: str, hook: str, kwargs: Mapping[str, Any], timeout: float) -> _Outcome:
+    def _call(
+        self,
+        plugin: str,
+        hook: str,
+        kwargs: Mapping[str, Any],
+        timeout: float,
+        *,
+        batch: Sequence[Mapping[str, Any]] | None = None,
+    ) -> _Outcome:
         """One plugin's implementation of ``hook`` on a worker thread, waited for at most ``timeout`` seconds.
 
+        With ``batch``, the implementation is called once per keyword set in it, on the same thread and under
+        the same deadline, and the outcome's value is the list of answers.
         A call past its deadline keeps running on its abandoned daemon thread; its result is dropped.
         """
         impl = self._impl(plugin, hook)
@@ -460,6 +504,8 @@ class PluginSet:
             try:
                 # pm._hookexec is the path every pluggy HookCaller takes, and the one add_hookcall_monitoring
                 # wraps; called with this one implementation, it keeps tracing while junior keeps isolation.
+                if batch is not None:
+                    return run(lambda: [self.pm._hookexec(hook, [impl], dict(each), True) for each in batch])
                 return run(self.pm._hookexec, hook, [impl], dict(kwargs), True)
             finally:
                 with self._lock:

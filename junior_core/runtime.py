@@ -11,32 +11,38 @@ import logging
 import os
 import threading
 import weakref
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
+
+from junior_core import protocol
 from junior_core._fastcheck import Check, compile_check
-from junior_core._limits import loads, nesting_error, too_deep
+from junior_core._limits import nesting_error, too_deep
 from junior_core._workers import BackgroundLoop, Call, DaemonPool, Guarded, HandlerExit, HungCalls, Ticket
 from junior_core.catalog import Catalog, CatalogTool, Tool
-from junior_core.context import Message, ToolContext
-from junior_core.discovery import (
+from junior_core.context import Actor, Conversation, Message, ToolContext
+from junior_core.discovery import NOTHING_HIDDEN, Discovery
+from junior_core.errors import RegistrationError, ToolError
+from junior_core.plugins import PluginInfo, PluginSet, load, strict_from_env
+from junior_core.policy import Exposure, ExposurePolicy, ExposureRule
+from junior_core.protocol import (
     EXECUTE_DESCRIPTION,
     EXECUTE_SCHEMA,
     EXECUTE_TOOL,
     SEARCH_SCHEMA,
     SEARCH_TOOLS,
-    Discovery,
+    Refusal,
     error,
     is_json,
     validation_error,
 )
-from junior_core.errors import RegistrationError, ToolError
-from junior_core.plugins import PluginInfo, PluginSet, load, strict_from_env
 from junior_core.registry import Register
 from junior_core.search import summarize
 
-__all__ = ["Runtime"]
+__all__ = ["Answered", "Prepared", "Runtime"]
 
 log = logging.getLogger("junior.runtime")
 DEFAULT_TIMEOUT_S = 30.0
@@ -46,7 +52,26 @@ DEFAULT_MAX_RESULT_CHARS = 100_000
 """Longest tool result, as JSON text, given to the model; a longer one is cut and marked ``truncated``."""
 SLOW_STEP_S = 0.5
 """An async handler that holds its event loop this long in one step is logged as blocking."""
-_Prepared = tuple[CatalogTool, dict[str, Any], float]
+MAX_VISIBILITY_ENTRIES = 1024
+"""Actors and conversations whose hidden tools are remembered (per catalog and policy version), oldest dropped."""
+_NO_CONTEXT = ToolContext()
+
+
+@attrs.frozen
+class Prepared:
+    """A call cleared to run: the tool, its validated arguments, the context it runs in and its time limit."""
+
+    entry: CatalogTool
+    arguments: dict[str, Any]
+    context: ToolContext
+    timeout: float
+
+
+@attrs.frozen
+class Answered:
+    """A call answered without running a handler: a searchTools answer, or why the call does not run."""
+
+    answer: dict[str, Any]
 
 
 class Runtime:
@@ -59,6 +84,10 @@ class Runtime:
     bound each turn hook and each start-up/shutdown hook call (see ``docs/hooks.md``). ``lazy_sources=True``
     (the CLI) lists a run-time source only when ``refresh_source`` asks for it, and tells plugins, through
     ``runtime.lazy_sources``, to connect to what backs such a source only then.
+
+    ``exposure`` maps tool_name or source id patterns to ``direct``, ``deferred`` or ``hidden``, over the
+    tools' own exposure and the ``[tools]`` table of ``junior.toml`` (``config``: True reads the file
+    ``JUNIOR_CONFIG`` names or ``./junior.toml``, a path reads that file, False none); see ``set_exposure``.
     """
 
     def __init__(
@@ -73,6 +102,8 @@ class Runtime:
         max_hung_per_source: int = DEFAULT_MAX_HUNG_PER_SOURCE,
         max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
         lazy_sources: bool = False,
+        exposure: Mapping[str, str] | None = None,
+        config: bool | str | os.PathLike[str] = True,
         _plugin_set: PluginSet | None = None,
         _start: bool = True,
     ) -> None:
@@ -80,12 +111,17 @@ class Runtime:
         self.max_result_chars = max_result_chars
         self.lazy_sources = lazy_sources
         self.catalog = Catalog()
+        self.policy = ExposurePolicy(_exposure_rules(config, exposure))
         cache = None
         if index_cache is not False:
             from junior_core.index_cache import IndexCache
 
             cache = IndexCache(None if index_cache is True else Path(index_cache))
-        self.discovery = Discovery(self.catalog, cache=cache)
+        self.discovery = Discovery(self.catalog, self.policy, cache=cache)
+        self._visibility: OrderedDict[tuple[Actor | None, Conversation | None], tuple[int, frozenset[str]]] = (
+            OrderedDict()
+        )
+        self._visibility_lock = threading.Lock()
         self._hung = HungCalls(max_hung_per_source)
         self._pool = DaemonPool(self._hung)
         self._loop = BackgroundLoop("junior-io")
@@ -125,6 +161,8 @@ class Runtime:
         startup_timeout_s: float | None = None,
         max_hung_per_source: int = DEFAULT_MAX_HUNG_PER_SOURCE,
         max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
+        exposure: Mapping[str, str] | None = None,
+        config: bool | str | os.PathLike[str] = True,
     ) -> Runtime:
         """A runtime of every installed ``junior`` entry point (see ``JUNIOR_LOAD_PLUGINS`` and friends)."""
         plugin_set = load(None, strict=strict_from_env() if strict is None else strict)
@@ -135,6 +173,8 @@ class Runtime:
             startup_timeout_s=startup_timeout_s,
             max_hung_per_source=max_hung_per_source,
             max_result_chars=max_result_chars,
+            exposure=exposure,
+            config=config,
             _plugin_set=plugin_set,
         )
 
@@ -146,6 +186,8 @@ class Runtime:
         *,
         strict: bool | None = None,
         default_timeout_s: float = DEFAULT_TIMEOUT_S,
+        exposure: Mapping[str, str] | None = None,
+        config: bool | str | os.PathLike[str] = True,
     ) -> AsyncIterator[Runtime]:
         """``async with Runtime.open_async() as rt:`` opens a runtime without blocking the event loop.
 
@@ -158,9 +200,10 @@ class Runtime:
         def build() -> Runtime:
             if plugins is None:
                 plugin_set = load(None, strict=strict_from_env() if strict is None else strict)
-                return cls(default_timeout_s=default_timeout_s, _plugin_set=plugin_set, _start=False)
+                return cls(default_timeout_s=default_timeout_s, exposure=exposure, config=config,
+                           _plugin_set=plugin_set, _start=False)
             return cls(plugins, strict=True if strict is None else strict, default_timeout_s=default_timeout_s,
-                       _start=False)
+                       exposure=exposure, config=config, _start=False)
 
         runtime = await asyncio.to_thread(build)
         try:
@@ -271,15 +314,60 @@ class Runtime:
         """``[{"id", "description"}]`` sorted by id."""
         return [{"id": e.source.id, "description": summarize(e.source.description)} for e in self.catalog.sources]
 
+    # -- host policy ---------------------------------------------------------------------------
+    def set_exposure(self, pattern: str, exposure: Exposure) -> None:
+        """Give the tools ``pattern`` matches (a glob over tool_names and source ids) ``exposure``.
+
+        ``direct`` pins a tool to the model's tools, ``deferred`` leaves it to searchTools, ``hidden`` keeps it
+        from the model (``call_tool`` still runs it). Overrides the tools' own exposure and ``junior.toml``:
+        the rule naming a tool_name exactly wins, then the pattern with the most literal characters, then the
+        rule set last. Setting a pattern again replaces its rule. Raises ``ValueError`` on a bad pattern.
+        """
+        self.policy.add(ExposureRule(pattern, exposure, origin="api"))
+        self.discovery.refresh_index()
+
+    def exposure_of(self, tool_name: str) -> Exposure:
+        """The exposure a catalog tool has after the host's rules; ``KeyError`` for an unknown tool_name."""
+        entry = self.catalog.get(tool_name)
+        if entry is None:
+            raise KeyError(f"no tool named {tool_name!r} in the catalog")
+        return self.discovery.view().exposure.get(tool_name) or self.discovery.exposure_of(entry)
+
+    def visible_tools(self, context: ToolContext | None = None) -> list[CatalogTool]:
+        """The tools the model may reach in ``context`` (deferred and direct, none hidden for it), by tool_name."""
+        hidden = self._hidden_for(context or _NO_CONTEXT)
+        return [entry for entry in self.discovery.view().visible if entry.tool_name not in hidden]
+
+    def _hidden_for(self, context: ToolContext) -> frozenset[str]:
+        """The tool_names ``tool_visible`` hides from the context's actor and conversation, asked once per version."""
+        if not self._plugins.implements("tool_visible"):
+            return NOTHING_HIDDEN
+        view = self.discovery.view()
+        key = (context.actor, context.conversation)
+        cached = self._visibility.get(key)
+        if cached is not None and cached[0] == view.version:
+            return cached[1]
+        hidden = self._plugins.tool_visible(view.visible, ToolContext(context.actor, context.conversation))
+        if hidden is None:  # a hook failed: fail closed for this call, ask again on the next
+            return frozenset(view.by_name)
+        with self._visibility_lock:
+            self._visibility[key] = (view.version, hidden)
+            self._visibility.move_to_end(key)
+            while len(self._visibility) > MAX_VISIBILITY_ENTRIES:
+                self._visibility.popitem(last=False)
+        return hidden
+
     # -- the model's tools ---------------------------------------------------------------------
-    def model_tools(self) -> list[dict[str, Any]]:
-        """searchTools, executeTool and every direct tool, as ``{"name", "description", "input_schema"}``."""
+    def model_tools(self, context: ToolContext | None = None) -> list[dict[str, Any]]:
+        """searchTools, executeTool and every direct tool not hidden for ``context``, as ``{"name", ...}``."""
+        view = self.discovery.view()
+        hidden = self._hidden_for(context or _NO_CONTEXT)
         tools = [
-            {"name": SEARCH_TOOLS, "description": self.discovery.search_description(), "input_schema": SEARCH_SCHEMA},
+            {"name": SEARCH_TOOLS, "description": view.description, "input_schema": SEARCH_SCHEMA},
             {"name": EXECUTE_TOOL, "description": EXECUTE_DESCRIPTION, "input_schema": EXECUTE_SCHEMA},
         ]
-        for entry in self.catalog.tools():
-            if entry.tool.exposure == "direct":
+        for entry in view.direct:
+            if entry.tool_name not in hidden:
                 tools.append(
                     {
                         "name": entry.tool_name,
@@ -290,13 +378,26 @@ class Runtime:
         return tools
 
     def search_tools(
-        self, query: str | None = None, source: str | None = None, max_results: int | None = None
+        self,
+        query: str | None = None,
+        source: str | None = None,
+        max_results: int | None = None,
+        context: ToolContext | None = None,
     ) -> dict[str, Any]:
-        """Exactly what the searchTools tool returns."""
-        arguments = {"query": query, "source": source, "max_results": max_results}
-        if too_deep(arguments):
-            return nesting_error()
-        return self.discovery.search(arguments)
+        """Exactly what the searchTools tool returns in ``context`` (tools hidden there are left out)."""
+        return self.call_model_tool(
+            SEARCH_TOOLS, {"query": query, "source": source, "max_results": max_results}, context
+        )
+
+    async def asearch_tools(
+        self,
+        query: str | None = None,
+        source: str | None = None,
+        max_results: int | None = None,
+        context: ToolContext | None = None,
+    ) -> dict[str, Any]:
+        """Async twin of ``search_tools`` (the index is in memory; this does not block on I/O)."""
+        return self.search_tools(query, source, max_results, context)
 
     def execute_tool(
         self, tool_name: str, arguments: Mapping[str, Any] | None = None, context: ToolContext | None = None
@@ -304,13 +405,118 @@ class Runtime:
         """Exactly what the executeTool tool returns; never raises for anything the model could send."""
         return self.call_model_tool(EXECUTE_TOOL, {"tool_name": tool_name, "arguments": arguments or {}}, context)
 
+    async def aexecute_tool(
+        self, tool_name: str, arguments: Mapping[str, Any] | None = None, context: ToolContext | None = None
+    ) -> dict[str, Any]:
+        """Async twin of ``execute_tool``."""
+        return await self.acall_model_tool(
+            EXECUTE_TOOL, {"tool_name": tool_name, "arguments": arguments or {}}, context
+        )
+
     def call_model_tool(self, name: str, arguments: Any, context: ToolContext | None = None) -> dict[str, Any]:
         """Dispatch any ``model_tools()`` entry by name; ``arguments`` is a dict or the model's JSON text."""
-        prepared = self._prepare_call(name, arguments, context)
-        if isinstance(prepared, dict):
-            return prepared
-        entry, args, timeout = prepared
-        ctx = context or ToolContext()
+        step = self._prepare(name, arguments, context or _NO_CONTEXT)
+        return step.answer if isinstance(step, Answered) else self._run(step)
+
+    async def acall_model_tool(self, name: str, arguments: Any, context: ToolContext | None = None) -> dict[str, Any]:
+        """Async twin of ``call_model_tool``; handlers run where they do for it, never on the caller's loop."""
+        step = self._prepare(name, arguments, context or _NO_CONTEXT)
+        return step.answer if isinstance(step, Answered) else await self._arun(step)
+
+    def call_tool(
+        self, tool_name: str, arguments: Mapping[str, Any] | None = None, context: ToolContext | None = None
+    ) -> dict[str, Any]:
+        """Run any catalog tool from host code, hidden ones included, answering as executeTool does.
+
+        Exposure and ``tool_visible`` decide what the model may reach, not what the host may run; arguments
+        are still validated and ``before_tool_execute`` policies still asked. ``KeyError`` for an unknown
+        tool_name: a host's typo is a bug to see, not an answer to pass on.
+        """
+        step = self._host_step(tool_name, arguments, context or _NO_CONTEXT)
+        return step.answer if isinstance(step, Answered) else self._run(step)
+
+    async def acall_tool(
+        self, tool_name: str, arguments: Mapping[str, Any] | None = None, context: ToolContext | None = None
+    ) -> dict[str, Any]:
+        """Async twin of ``call_tool``."""
+        step = self._host_step(tool_name, arguments, context or _NO_CONTEXT)
+        return step.answer if isinstance(step, Answered) else await self._arun(step)
+
+    # -- preparing a call: one step for every path -----------------------------------------------
+    def _prepare(self, name: Any, arguments: Any, context: ToolContext) -> Prepared | Answered:
+        """Read a model's call, find the tool it may reach, validate, ask the policies; or the answer instead."""
+        try:
+            if isinstance(arguments, str):  # OpenAI-style APIs deliver a tool call's arguments as JSON text
+                arguments = protocol.json_arguments(name, arguments)
+            if too_deep(arguments):  # before validation, messages or repr recurse into it
+                return Answered(nesting_error())
+            if name == EXECUTE_TOOL:
+                tool_name, args = protocol.execute_request(arguments)
+                return self._clear(self._reachable(tool_name, context), args, context)
+            if name == SEARCH_TOOLS:
+                request = protocol.search_request(arguments)
+                return Answered(self.discovery.search(request, self._hidden_for(context)))
+            if not isinstance(name, str):
+                return Answered(self.discovery.unknown_tool(repr(name)[:200], self._hidden_for(context)))
+            entry = self._reachable(name[:200], context, direct=True)  # a direct tool, called by its own name
+            if not isinstance(arguments, Mapping):
+                return Answered(error("invalid_arguments", f"{name} takes an object of arguments.", entry.tool_name))
+            return self._clear(entry, dict(arguments), context)
+        except Refusal as refusal:
+            return Answered(refusal.answer)
+
+    def _host_step(self, tool_name: str, arguments: Mapping[str, Any] | None, context: ToolContext
+                   ) -> Prepared | Answered:
+        entry = self.catalog.get(tool_name)
+        if entry is None:
+            raise KeyError(f"no tool named {tool_name!r} in the catalog")
+        if too_deep(arguments):
+            return Answered(nesting_error(tool_name))
+        try:
+            return self._clear(entry, dict(arguments or {}), context)
+        except Refusal as refusal:
+            return Answered(refusal.answer)
+
+    def _reachable(self, tool_name: str, context: ToolContext, direct: bool = False) -> CatalogTool:
+        """The tool ``tool_name`` names if the model may call it in ``context``; else raises ``Refusal``.
+
+        A tool hidden from the context's actor or conversation is refused exactly as a name that does not exist.
+        """
+        entry = self.catalog.get(tool_name)
+        hidden = self._hidden_for(context)
+        exposure: str | None = None
+        if entry is not None and tool_name not in hidden:
+            exposure = self.discovery.view().exposure.get(tool_name) or self.discovery.exposure_of(entry)
+        if exposure is None or (direct and exposure != "direct"):
+            raise Refusal(self.discovery.unknown_tool(tool_name, hidden))
+        if exposure == "hidden":
+            raise Refusal(protocol.not_for_the_model(tool_name))
+        assert entry is not None
+        return entry
+
+    def _clear(self, entry: CatalogTool, args: dict[str, Any], context: ToolContext) -> Prepared:
+        """Validate ``args`` and ask the ``before_tool_execute`` policies; raises ``Refusal``."""
+        tool_name = entry.tool_name
+        try:
+            errors = self._argument_errors(entry, args)
+        except Exception:  # the tool's own schema is broken (e.g. a $ref to nowhere)
+            log.exception("validating arguments of %s failed; its input_schema is broken", tool_name)
+            raise Refusal(error(
+                "tool_failed",
+                f"{tool_name} cannot be called: its input schema is broken (logged for the operator). "
+                "Use another tool.",
+                tool_name,
+            )) from None
+        if errors:
+            raise Refusal(validation_error(errors, f"arguments for {tool_name}", tool_name))
+        veto = self._plugins.before_tool_execute(entry.tool, args, context)
+        if veto is not None:
+            raise Refusal(error("not_permitted", veto.message, tool_name))
+        return Prepared(entry, args, context, float(entry.tool.timeout_s or self.default_timeout_s))
+
+    # -- running a prepared call -----------------------------------------------------------------
+    def _run(self, step: Prepared) -> dict[str, Any]:
+        entry, args, ctx, timeout = step.entry, step.arguments, step.context, step.timeout
         if self._closed:
             return error("unavailable", "The runtime is closed; no tools can run.", entry.tool_name)
         if self._hung.full(entry.source_id):
@@ -338,13 +544,8 @@ class Runtime:
             return self._failure(entry, exc)
         return self._success(entry, value)
 
-    async def acall_model_tool(self, name: str, arguments: Any, context: ToolContext | None = None) -> dict[str, Any]:
-        """Async twin of ``call_model_tool``; handlers run where they do for it, never on the caller's loop."""
-        prepared = self._prepare_call(name, arguments, context)
-        if isinstance(prepared, dict):
-            return prepared
-        entry, args, timeout = prepared
-        ctx = context or ToolContext()
+    async def _arun(self, step: Prepared) -> dict[str, Any]:
+        entry, args, ctx, timeout = step.entry, step.arguments, step.context, step.timeout
         if self._closed:
             return error("unavailable", "The runtime is closed; no tools can run.", entry.tool_name)
         if self._hung.full(entry.source_id):
@@ -396,70 +597,6 @@ class Runtime:
             "is not responding.",
             entry.tool_name,
         )
-
-    async def aexecute_tool(
-        self, tool_name: str, arguments: Mapping[str, Any] | None = None, context: ToolContext | None = None
-    ) -> dict[str, Any]:
-        """Async twin of ``execute_tool``."""
-        return await self.acall_model_tool(
-            EXECUTE_TOOL, {"tool_name": tool_name, "arguments": arguments or {}}, context
-        )
-
-    async def asearch_tools(
-        self, query: str | None = None, source: str | None = None, max_results: int | None = None
-    ) -> dict[str, Any]:
-        """Async twin of ``search_tools`` (the index is in memory; this does not block on I/O)."""
-        return self.search_tools(query, source, max_results)
-
-    def _prepare_call(self, name: Any, arguments: Any, context: ToolContext | None) -> _Prepared | dict[str, Any]:
-        if isinstance(arguments, str):  # OpenAI-style APIs deliver a tool call's arguments as JSON text
-            arguments, refused = _json_arguments(name, arguments)
-            if refused is not None:
-                return refused
-        if too_deep(arguments):  # before validation, messages or repr recurse into it
-            return nesting_error()
-        if name == SEARCH_TOOLS:
-            return self.discovery.search(arguments)
-        if name == EXECUTE_TOOL:
-            checked = self.discovery.check_execute(arguments)
-            if isinstance(checked, dict):
-                return checked
-            tool_name, args = checked
-            return self._prepare(tool_name, args, context)
-        entry = self.catalog.get(name) if isinstance(name, str) else None
-        if entry is None or entry.tool.exposure != "direct":
-            shown = name if isinstance(name, str) else repr(name)
-            return self.discovery.unknown_tool(shown[:200])
-        if not isinstance(arguments, Mapping):
-            return error("invalid_arguments", f"{name} takes an object of arguments.", entry.tool_name)
-        return self._prepare(entry.tool_name, dict(arguments), context)
-
-    def _prepare(self, tool_name: str, args: dict[str, Any], context: ToolContext | None) -> _Prepared | dict[str, Any]:
-        entry = self.catalog.get(tool_name)
-        if entry is None:
-            return self.discovery.unknown_tool(tool_name)
-        if entry.tool.exposure == "hidden":
-            return error(
-                "not_permitted",
-                f"{tool_name} is not available to the model. Use searchTools to find a tool you can call.",
-                tool_name,
-            )
-        try:
-            errors = self._argument_errors(entry, args)
-        except Exception:  # the tool's own schema is broken (e.g. a $ref to nowhere)
-            log.exception("validating arguments of %s failed; its input_schema is broken", tool_name)
-            return error(
-                "tool_failed",
-                f"{tool_name} cannot be called: its input schema is broken (logged for the operator). "
-                "Use another tool.",
-                tool_name,
-            )
-        if errors:
-            return validation_error(errors, f"arguments for {tool_name}", tool_name)
-        veto = self._plugins.before_tool_execute(entry.tool, args, context or ToolContext())
-        if veto is not None:
-            return error("not_permitted", veto.message, tool_name)
-        return entry, args, float(entry.tool.timeout_s or self.default_timeout_s)
 
     def _argument_errors(self, entry: CatalogTool, args: dict[str, Any]) -> list[Any]:
         """JSON Schema errors of ``args``; a plain schema's quick check spares valid calls the full validator."""
@@ -589,17 +726,10 @@ class Runtime:
         return f"<Runtime {counts}>"
 
 
-def _json_arguments(name: Any, text: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """The object a model's JSON text encodes, or the ``invalid_arguments`` answer saying to send one."""
-    shown = name[:200] if isinstance(name, str) else repr(name)[:200]
-    if not text.strip():
-        return {}, None
-    try:
-        value = loads(text)
-    except json.JSONDecodeError as exc:
-        problem = f"are not valid JSON ({exc.msg} at position {exc.pos})"
-    else:
-        if isinstance(value, dict):
-            return value, None
-        problem = f"must be a JSON object, got {type(value).__name__}"
-    return {}, error("invalid_arguments", f"The arguments of {shown} {problem}; send them as one JSON object.")
+def _exposure_rules(config: bool | str | os.PathLike[str], exposure: Mapping[str, str] | None) -> list[ExposureRule]:
+    """The file's ``[tools]`` rules, then the constructor's (which win a tie)."""
+    from junior_core.config import config_path, tool_rules
+
+    rules = tool_rules(config_path() if config is True else Path(config) if config is not False else None)
+    return rules + [ExposureRule(pattern, value, origin="api") for pattern, value in (exposure or {}).items()]  # type: ignore[arg-type]
+

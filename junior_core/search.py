@@ -30,7 +30,7 @@ import logging
 import re
 import threading
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
@@ -596,8 +596,12 @@ class SearchIndex:
             ({"terms": terms, "action": action} for terms, action in self._postings(entries, source_descriptions)),
         )
 
-    def search(self, query: str, *, limit: int, source_id: str | None = None) -> SearchResult:
-        """Rank tools for ``query`` with BM25F and the request's intent; ties broken by tool_name."""
+    def search(self, query: str, *, limit: int, source_id: str | None = None,
+               hidden: Collection[str] = ()) -> SearchResult:
+        """Rank tools for ``query`` with BM25F and the request's intent; ties broken by tool_name.
+
+        ``hidden`` tool_names are left out of the ranking and the total, as if they were not indexed.
+        """
         snapshot = self._snapshot
         if snapshot is None:
             return SearchResult([], 0)
@@ -626,10 +630,13 @@ class SearchIndex:
                 return SearchResult([], 0)
         else:
             allowed = None
+        doc_of = snapshot.doc_of
+        mask = {doc_of[name] for name in hidden if name in doc_of} or None
         # A question moves writers after readers: read enough beyond ``limit`` for a reader to move up.
         depth = limit + 10 if readers_first else limit
         with snapshot.lock:
-            results = snapshot.searcher.search(Or(clauses), limit=depth, filter=allowed, optimize=False)
+            results = snapshot.searcher.search(Or(clauses), limit=depth, filter=allowed, mask=mask,
+                                               optimize=False)
             scored = [(hit.score, hit.docnum) for hit in results]
             total = len(results)
         writes = snapshot.writes if readers_first else frozenset()

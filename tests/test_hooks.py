@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 import pytest
+from attrs import evolve as attrs_evolve
 from click.testing import CliRunner
 
 from junior_core import (
@@ -30,7 +31,7 @@ from junior_core import (
     hookimpl,
     hookspecs,
 )
-from tests.conftest import OBJECT, echo
+from tests.conftest import OBJECT, echo, notes_plugin
 
 DOCS = Path(__file__).parent.parent / "docs" / "hooks.md"
 CTX = ToolContext(Actor("slack", "T1", "U1"), Conversation("slack", "T1", "C1", thread_ts="1700000000.000100", visibility="public"), "c1")
@@ -157,6 +158,40 @@ def test_hook_before_tool_execute(make_runtime: Callable[..., Runtime]) -> None:
     assert rt.execute_tool("x__t", {"blocked": False}, CTX)["ok"] is True
     assert rt.execute_tool("x__t", {"blocked": True}, CTX)["error"]["code"] == "not_permitted"
     assert calls == [("t", {"blocked": False}, CTX), ("t", {"blocked": True}, CTX)]
+
+
+def test_hook_tool_visible(make_runtime: Callable[..., Runtime]) -> None:
+    asked: list[tuple[str, str, str, ToolContext]] = []
+
+    class Visibility:
+        @hookimpl
+        def tool_visible(self, tool: Tool, tool_name: str, source: str, context: ToolContext) -> bool | None:
+            asked.append((tool.name, tool_name, source, context))
+            if context.actor is not None and context.actor.user_id == "U2" and tool.name in ("add_note", "quick_note"):
+                return False
+            return None
+
+    rt = make_runtime(notes_plugin(), Visibility())
+    bob = attrs_evolve(CTX, actor=Actor("slack", "T1", "U2"))
+    mine, theirs = rt.search_tools("write a note", context=CTX), rt.search_tools("write a note", context=bob)
+    assert mine["tools"][0]["tool_name"] == "notes__add_note"
+    assert "notes__add_note" not in [t["tool_name"] for t in theirs["tools"]]
+    assert theirs["total_catalog_tools"] == mine["total_catalog_tools"] - 2
+    assert theirs["total_matches"] == mine["total_matches"] - 2  # both hidden tools are about notes
+    listing = rt.search_tools(None, "notes", 20, context=bob)
+    assert listing["total_eligible_tools"] == rt.search_tools(None, "notes", 20, context=CTX)["total_eligible_tools"] - 2
+    assert {"notes__add_note", "notes__quick_note"}.isdisjoint(t["tool_name"] for t in listing["tools"])
+    assert "notes__quick_note" in [t["name"] for t in rt.model_tools(CTX)]
+    assert "notes__quick_note" not in [t["name"] for t in rt.model_tools(bob)]
+    assert rt.execute_tool("notes__add_note", {"text": "hi"}, bob)["error"]["code"] == "unknown_tool"
+    assert rt.call_model_tool("notes__quick_note", {}, bob)["error"]["code"] == "unknown_tool"
+    assert rt.execute_tool("notes__add_note", {"text": "hi"}, CTX)["ok"] is True
+    assert rt.call_tool("notes__add_note", {"text": "hi"}, bob)["ok"] is True  # host code still runs it
+    # Asked once per tool for each actor and conversation, with no tool_call_id, however often it searches.
+    names = [name for _, name, _, ctx in asked if ctx.actor == bob.actor]
+    assert sorted(names) == sorted(e.tool_name for e in rt.visible_tools(CTX))
+    assert {source for _, _, source, _ in asked} == {"notes"}
+    assert {ctx.tool_call_id for *_, ctx in asked} == {None}
 
 
 def test_hook_startup(make_runtime: Callable[..., Runtime]) -> None:

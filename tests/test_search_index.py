@@ -323,7 +323,7 @@ def test_paging_lists_a_large_source_to_the_end(make_runtime: Callable[..., Runt
     cursor = None
     pages = 0
     while True:
-        page = rt.discovery.search({"source": "mcp:big", "max_results": 5, "cursor": cursor})
+        page = rt.call_model_tool("searchTools", {"source": "mcp:big", "max_results": 5, "cursor": cursor})
         seen += [t["tool_name"] for t in page["tools"]]
         pages += 1
         cursor = page.get("next_cursor")
@@ -336,14 +336,14 @@ def test_paging_lists_a_large_source_to_the_end(make_runtime: Callable[..., Runt
 def test_ranked_results_page_too(make_runtime: Callable[..., Runtime]) -> None:
     tools = [Tool(f"widget_{i:02d}", f"Widget helper {i}.", OBJECT, echo) for i in range(12)]
     rt = make_runtime(SourcePlugin(Source("widgets", "Widgets."), tools))
-    first = rt.discovery.search({"query": "widget helper", "max_results": 10})
-    second = rt.discovery.search({"query": "widget helper", "max_results": 10, "cursor": first["next_cursor"]})
+    first = rt.call_model_tool("searchTools", {"query": "widget helper", "max_results": 10})
+    second = rt.call_model_tool("searchTools", {"query": "widget helper", "max_results": 10, "cursor": first["next_cursor"]})
     names = [t["tool_name"] for t in first["tools"] + second["tools"]]
     assert len(names) == 12 and len(set(names)) == 12 and "next_cursor" not in second
 
 
 def test_a_bad_cursor_says_what_to_do(rt: Runtime) -> None:
-    out = rt.discovery.search({"source": "notes", "cursor": "not-a-cursor"})
+    out = rt.call_model_tool("searchTools", {"source": "notes", "cursor": "not-a-cursor"})
     assert out["error"]["code"] == "invalid_arguments" and "next_cursor" in out["error"]["message"]
 
 

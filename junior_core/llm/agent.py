@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 import attrs
 
 from junior_core.context import Message, ToolContext
-from junior_core.discovery import EXECUTE_TOOL, error
 from junior_core.llm.types import ChatItem, ModelClient, ModelReply, ModelRequest, ToolCall
+from junior_core.protocol import EXECUTE_TOOL, error
 
 if TYPE_CHECKING:
     from junior_core.runtime import Runtime
@@ -44,7 +44,7 @@ class ToolResult:
 class Toolbox(Protocol):
     """The tools a turn offers the model and how their calls are answered (default: the runtime's own)."""
 
-    def model_tools(self) -> list[dict[str, Any]]: ...
+    def model_tools(self, context: ToolContext | None = None) -> list[dict[str, Any]]: ...
 
     def call(self, name: str, arguments: Any, context: ToolContext) -> ToolResult: ...
 
@@ -57,8 +57,8 @@ class RuntimeToolbox:
 
     runtime: Runtime
 
-    def model_tools(self) -> list[dict[str, Any]]:
-        return self.runtime.model_tools()
+    def model_tools(self, context: ToolContext | None = None) -> list[dict[str, Any]]:
+        return self.runtime.model_tools(context)
 
     def call(self, name: str, arguments: Any, context: ToolContext) -> ToolResult:
         return ToolResult(self.runtime.call_model_tool(name, arguments, context))
@@ -227,7 +227,7 @@ def run_turn(
     """Answer the trailing user messages of ``messages``.
 
     Injects the runtime's ``prompt_context`` into the system prompt, offers
-    ``model_tools()`` (or ``toolbox``'s tools), runs every tool call through the
+    ``model_tools(context)`` (or ``toolbox``'s tools), runs every tool call through the
     runtime in ``context.for_call(<the call's id>)`` until the model answers
     without calling a tool or ``max_steps`` model calls were made, then calls
     ``after_turn`` with this turn's messages. ``messages`` is the conversation so
@@ -235,7 +235,7 @@ def run_turn(
     """
     state = _TurnState(context, messages, max_steps)
     tools = toolbox if toolbox is not None else RuntimeToolbox(runtime)
-    state.begin(instructions, runtime.prompt_context(context, state.user_text), tools.model_tools())
+    state.begin(instructions, runtime.prompt_context(context, state.user_text), tools.model_tools(context))
     while (request := state.next_request()) is not None:
         for tool_call in state.take(model.complete(request)):
             result = state.refusal(tool_call) or tools.call(
@@ -265,7 +265,7 @@ async def arun_turn(
     """
     state = _TurnState(context, messages, max_steps)
     tools = toolbox if toolbox is not None else RuntimeToolbox(runtime)
-    state.begin(instructions, await runtime.aprompt_context(context, state.user_text), tools.model_tools())
+    state.begin(instructions, await runtime.aprompt_context(context, state.user_text), tools.model_tools(context))
     acomplete = getattr(model, "acomplete", None)
     while (request := state.next_request()) is not None:
         reply = await acomplete(request) if acomplete is not None else await asyncio.to_thread(model.complete, request)

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 from junior_core.adapters import to_anthropic_tools
 from junior_core.context import ToolContext
-from junior_core.discovery import EXECUTE_TOOL, SEARCH_TOOLS
 from junior_core.llm.agent import ToolResult
 from junior_core.llm.types import (
     DEFAULT_MAX_TOKENS,
@@ -26,6 +25,7 @@ from junior_core.llm.types import (
     dump_response,
     import_sdk,
 )
+from junior_core.protocol import EXECUTE_TOOL, SEARCH_TOOLS
 
 __all__ = [
     "NATIVE_LOADING_NOTE",
@@ -39,6 +39,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from junior_core.catalog import CatalogTool
     from junior_core.runtime import Runtime
 
 # The beta flag the Messages API has asked for with ``defer_loading`` and ``tool_reference``.
@@ -218,48 +219,54 @@ class AnthropicToolSearch:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
 
-    def deferred_names(self) -> set[str]:
-        return {e.tool_name for e in self.runtime.catalog.tools() if e.tool.exposure == "deferred"}
+    def _deferred(self, context: ToolContext | None) -> list[CatalogTool]:
+        """The deferred tools (after the host's exposure rules) the model may reach in ``context``."""
+        runtime = self.runtime
+        return [e for e in runtime.visible_tools(context) if runtime.exposure_of(e.tool_name) == "deferred"]
 
-    def model_tools(self) -> list[dict[str, Any]]:
+    def deferred_names(self, context: ToolContext | None = None) -> set[str]:
+        return {e.tool_name for e in self._deferred(context)}
+
+    def model_tools(self, context: ToolContext | None = None) -> list[dict[str, Any]]:
         """``model_tools()`` with searchTools' description for native loading, then every deferred tool."""
-        tools = [dict(t) for t in self.runtime.model_tools()]
+        tools = [dict(t) for t in self.runtime.model_tools(context)]
         for tool in tools:
             if tool["name"] == SEARCH_TOOLS:
                 tool["description"] = f"{tool['description']}\n\n{NATIVE_LOADING_NOTE}"
-        for entry in self.runtime.catalog.tools():
-            if entry.tool.exposure == "deferred":
-                tools.append(
-                    {
-                        "name": entry.tool_name,
-                        "description": entry.tool.description,
-                        "input_schema": entry.tool.input_schema,
-                        "defer_loading": True,
-                    }
-                )
+        for entry in self._deferred(context):
+            tools.append(
+                {
+                    "name": entry.tool_name,
+                    "description": entry.tool.description,
+                    "input_schema": entry.tool.input_schema,
+                    "defer_loading": True,
+                }
+            )
         return tools
 
-    def tools(self) -> list[dict[str, Any]]:
-        """The Messages API ``tools`` of ``model_tools()``, for a host that calls the API itself."""
-        return to_anthropic_tools(self.model_tools())
+    def tools(self, context: ToolContext | None = None) -> list[dict[str, Any]]:
+        """The Messages API ``tools`` of ``model_tools(context)``, for a host that calls the API itself."""
+        return to_anthropic_tools(self.model_tools(context))
 
     def call(self, name: str, arguments: Any, context: ToolContext) -> ToolResult:
         """Answer one tool_use: a search with ``tool_reference`` blocks, a deferred tool as executeTool would."""
-        if name in self.deferred_names():
+        if name in self.deferred_names(context):
             return ToolResult(self.runtime.call_model_tool(EXECUTE_TOOL, _wrap(name, arguments), context))
         answer = self.runtime.call_model_tool(name, arguments, context)
-        return ToolResult(answer, self.tool_references(answer) if name == SEARCH_TOOLS else ())
+        return ToolResult(answer, self.tool_references(answer, context) if name == SEARCH_TOOLS else ())
 
     async def acall(self, name: str, arguments: Any, context: ToolContext) -> ToolResult:
         """Async twin of ``call``."""
-        if name in self.deferred_names():
+        if name in self.deferred_names(context):
             return ToolResult(await self.runtime.acall_model_tool(EXECUTE_TOOL, _wrap(name, arguments), context))
         answer = await self.runtime.acall_model_tool(name, arguments, context)
-        return ToolResult(answer, self.tool_references(answer) if name == SEARCH_TOOLS else ())
+        return ToolResult(answer, self.tool_references(answer, context) if name == SEARCH_TOOLS else ())
 
-    def tool_references(self, answer: Mapping[str, Any]) -> tuple[dict[str, Any], ...]:
+    def tool_references(
+        self, answer: Mapping[str, Any], context: ToolContext | None = None
+    ) -> tuple[dict[str, Any], ...]:
         """``tool_reference`` blocks for the deferred tools a searchTools answer found (none: send the JSON)."""
-        deferred = self.deferred_names()
+        deferred = self.deferred_names(context)
         found = [t.get("tool_name") for t in answer.get("tools") or () if isinstance(t, Mapping)]
         return tuple({"type": "tool_reference", "tool_name": n} for n in found if n in deferred)
 

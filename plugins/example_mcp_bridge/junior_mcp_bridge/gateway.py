@@ -31,13 +31,6 @@ def build_server(runtime: Runtime, context: ToolContext | None = None, tokens: T
     from mcp.server.lowlevel.server import Server
     from mcp.shared.exceptions import MCPError
 
-    async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        return types.ListToolsResult(
-            tools=[
-                types.Tool(name=t["name"], description=t["description"], input_schema=t["input_schema"])
-                for t in runtime.model_tools()
-            ]
-        )
 
     def context_of(ctx: Any) -> ToolContext | None:
         if tokens is None:
@@ -50,14 +43,23 @@ def build_server(runtime: Runtime, context: ToolContext | None = None, tokens: T
             raise MCPError(code=types.INVALID_REQUEST, message="Not authenticated: send Authorization: Bearer <token>.")
         return found
 
+    async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(name=t["name"], description=t["description"], input_schema=t["input_schema"])
+                for t in runtime.model_tools(context_of(ctx))  # tools hidden from the caller's actor are left out
+            ]
+        )
+
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        names = {t["name"] for t in runtime.model_tools()}
+        context = context_of(ctx)
+        names = {t["name"] for t in runtime.model_tools(context)}
         if params.name not in names:
             raise MCPError(
                 code=types.INVALID_PARAMS,
                 message=f"Unknown tool: {params.name}. This server offers {', '.join(sorted(names))}.",
             )
-        result = await runtime.acall_model_tool(params.name, params.arguments or {}, context_of(ctx))
+        result = await runtime.acall_model_tool(params.name, params.arguments or {}, context)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=json.dumps(result, ensure_ascii=False))],
             structured_content=result,

@@ -9,11 +9,14 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from junior_mcp_bridge.auth import read_or_create_token
 from mcp import Client, StdioServerParameters
 from mcp_bridge_helpers import bearer_client, live_children, time_server, write_toml
+
+from junior_core.testing import RuntimeFactory
 
 JUNIOR = str(Path(sys.executable).parent / "junior")
 HAS_MEMORY = importlib.util.find_spec("junior_memory") is not None
@@ -116,3 +119,43 @@ async def test_http_gateway_on_loopback(http_gateway: str, gateway_env: dict[str
             "executeTool", {"tool_name": "mcp__time__get_current_time", "arguments": {"timezone": "UTC"}}
         )
         assert ran.structured_content is not None and ran.structured_content["ok"] is True
+
+
+async def test_the_gateway_offers_and_runs_only_what_its_callers_actor_may_see(
+    junior_runtime: RuntimeFactory,
+) -> None:
+    from junior_mcp_bridge.gateway import build_server
+
+    from junior_core import Actor, Conversation, Source, Tool, ToolContext, hookimpl
+
+    def echo(arguments: dict[str, Any], context: ToolContext) -> dict[str, Any]:
+        return {"echo": arguments}
+
+    class Plugin:
+        @hookimpl
+        def register_sources(self, register: Any) -> None:
+            register(Source("desk", "Desk tools."), tools=[
+                Tool("pin", "A pinned tool.", {"type": "object"}, echo, exposure="direct"),
+                Tool("admin", "An admin tool.", {"type": "object"}, echo, exposure="direct"),
+            ])
+
+        @hookimpl
+        def tool_visible(self, tool_name: str, context: ToolContext) -> bool | None:
+            return tool_name != "desk__admin" or (context.actor is not None and context.actor.user_id == "root")
+
+    rt = junior_runtime(Plugin())
+
+    def context(user: str) -> ToolContext:
+        return ToolContext(Actor("local", "local", user), Conversation("local", "local", "cli", thread_ts="1",
+                                                                        visibility="public"))
+
+    async with Client(build_server(rt, context("alice"))) as client:
+        listed = {tool.name for tool in (await client.list_tools()).tools}
+        assert listed == {"searchTools", "executeTool", "desk__pin"}
+        answer = await client.call_tool("executeTool", {"tool_name": "desk__admin", "arguments": {}})
+        assert answer.structured_content is not None
+        assert answer.structured_content["error"]["code"] == "unknown_tool"
+    async with Client(build_server(rt, context("root"))) as client:
+        assert "desk__admin" in {tool.name for tool in (await client.list_tools()).tools}
+        answer = await client.call_tool("desk__admin", {})
+        assert answer.structured_content == {"ok": True, "tool_name": "desk__admin", "result": {"echo": {}}}

@@ -1,0 +1,315 @@
+"""What the model sees of junior: the two tools' names, schemas and descriptions, their input rules, error shapes."""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from junior_core._limits import loads
+
+__all__ = [
+    "EXECUTE_DESCRIPTION",
+    "EXECUTE_SCHEMA",
+    "EXECUTE_TOOL",
+    "SEARCH_SCHEMA",
+    "SEARCH_TOOLS",
+    "Refusal",
+    "SearchRequest",
+    "error",
+    "execute_request",
+    "json_arguments",
+    "search_description",
+    "search_request",
+    "unknown_tool",
+    "validation_error",
+]
+
+SEARCH_TOOLS = "searchTools"
+EXECUTE_TOOL = "executeTool"
+DEFAULT_RESULTS = 5
+MAX_RESULTS = 20
+MAX_QUERY = 1000
+MAX_SOURCE = 200
+MESSAGE_LIMIT = 300
+
+SEARCH_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "query": {
+            "type": ["string", "null"],
+            "maxLength": MAX_QUERY,
+            "description": "What you want to do, in a few words. Empty or null lists tools instead of searching.",
+        },
+        "source": {
+            "type": ["string", "null"],
+            "maxLength": MAX_SOURCE,
+            "description": "A source id from the list in this tool's description, to search only that source.",
+        },
+        "max_results": {
+            "type": ["integer", "null"],
+            "minimum": 1,
+            "maximum": MAX_RESULTS,
+            "description": f"How many tools to return, 1 to {MAX_RESULTS} (default {DEFAULT_RESULTS}).",
+        },
+        "cursor": {
+            "type": ["string", "null"],
+            "maxLength": 20,
+            "description": "The next_cursor of a previous answer, for the next page of the same search or listing.",
+        },
+    },
+    "additionalProperties": False,
+}
+
+EXECUTE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "tool_name": {
+            "type": "string",
+            "description": "The exact tool_name returned by searchTools, e.g. 'memory__remember'.",
+        },
+        "arguments": {
+            "type": ["object", "null"],
+            "description": "The tool's arguments, matching the input_schema searchTools returned.",
+        },
+    },
+    "required": ["tool_name"],
+    "additionalProperties": False,
+}
+
+EXECUTE_DESCRIPTION = (
+    "Run one tool found with searchTools by its exact tool_name, passing its arguments as an object under "
+    "'arguments'. Returns {ok: true, result} or {ok: false, error: {code, message}}; the message says what "
+    "to do next."
+)
+
+_SEARCH_INTRO = (
+    "Find tools to use: deferred tools are grouped by source. Search all of them with a short query, "
+    "or pass `source` to look inside one source (an empty query lists it, page by page with `cursor`), "
+    "then call executeTool with the exact tool_name returned."
+)
+
+
+def search_description(sources: Sequence[tuple[str, str]]) -> str:
+    """searchTools' description: the intro, then one ``- <id>: <summary>`` line per ``(id, summary)``."""
+    lines = [_SEARCH_INTRO, "", "Available sources:"]
+    lines += [f"- {source_id}: {summary}" for source_id, summary in sources]
+    if not sources:
+        lines.append("- (none installed)")
+    return "\n".join(lines)
+
+
+class Refusal(Exception):
+    """Raised inside a call's preparation: ``answer`` is what the model receives instead of a tool's result."""
+
+    def __init__(self, answer: dict[str, Any]) -> None:
+        super().__init__(answer["error"]["code"] if "error" in answer else "refused")
+        self.answer = answer
+
+
+def error(code: str, message: str, tool_name: str | None = None, **details: Any) -> dict[str, Any]:
+    """A model-facing failure: ``{"ok": false, ["tool_name",] "error": {code, message, ...}}``."""
+    out: dict[str, Any] = {"ok": False}
+    if tool_name is not None:
+        out["tool_name"] = tool_name
+    out["error"] = {"code": code, "message": message, **details}
+    return out
+
+
+def clip(text: str, limit: int = MESSAGE_LIMIT) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _validation_details(errors: list[Any]) -> list[dict[str, str]]:
+    def reason(err: Any) -> str:
+        # jsonschema quotes the value first: shortened, the reason after it ("is too long") survives the cut.
+        message: str = err.message
+        instance, quoted = err.instance, repr(err.instance)
+        if len(quoted) <= 60 or quoted not in message:
+            return message
+        if isinstance(instance, str):
+            short = f"{instance[:40]!r}… ({len(instance)} characters)"
+        elif isinstance(instance, list | dict):
+            short = f"{quoted[:40]}… ({len(instance)} {'items' if isinstance(instance, list) else 'keys'})"
+        else:
+            short = f"{quoted[:40]}…"
+        return message.replace(quoted, short, 1)
+
+    details = []
+    for err in sorted(errors, key=lambda e: (list(map(str, e.absolute_path)), e.message))[:10]:
+        path = "/".join(str(part) for part in err.absolute_path)
+        details.append({"path": path or "(root)", "message": clip(reason(err))})
+    return details
+
+
+def validation_error(errors: list[Any], what: str, tool_name: str | None = None) -> dict[str, Any]:
+    """An ``invalid_arguments`` error listing JSON Schema failures by path."""
+    details = _validation_details(errors)
+    first = details[0]
+    where = "" if first["path"] == "(root)" else f" at '{first['path']}'"
+    return error(
+        "invalid_arguments",
+        clip(
+            f"Invalid {what}{where}: {first['message']}. Fix the arguments to match the input_schema and call again."
+        ),
+        tool_name,
+        details=details,
+    )
+
+
+def unknown_tool(tool_name: str, suggestions: Sequence[str]) -> dict[str, Any]:
+    """``unknown_tool`` for a name the caller cannot reach, with close names it can."""
+    hint = f" Did you mean {', '.join(suggestions)}?" if suggestions else ""
+    return error(
+        "unknown_tool",
+        clip(f"No tool named {tool_name!r}.{hint}", 200)
+        + " Use searchTools to find the exact tool_name, then call executeTool with it.",
+        tool_name[:200],
+        suggestions=list(suggestions),
+        search_tool=SEARCH_TOOLS,
+    )
+
+
+def source_unavailable(tool_name: str, source_id: str, reason: str) -> dict[str, Any]:
+    """``unavailable`` for a name whose source is down."""
+    shown = tool_name[:200]
+    return error(
+        "unavailable",
+        clip(f"{shown} belongs to source {source_id!r}, which is unavailable right now ({reason}).", 240)
+        + " Try again later, or use searchTools to find a tool in another source.",
+        shown,
+        source=source_id,
+    )
+
+
+def not_for_the_model(tool_name: str) -> dict[str, Any]:
+    """``not_permitted`` for a tool whose exposure is ``hidden``."""
+    return error(
+        "not_permitted",
+        f"{tool_name} is not available to the model. Use searchTools to find a tool you can call.",
+        tool_name,
+    )
+
+
+# -- input rules ---------------------------------------------------------------------------------
+@functools.cache
+def _validator(schema_name: str) -> Any:
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(SEARCH_SCHEMA if schema_name == "search" else EXECUTE_SCHEMA)
+
+
+def json_arguments(name: Any, text: str) -> dict[str, Any]:
+    """The object a model's JSON text encodes; raises ``Refusal`` saying to send one."""
+    shown = name[:200] if isinstance(name, str) else repr(name)[:200]
+    if not text.strip():
+        return {}
+    try:
+        value = loads(text)
+    except json.JSONDecodeError as exc:
+        problem = f"are not valid JSON ({exc.msg} at position {exc.pos})"
+    else:
+        if isinstance(value, dict):
+            return value
+        problem = f"must be a JSON object, got {type(value).__name__}"
+    raise Refusal(error("invalid_arguments", f"The arguments of {shown} {problem}; send them as one JSON object."))
+
+
+@attrs.frozen
+class SearchRequest:
+    """A searchTools call that passed its input rules: a stripped query ('' for none), a page."""
+
+    query: str
+    source: str | None
+    limit: int
+    offset: int = 0
+
+
+def encode_cursor(offset: int) -> str:
+    return f"o{offset}"
+
+
+def _decode_cursor(cursor: str) -> int | None:
+    if len(cursor) > 12 or not cursor.startswith("o") or not cursor[1:].isdigit():
+        return None
+    return int(cursor[1:])
+
+
+def search_request(arguments: Any) -> SearchRequest:
+    """searchTools' input, checked; raises ``Refusal`` with the ``invalid_arguments`` answer."""
+    if not isinstance(arguments, Mapping):
+        raise Refusal(error(
+            "invalid_arguments",
+            'searchTools takes an object such as {"query": "remember a preference"}.',
+            details=[{"path": "(root)", "message": f"expected an object, got {type(arguments).__name__}"}],
+        ))
+    errors = list(_validator("search").iter_errors(dict(arguments)))
+    if errors:
+        raise Refusal(validation_error(errors, "searchTools input"))
+    query = arguments.get("query")
+    if isinstance(query, str) and "\x00" in query:
+        raise Refusal(error(
+            "invalid_arguments",
+            "The query contains a NUL character; send plain text.",
+            details=[{"path": "query", "message": "NUL characters are not allowed"}],
+        ))
+    offset = 0
+    cursor = arguments.get("cursor")
+    if cursor is not None:
+        decoded = _decode_cursor(cursor)
+        if decoded is None:
+            raise Refusal(error(
+                "invalid_arguments",
+                "Unknown cursor: pass the next_cursor of a previous searchTools answer unchanged, or omit it "
+                "to start from the first page.",
+                details=[{"path": "cursor", "message": "not a cursor searchTools returned"}],
+            ))
+        offset = decoded
+    limit = int(arguments.get("max_results") or DEFAULT_RESULTS)
+    text = query.strip() if isinstance(query, str) else ""
+    return SearchRequest(text, arguments.get("source"), limit, offset)
+
+
+def execute_request(arguments: Any) -> tuple[str, dict[str, Any]]:
+    """executeTool's ``(tool_name, arguments)``; raises ``Refusal`` with the answer to bad input."""
+    if not isinstance(arguments, Mapping):
+        raise Refusal(error(
+            "invalid_arguments",
+            'executeTool takes an object such as {"tool_name": "memory__list", "arguments": {}}.',
+            details=[{"path": "(root)", "message": f"expected an object, got {type(arguments).__name__}"}],
+        ))
+    tool_name = arguments.get("tool_name")
+    named = tool_name[:200] if isinstance(tool_name, str) else None
+    extra = sorted(str(key) for key in arguments if key not in ("tool_name", "arguments"))
+    if extra:
+        raise Refusal(error(
+            "invalid_arguments",
+            clip(
+                f"Unexpected top-level key(s) {', '.join(extra)}: put the tool's arguments inside "
+                '\'arguments\', e.g. {"tool_name": "...", "arguments": {...}}.'
+            ),
+            named,
+            details=[
+                {"path": key, "message": "not an executeTool field; nest it under 'arguments'"} for key in extra[:10]
+            ],
+        ))
+    tool_arguments = arguments.get("arguments")
+    if tool_arguments is None:  # optional: absent and null both mean no arguments
+        tool_arguments = {}
+    if isinstance(tool_name, str) and isinstance(tool_arguments, Mapping):
+        # The schema holds no more than these two checks; skipping the validator here halves dispatch time.
+        return tool_name, dict(tool_arguments)
+    errors = list(_validator("execute").iter_errors(dict(arguments)))
+    raise Refusal(validation_error(errors, "executeTool input", named))
+
+
+def is_json(value: Any) -> bool:
+    """Whether ``value`` survives ``json.dumps`` unchanged in meaning (no NaN, no arbitrary objects)."""
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        return False
+    return True
