@@ -167,7 +167,7 @@ NO_SOURCES = (
 def search(ctx: click.Context, query: str, source: str | None, limit: int | None, as_json: bool) -> None:
     """Search the catalog the way searchTools does."""
     rt = _runtime(ctx, ALL if source is None else [source])
-    result = rt.search_tools(query, source, limit)
+    result = rt.search_tools(query, source, limit, context=local_context())  # as the CLI's own user sees it
     if as_json:
         _emit(result, True, print)
     elif not result.get("ok", True):
@@ -336,7 +336,7 @@ def plugins(ctx: click.Context, as_json: bool) -> None:
 def tools(ctx: click.Context, as_json: bool) -> None:
     """Show the tools a model is given (searchTools, executeTool, direct tools)."""
     rt = _runtime(ctx, ALL)
-    data = rt.model_tools()
+    data = rt.model_tools(local_context())
 
     def render(rows: list[dict[str, Any]]) -> None:
         for row in rows:
