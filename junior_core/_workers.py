@@ -12,14 +12,16 @@ pool's size, so one source's hung handlers never starve the others.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import queue
 import threading
 import time
 from collections.abc import Callable, Coroutine, Generator
 from concurrent.futures import Future, InvalidStateError
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = ["BackgroundLoop", "Call", "DaemonPool", "Guarded", "HandlerExit", "HungCalls", "Ticket"]
 
@@ -244,6 +246,8 @@ class Guarded:
         self.coro, self.tool_name, self.slow_s = coro, tool_name, slow_s
 
     def __await__(self) -> Generator[Any, Any, Any]:
+        import asyncio  # already loaded: this runs on an event loop
+
         coro = self.coro
         send: Any = None
         thrown: BaseException | None = None
@@ -294,6 +298,9 @@ class BackgroundLoop:
             if self._closed:
                 raise RuntimeError("the runtime is closed")
             if self._loop is None:
+                # Imported on first use: hook calls share this module, and `junior --help` needs no asyncio.
+                import asyncio
+
                 loop = asyncio.new_event_loop()
                 ready = threading.Event()
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextvars
-import difflib
 import logging
 import math
 import os
@@ -19,12 +18,12 @@ import attrs
 import pluggy
 
 from junior_core import hookspecs
-from junior_core._workers import DaemonPool, HungCalls
 from junior_core.errors import PluginError, RegistrationError
 
 if TYPE_CHECKING:
     import click
 
+    from junior_core._workers import DaemonPool
     from junior_core.catalog import CatalogTool, Tool
     from junior_core.context import Message, ToolContext
     from junior_core.registry import Register
@@ -125,6 +124,8 @@ def seconds(value: float | None, env: str, default: float) -> float:
 
 
 def _did_you_mean(name: str) -> str:
+    import difflib
+
     close = difflib.get_close_matches(name, hookspecs.HOOK_NAMES, n=1, cutoff=0.6)
     return f"; did you mean {close[0]!r}?" if close else f"; junior's hooks are {', '.join(hookspecs.HOOK_NAMES)}"
 
@@ -492,6 +493,9 @@ class PluginSet:
                 log.warning("plugin %r: %d hook calls are still running past their deadline", plugin, MAX_OVERDUE_CALLS)
                 return _Outcome(timed_out=True)
             if self._pool is None:
+                # Imported here: the worker module brings asyncio, which `junior --help` does not need.
+                from junior_core._workers import DaemonPool, HungCalls
+
                 self._pool = DaemonPool(HungCalls(MAX_OVERDUE_CALLS), "junior-hook")
             pool = self._pool
         overdue = finished = False

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
@@ -116,3 +119,16 @@ def test_plugins_and_tools(run: tuple[CliRunner, Runtime]) -> None:
     assert all(p["status"] == "loaded" for p in plugins)
     assert json.loads(invoke(runner, "tools", "--json").output) == rt.model_tools()
     assert "## searchTools" in invoke(runner, "tools").output
+
+
+def test_junior_help_imports_nothing_heavy(tmp_path: Path) -> None:
+    """`junior --help` with every installed plugin stays cheap: no asyncio, SQLAlchemy, Whoosh, jsonschema or SDKs."""
+    code = (
+        "import sys; from junior_core.cli import main; sys.argv = ['junior', '--help']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "heavy = ('asyncio', 'sqlalchemy', 'whoosh', 'jsonschema', 'mcp', 'openai', 'anthropic')\n"
+        "print(sorted(m for m in heavy if m in sys.modules), file=sys.stderr)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert proc.returncode == 0 and "Usage: junior" in proc.stdout, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == "[]"
