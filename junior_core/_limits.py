@@ -51,12 +51,16 @@ def nesting_error(tool_name: str | None = None) -> dict[str, Any]:
 
 
 def loads(text: str) -> Any:
-    """``json.loads`` that answers too deep a nesting with ``json.JSONDecodeError`` instead of ``RecursionError``."""
+    """``json.loads`` that answers too deep a nesting, or a number too long to convert, with ``JSONDecodeError``."""
     try:
         value = json.loads(text)
     except RecursionError:
         value = None
         deep = True
+    except json.JSONDecodeError:
+        raise
+    except ValueError as exc:  # an integer of more than 4,300 digits (sys.set_int_max_str_digits)
+        raise json.JSONDecodeError(f"a number too long to read ({exc})", text, 0) from None
     else:
         deep = too_deep(value)
     if deep:

@@ -217,6 +217,8 @@ class DaemonPool:
             task.run()
             was_hung = task.ticket.end()
             with self._lock:
+                if self._closed:
+                    return  # no work and no stop signal will come for a thread that goes idle now
                 if was_hung:
                     if self._closed or self._threads >= self._max:
                         return  # replaced while it hung; the pool is full without it
@@ -308,6 +310,16 @@ class BackgroundLoop:
                     asyncio.set_event_loop(loop)
                     loop.call_soon(ready.set)
                     loop.run_forever()
+                    # Stopped by close(): cancel what is left, so handler tasks settle (their hung-call tickets
+                    # end), then release the loop's selector and file descriptors.
+                    try:
+                        pending = asyncio.all_tasks(loop)
+                        for task in pending:
+                            task.cancel()
+                        if pending:
+                            loop.run_until_complete(asyncio.wait(pending, timeout=1.0))
+                    finally:
+                        loop.close()
 
                 threading.Thread(target=run, name=self._name, daemon=True).start()
                 ready.wait()

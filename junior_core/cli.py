@@ -244,8 +244,10 @@ def exec_(
     as_json: bool,
 ) -> None:
     """Run one tool by its exact tool_name, as executeTool does."""
+    from junior_core._limits import loads
+
     try:
-        arguments = json.loads(args_json)
+        arguments = loads(args_json)
     except json.JSONDecodeError as exc:
         _fail(f"--args is not valid JSON: {exc.msg} at position {exc.pos}")
     if not isinstance(arguments, dict):
@@ -289,7 +291,8 @@ def show(ctx: click.Context, tool_name: str, as_json: bool) -> None:
         "name": tool.name,
         "source": entry.source_id,
         "plugin": entry.plugin,
-        "exposure": tool.exposure,
+        "exposure": rt.exposure_of(entry.tool_name),  # after junior.toml's [tools] and the host's rules
+        "declared_exposure": tool.exposure,
         "description": tool.description,
         "input_schema": tool.input_schema,
         "annotations": dict(tool.annotations or {}),
@@ -361,7 +364,7 @@ def index(ctx: click.Context, rebuild: bool, clear: bool, as_json: bool) -> None
         removed = cache.clear()
         click.echo(f"removed {removed} stored index{'es' if removed != 1 else ''} from {cache.directory}")
         return
-    rt = _runtime(ctx)
+    rt = _runtime(ctx, ALL)  # the catalog `junior search` searches, run-time sources included
     data = rt.discovery.index_info(rebuild=rebuild)
 
     def render(info: dict[str, Any]) -> None:
@@ -418,11 +421,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point."""
     import logging
 
+    from junior_core.config import ConfigError
     from junior_core.errors import PluginError
 
     logging.basicConfig(level=logging.WARNING, format="junior: %(levelname)s %(name)s: %(message)s")
     try:
         build_cli().main(args=list(argv) if argv is not None else None, prog_name="junior")
-    except PluginError as exc:
+    except (PluginError, ConfigError) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(1)

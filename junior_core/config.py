@@ -12,7 +12,8 @@ from junior_core.policy import ExposureRule
 __all__ = ["CONFIG_ENV", "ConfigError", "config_path", "tool_rules"]
 
 CONFIG_ENV = "JUNIOR_CONFIG"
-# Read in this order, so of two equally specific patterns the more restrictive exposure wins.
+# Read in this order and a later rule wins a tie: of two equally specific patterns, hidden beats direct and
+# direct beats deferred (hiding is the safe side of a tie; direct is a host's explicit choice).
 _KEYS = ("deferred", "direct", "hidden")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -232,10 +233,12 @@ def encode_cursor(offset: int) -> str:
     return f"o{offset}"
 
 
+_CURSOR = re.compile(r"o[0-9]{1,11}")
+
+
 def _decode_cursor(cursor: str) -> int | None:
-    if len(cursor) > 12 or not cursor.startswith("o") or not cursor[1:].isdigit():
-        return None
-    return int(cursor[1:])
+    # ASCII digits only: str.isdigit() accepts "²", which int() refuses.
+    return int(cursor[1:]) if _CURSOR.fullmatch(cursor) else None
 
 
 def search_request(arguments: Any) -> SearchRequest:

@@ -343,11 +343,15 @@ class Runtime:
         if not self._plugins.implements("tool_visible"):
             return NOTHING_HIDDEN
         view = self.discovery.view()
-        key = (context.actor, context.conversation)
+        # Per channel and thread, not per message: every Slack message has a new message_ts.
+        conversation = context.conversation
+        if conversation is not None and conversation.message_ts is not None:
+            conversation = attrs.evolve(conversation, message_ts=None)
+        key = (context.actor, conversation)
         cached = self._visibility.get(key)
         if cached is not None and cached[0] == view.version:
             return cached[1]
-        hidden = self._plugins.tool_visible(view.visible, ToolContext(context.actor, context.conversation))
+        hidden = self._plugins.tool_visible(view.visible, ToolContext(context.actor, conversation))
         if hidden is None:  # a hook failed: fail closed for this call, ask again on the next
             return frozenset(view.by_name)
         with self._visibility_lock:
@@ -396,8 +400,10 @@ class Runtime:
         max_results: int | None = None,
         context: ToolContext | None = None,
     ) -> dict[str, Any]:
-        """Async twin of ``search_tools`` (the index is in memory; this does not block on I/O)."""
-        return self.search_tools(query, source, max_results, context)
+        """Async twin of ``search_tools``; the search runs on a worker thread (the first one builds the index)."""
+        return await self.acall_model_tool(
+            SEARCH_TOOLS, {"query": query, "source": source, "max_results": max_results}, context
+        )
 
     def execute_tool(
         self, tool_name: str, arguments: Mapping[str, Any] | None = None, context: ToolContext | None = None
@@ -419,9 +425,20 @@ class Runtime:
         return step.answer if isinstance(step, Answered) else self._run(step)
 
     async def acall_model_tool(self, name: str, arguments: Any, context: ToolContext | None = None) -> dict[str, Any]:
-        """Async twin of ``call_model_tool``; handlers run where they do for it, never on the caller's loop."""
-        step = self._prepare(name, arguments, context or _NO_CONTEXT)
+        """Async twin of ``call_model_tool``; handlers run where they do for it, never on the caller's loop.
+
+        Preparing the call moves to a worker thread whenever it may wait: a search (the index may be built or
+        read from disk) or policy and visibility hooks (each may take up to ``hook_timeout_s``).
+        """
+        ctx = context or _NO_CONTEXT
+        if name == SEARCH_TOOLS or self._hooks_may_wait():
+            step = await asyncio.to_thread(self._prepare, name, arguments, ctx)
+        else:
+            step = self._prepare(name, arguments, ctx)
         return step.answer if isinstance(step, Answered) else await self._arun(step)
+
+    def _hooks_may_wait(self) -> bool:
+        return self._plugins.implements("before_tool_execute") or self._plugins.implements("tool_visible")
 
     def call_tool(
         self, tool_name: str, arguments: Mapping[str, Any] | None = None, context: ToolContext | None = None
@@ -464,6 +481,15 @@ class Runtime:
             return self._clear(entry, dict(arguments), context)
         except Refusal as refusal:
             return Answered(refusal.answer)
+        except Exception:
+            log.exception("preparing a call of %r failed", name if isinstance(name, str) else type(name).__name__)
+            shown = name[:200] if isinstance(name, str) else None
+            return Answered(error(
+                "tool_failed",
+                "The call could not be prepared because of an internal error (logged for the operator). "
+                "Try again once; if it fails again, tell the user.",
+                shown,
+            ))
 
     def _host_step(self, tool_name: str, arguments: Mapping[str, Any] | None, context: ToolContext
                    ) -> Prepared | Answered:
@@ -601,6 +627,10 @@ class Runtime:
     def _argument_errors(self, entry: CatalogTool, args: dict[str, Any]) -> list[Any]:
         """JSON Schema errors of ``args``; a plain schema's quick check spares valid calls the full validator."""
         cached = self._validators.get(entry.tool_name)
+        if cached is None and len(self._validators) > 2 * len(self.catalog) + 64:
+            # Run-time sources come and go: forget the validators of tool_names the catalog no longer has.
+            for gone in [name for name in self._validators if self.catalog.get(name) is None]:
+                del self._validators[gone]
         if cached is None or cached[0] is not entry.tool:  # compiled per Tool object: providers replace tools
             from referencing import Registry
 

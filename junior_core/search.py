@@ -310,10 +310,6 @@ class Intent:
     verbs: tuple[str, ...]
     question: bool
 
-    @property
-    def verb(self) -> str | None:
-        return self.verbs[0] if self.verbs else None
-
     @classmethod
     def of(cls, text: str) -> Intent:
         verbs: list[str] = []
@@ -363,7 +359,7 @@ def _clause_verb(words: list[str]) -> tuple[str | None, bool]:
         if j < len(words) and words[j] in _AUX:
             j += 1
         if first in _AUX and (j >= len(words) or words[j] not in _SUBJECTS):
-            return None, first in _WH
+            return None, False
         if j < len(words) and words[j] in _SUBJECTS:
             j += 1
         verb = words[j] if j < len(words) and words[j] not in _SUBJECTS and words[j] not in _PRONOUNS else None
@@ -620,10 +616,6 @@ class SearchIndex:
         boost = self.config.action_weight if source_id is None else self.config.source_action_weight
         if boost > 0:
             clauses += [Term("action", term, boost=boost) for term in verb_terms]
-        readers_first = False
-        if self.config.readers_first and snapshot.writes:
-            # A question asks to read; so does a request whose verb only tools that do not write declare.
-            readers_first = intent.question or self._reading_verb(snapshot, verb_terms)
         if source_id is not None:
             allowed = snapshot.by_source.get(source_id)
             if not allowed:
@@ -632,6 +624,11 @@ class SearchIndex:
             allowed = None
         doc_of = snapshot.doc_of
         mask = {doc_of[name] for name in hidden if name in doc_of} or None
+        readers_first = False
+        if self.config.readers_first and snapshot.writes:
+            # A question asks to read; so does a request whose verb only tools that do not write declare (among
+            # the tools this search can return).
+            readers_first = intent.question or self._reading_verb(snapshot, verb_terms, allowed, mask)
         # A question moves writers after readers: read enough beyond ``limit`` for a reader to move up.
         depth = limit + 10 if readers_first else limit
         with snapshot.lock:
@@ -645,7 +642,8 @@ class SearchIndex:
         return SearchResult([names[doc] for _, doc in scored[:limit]], total)
 
     @staticmethod
-    def _reading_verb(snapshot: Snapshot, verb_terms: Sequence[str]) -> bool:
+    def _reading_verb(snapshot: Snapshot, verb_terms: Sequence[str], allowed: set[int] | None,
+                      mask: set[int] | None) -> bool:
         if not verb_terms:
             return False
         declared: set[int] = set()
@@ -654,6 +652,10 @@ class SearchIndex:
             for term in verb_terms:
                 if reader.doc_frequency("action", term):
                     declared.update(reader.postings("action", term).all_ids())
+        if allowed is not None:
+            declared &= allowed
+        if mask:
+            declared -= mask
         return bool(declared) and not (declared & snapshot.writes)
 
     def matches(self, query: str, tool_name: str) -> bool:

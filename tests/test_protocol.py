@@ -7,7 +7,6 @@ from collections.abc import Callable
 from typing import Any
 
 from junior_core import Runtime, ToolContext, hookimpl, protocol
-from junior_core import discovery as discovery_module
 from junior_core.runtime import Answered, Prepared
 from tests.conftest import notes_plugin, weather_plugin
 
@@ -34,8 +33,6 @@ def test_the_model_tools_are_described_by_the_protocol_module(make_runtime: Call
     assert execute == {"name": protocol.EXECUTE_TOOL, "description": protocol.EXECUTE_DESCRIPTION,
                        "input_schema": protocol.EXECUTE_SCHEMA}
     assert search["description"].startswith(protocol.search_description([])[:60])
-    for moved in ("SEARCH_SCHEMA", "EXECUTE_SCHEMA", "error", "validation_error", "check_execute"):
-        assert not hasattr(discovery_module, moved) and not hasattr(discovery_module.Discovery, moved)
 
 
 def test_every_call_path_answers_the_same(make_runtime: Callable[..., Runtime]) -> None:

@@ -372,3 +372,15 @@ def test_suggestions_need_a_similar_name(rt: Runtime) -> None:
     assert rt.execute_tool("delete_a_note", {})["error"]["suggestions"] == ["notes__delete_note"]
     unrelated = rt.execute_tool("quantum_flux_capacitor", {})["error"]
     assert unrelated["code"] == "unknown_tool" and unrelated["suggestions"] == []
+
+
+@pytest.mark.parametrize("cursor", ["o²", "o-1", "o" + "9" * 12, "p5"])
+def test_a_cursor_searchTools_never_made_is_refused(rt: Runtime, cursor: str) -> None:
+    out = rt.call_model_tool("searchTools", {"source": "notes", "cursor": cursor})
+    assert out["error"]["code"] == "invalid_arguments"
+
+
+def test_a_number_too_long_to_read_is_invalid_arguments(rt: Runtime) -> None:
+    text = '{"query": ' + "1" * 5000 + "}"
+    for name in ("searchTools", "executeTool"):
+        assert rt.call_model_tool(name, text)["error"]["code"] == "invalid_arguments"

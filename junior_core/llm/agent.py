@@ -265,7 +265,8 @@ async def arun_turn(
     """
     state = _TurnState(context, messages, max_steps)
     tools = toolbox if toolbox is not None else RuntimeToolbox(runtime)
-    state.begin(instructions, await runtime.aprompt_context(context, state.user_text), tools.model_tools(context))
+    offered = await asyncio.to_thread(tools.model_tools, context)  # tool_visible hooks may take their time
+    state.begin(instructions, await runtime.aprompt_context(context, state.user_text), offered)
     acomplete = getattr(model, "acomplete", None)
     while (request := state.next_request()) is not None:
         reply = await acomplete(request) if acomplete is not None else await asyncio.to_thread(model.complete, request)
