@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from typing import TYPE_CHECKING, Any
@@ -43,17 +44,22 @@ def build_server(runtime: Runtime, context: ToolContext | None = None, tokens: T
             raise MCPError(code=types.INVALID_REQUEST, message="Not authenticated: send Authorization: Bearer <token>.")
         return found
 
+    async def offered(context: Any) -> list[dict[str, Any]]:
+        # Tools hidden from the caller's actor are left out; tool_visible hooks may take their time, so the
+        # list is made on a worker thread and the server's loop keeps serving other clients.
+        return await asyncio.to_thread(runtime.model_tools, context)
+
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(
             tools=[
                 types.Tool(name=t["name"], description=t["description"], input_schema=t["input_schema"])
-                for t in runtime.model_tools(context_of(ctx))  # tools hidden from the caller's actor are left out
+                for t in await offered(context_of(ctx))
             ]
         )
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         context = context_of(ctx)
-        names = {t["name"] for t in runtime.model_tools(context)}
+        names = {t["name"] for t in await offered(context)}
         if params.name not in names:
             raise MCPError(
                 code=types.INVALID_PARAMS,
