@@ -229,6 +229,15 @@ class Analyzer:
             out.extend(terms)
         return out
 
+    def exact(self, text: str) -> list[str]:
+        """Words as they are, lowercased, stop words dropped, not stemmed: how declared keywords are matched.
+
+        "save" matches "save", not "saved" (which describes memories already kept).
+        """
+        stop = self._stop
+        words = (word.lower() for word in _KEYWORD_WORD.findall(text[:2000]))
+        return [KEYWORD_MARK + word for word in words if word not in stop]
+
     def _token(self, raw: str) -> Iterator[str]:
         if _CJK.search(raw):
             for run in _CJK_RUN.findall(raw):
@@ -267,6 +276,11 @@ class Analyzer:
                 yield run[i : i + 2]
 
 
+_KEYWORD_WORD = re.compile(r"[^\W_]+")
+KEYWORD_MARK = "="
+"""Prefix of keyword terms: they live beside the stemmed terms, in the same field, as exact words."""
+
+
 def _pairs(terms: Sequence[str]) -> list[str]:
     return [f"{a}{_PAIR}{b}" for a, b in pairwise(terms) if a != b]
 
@@ -291,6 +305,7 @@ _NEGATIONS = frozenset("don't dont never not".split())
 _REPORT_VERBS = frozenset("tell show remind let check see".split())
 _IF = frozenset("whether if".split())
 _LIGHT_VERBS = frozenset("make get take have give put".split())
+_EVERYTHING = frozenset("all every everything entire whole complete".split())
 _PRONOUNS = frozenset("i i'm i've i'd i'll my me we we're our us he she they it it's this that the a an".split())
 
 
@@ -309,6 +324,8 @@ class Intent:
 
     verbs: tuple[str, ...]
     question: bool
+    everything: bool = False
+    """The request asks for all of something ("all", "every", "entire", ...): reading, unless a verb says write."""
 
     @classmethod
     def of(cls, text: str) -> Intent:
@@ -323,10 +340,11 @@ class Intent:
                 verbs.append(verb)
             if len(verbs) == 3:
                 break
-        return cls(tuple(verbs), question)
+        said = {w.lower() for w in _WORD.findall(text[:300])}
+        return cls(tuple(verbs), question, bool(said & _EVERYTHING))
 
 
-_CLAUSE = re.compile(r"[,;:.!?]+\s+|\s+(?:and then|then)\s+|[,;:!?]+$")
+_CLAUSE = re.compile(r"[,;:.!?]+\s+|\s+(?:and then|then|and)\s+|[,;:!?]+$")
 
 
 def _clause_verb(words: list[str]) -> tuple[str | None, bool]:
@@ -379,7 +397,7 @@ def _clause_verb(words: list[str]) -> tuple[str | None, bool]:
 
 # -- the Whoosh index -----------------------------------------------------------------------------
 
-_FORMAT_VERSION = 1
+_FORMAT_VERSION = 2
 
 
 @attrs.frozen
@@ -549,14 +567,15 @@ class SearchIndex:
             tool = entry.tool
             title = _title(tool)
             name_terms = analyze(f"{tool.name} {title}" if title else tool.name)
-            keyword_terms = analyze(" ".join(getattr(tool, "keywords", ())))
+            keywords = " ".join(getattr(tool, "keywords", ()))
+            keyword_terms = analyze(keywords)  # stemmed: the tool's action vocabulary for a request's verbs
             description_terms = analyze(tool.description)
             doc_counts: list[Counter[str]] = []
             for field in fields:
                 if field == "name":
                     counts = Counter(name_terms)
                 elif field == "keywords":
-                    counts = Counter(keyword_terms)
+                    counts = Counter(analyze.exact(keywords))
                 elif field == "description":
                     counts = Counter(description_terms)
                 elif field == "params":
@@ -602,11 +621,12 @@ class SearchIndex:
         if snapshot is None:
             return SearchResult([], 0)
         terms = self._analyzer(query)
-        if not terms:
+        declared = self._analyzer.exact(query) if self.config.keywords_weight > 0 else []
+        if not terms and not declared:
             return SearchResult([], 0)
         from whoosh.query import Or, Term
 
-        wanted = list(dict.fromkeys(terms))
+        wanted = list(dict.fromkeys(terms + declared))
         if self.config.pairs_weight > 0:
             wanted += list(dict.fromkeys(_pairs(terms)))
         clauses = [Term("terms", term) for term in wanted]
@@ -628,7 +648,8 @@ class SearchIndex:
         if self.config.readers_first and snapshot.writes:
             # A question asks to read; so does a request whose verb only tools that do not write declare (among
             # the tools this search can return).
-            readers_first = intent.question or self._reading_verb(snapshot, verb_terms, allowed, mask)
+            kind = self._verb_kind(snapshot, verb_terms, allowed, mask)
+            readers_first = intent.question or kind == "read" or (intent.everything and kind != "write")
         # A question moves writers after readers: read enough beyond ``limit`` for a reader to move up.
         depth = limit + 10 if readers_first else limit
         with snapshot.lock:
@@ -642,10 +663,11 @@ class SearchIndex:
         return SearchResult([names[doc] for _, doc in scored[:limit]], total)
 
     @staticmethod
-    def _reading_verb(snapshot: Snapshot, verb_terms: Sequence[str], allowed: set[int] | None,
-                      mask: set[int] | None) -> bool:
+    def _verb_kind(snapshot: Snapshot, verb_terms: Sequence[str], allowed: set[int] | None,
+                   mask: set[int] | None) -> str | None:
+        """"read" when only tools that do not write declare the verbs, "write" when only writers do, else None."""
         if not verb_terms:
-            return False
+            return None
         declared: set[int] = set()
         with snapshot.lock:
             reader = snapshot.searcher.reader()
@@ -656,7 +678,10 @@ class SearchIndex:
             declared &= allowed
         if mask:
             declared -= mask
-        return bool(declared) and not (declared & snapshot.writes)
+        if not declared:
+            return None
+        writers = declared & snapshot.writes
+        return "read" if not writers else "write" if writers == declared else None
 
     def matches(self, query: str, tool_name: str) -> bool:
         """Whether ``tool_name`` is among the tools ``query`` matches (for counting an exact-name hit once)."""

@@ -25,6 +25,7 @@ from tests.conftest import OBJECT, SourcePlugin, echo
         ("tell me what you know about me", (), True),
         ("how do I create a repository?", ("create",), False),
         ("don't forget the milk", (), False),
+        ("Kindly do the needful and remove the saved entry", ("remove",), False),
         ("", (), False),
     ],
 )
@@ -78,3 +79,20 @@ def test_a_question_ranks_readers_before_writers(make_runtime: Callable[..., Run
     # The same words as a question: the read-only tool comes first, the writers after it.
     asked = [t["tool_name"] for t in rt.search_tools("do you have a note about a topic?")["tools"]]
     assert asked[0] == "notes__show_notes" and set(asked[1:]) == {"notes__add_note", "notes__remove_note"}
+
+
+def test_everything_is_read_unless_a_verb_says_write(make_runtime: Callable[..., Runtime]) -> None:
+    assert Intent.of("all stored notes").everything and not Intent.of("stored notes").everything
+    rt = make_runtime(notes(keywords=True))
+    # "all ... notes about a topic": nothing says write, so the reader comes first.
+    assert first(rt, "all the notes about a topic") == "notes__show_notes"
+    # "erase every note ...": the verb is a writer's, so the quantifier does not turn it into a read.
+    assert first(rt, "erase every note about a topic") == "notes__remove_note"
+
+
+def test_keywords_match_as_exact_words(make_runtime: Callable[..., Runtime]) -> None:
+    rt = make_runtime(notes(keywords=True))
+    assert first(rt, "things to scribble") == "notes__add_note"
+    # "scribbled" shares the stem but not the word: a declared keyword is a word, not a stem (a leading verb
+    # is still matched by stem against the action vocabulary, as "scribbled down ..." would be).
+    assert rt.search_tools("things scribbled yesterday")["tools"] == []

@@ -36,20 +36,21 @@ ARCHIVES = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": Tr
 REMEMBER_KEYWORDS = (
     "save", "store", "note", "note down", "make a note", "jot down", "write down", "record", "memorize",
     "keep in mind", "keep track", "log", "learn", "retain", "bookmark", "pin", "add memory", "take note",
-    "persist", "from now on", "don't forget", "always",
+    "persist", "from now on", "going forward", "for future reference", "in future", "don't forget",
+    "hang on to", "always", "fyi", "heads up",
 )
 FORGET_KEYWORDS = (
     "forget", "delete", "remove", "erase", "unsave", "discard", "drop", "wipe", "purge", "archive", "scrap",
-    "clear", "retract", "revoke", "undo", "disregard", "ignore from now on", "outdated", "obsolete", "stale",
-    "no longer true", "not true anymore", "get rid of", "stop remembering",
+    "clear", "retract", "revoke", "undo", "toss", "strike", "disregard", "outdated", "obsolete", "stale",
+    "no longer true", "not true anymore", "wrong now", "mistake", "get rid of", "stop remembering",
 )
 LIST_KEYWORDS = (
     "list", "show all", "display", "browse", "enumerate", "dump", "overview", "everything", "all memories",
-    "inventory", "recap", "summary", "review", "export",
+    "inventory", "recap", "summary", "review", "export", "audit",
 )
 SEARCH_KEYWORDS = (
     "search", "find", "look up", "lookup", "look for", "recall", "retrieve", "query", "locate", "fetch",
-    "remind me", "mention", "what did I say", "what did I tell you", "do you know",
+    "remind me", "mention", "mentioning", "regarding", "what did I say", "what did I tell you", "do you know",
 )
 
 
