@@ -206,6 +206,19 @@ def test_calls_the_model_may_not_make_answer_like_execute_tool(rt: Runtime) -> N
     assert assert_ok(toolbox.call("weather__get_forecast", '{"city": "Oslo"}', CONTEXT).answer)["city"] == "Oslo"
 
 
+def test_a_listing_with_more_pages_keeps_its_cursor(rt: Runtime) -> None:
+    toolbox = AnthropicToolSearch(rt)
+    first = toolbox.call("searchTools", {"source": "notes", "max_results": 2}, CONTEXT)
+    assert first.answer["next_cursor"] and first.blocks == ()  # sent as JSON: the model can ask for the next page
+    seen = [t["tool_name"] for t in first.answer["tools"]]
+    cursor = first.answer["next_cursor"]
+    while cursor:
+        page = toolbox.call("searchTools", {"source": "notes", "max_results": 2, "cursor": cursor}, CONTEXT)
+        seen += [t["tool_name"] for t in page.answer["tools"]]
+        cursor = page.answer.get("next_cursor")
+    assert page.blocks and seen == [t.tool_name for t in rt.visible_tools(CONTEXT) if t.source_id == "notes"]
+
+
 def test_tools_for_a_host_calling_the_api_itself(rt: Runtime) -> None:
     tools = AnthropicToolSearch(rt).tools()
     assert tools == to_anthropic_tools(AnthropicToolSearch(rt).model_tools())

@@ -409,11 +409,11 @@ def _error(rt: Runtime, plugin: str) -> str:
 def test_a_prompt_context_that_never_returns_is_skipped_and_logged(
     make_runtime: Callable[..., Runtime], never: threading.Event, caplog: pytest.LogCaptureFixture
 ) -> None:
-    rt = make_runtime(_late("stuck-recall", never, "prompt_context"), _block("fast"), hook_timeout_s=0.2)
+    rt = make_runtime(_late("stuck-recall", never, "prompt_context"), _block("fast"), hook_timeout_s=1.0)
     start = time.monotonic()
     assert rt.prompt_context(CTX, "hi") == ["fast"]
     assert time.monotonic() - start < GENEROUS_S
-    assert "prompt_context did not return within 0.2 s; its part was skipped" in _error(rt, "stuck-recall")
+    assert "prompt_context did not return within 1 s; its part was skipped" in _error(rt, "stuck-recall")
     assert any("stuck-recall" in r.getMessage() and "did not return" in r.getMessage() for r in caplog.records)
 
 
@@ -423,12 +423,13 @@ def test_a_sleeping_prompt_context_is_skipped_and_a_fast_one_is_kept(make_runtim
 
         @hookimpl
         def prompt_context(self) -> str:
-            time.sleep(3)
+            time.sleep(8)
             return "slept"
 
-    rt = make_runtime(Sleepy(), _block("fast"), hook_timeout_s=0.1)
+    # A deadline the fast hook meets on a loaded machine too; only the sleeper overruns it.
+    rt = make_runtime(Sleepy(), _block("fast"), hook_timeout_s=1.0)
     assert rt.prompt_context(CTX, "hi") == ["fast"]
-    assert "within 0.1 s" in _error(rt, "sleepy")
+    assert "within 1 s" in _error(rt, "sleepy")
 
 
 def test_an_after_turn_that_never_returns_does_not_hold_the_turn(
@@ -441,19 +442,19 @@ def test_an_after_turn_that_never_returns_does_not_hold_the_turn(
         def after_turn(self, transcript: list[Message]) -> None:
             seen.append(len(transcript))
 
-    rt = make_runtime(_late("stuck-observer", never, "after_turn"), Observer(), hook_timeout_s=0.2)
+    rt = make_runtime(_late("stuck-observer", never, "after_turn"), Observer(), hook_timeout_s=1.0)
     start = time.monotonic()
     rt.after_turn(CTX, [Message("user", "hi", actor=CTX.actor)])
     assert time.monotonic() - start < GENEROUS_S
     assert seen == [1]
-    assert "after_turn did not return within 0.2 s" in _error(rt, "stuck-observer")
+    assert "after_turn did not return within 1 s" in _error(rt, "stuck-observer")
 
 
 def test_a_policy_that_never_answers_denies_the_call(
     make_runtime: Callable[..., Runtime], never: threading.Event
 ) -> None:
     tools = _Tools()
-    rt = make_runtime(tools, _late("stuck-policy", never, "before_tool_execute"), hook_timeout_s=0.2)
+    rt = make_runtime(tools, _late("stuck-policy", never, "before_tool_execute"), hook_timeout_s=1.0)
     out = rt.execute_tool("x__t", {}, CTX)
     assert out["ok"] is False and out["error"]["code"] == "not_permitted"
     assert "did not answer in time" in out["error"]["message"]
@@ -468,7 +469,7 @@ def test_a_plugin_with_hung_calls_is_not_called_again_until_one_returns(
     release = threading.Event()
     try:
         late = _late("stuck", release, "prompt_context")
-        rt = make_runtime(late, _block("fast"), hook_timeout_s=0.05)
+        rt = make_runtime(late, _block("fast"), hook_timeout_s=0.5)  # the fast hook's margin under load
         for _ in range(MAX_OVERDUE_CALLS + 3):
             assert rt.prompt_context(CTX, "hi") == ["fast"]
         deadline = time.monotonic() + GENEROUS_S
@@ -489,12 +490,12 @@ def test_a_startup_that_never_returns_does_not_hang_the_host(
 ) -> None:
     tools = _Tools()
     start = time.monotonic()
-    rt = make_runtime(tools, _late("stuck-start", never, "startup"), strict=False, startup_timeout_s=0.2)
+    rt = make_runtime(tools, _late("stuck-start", never, "startup"), strict=False, startup_timeout_s=1.0)
     assert time.monotonic() - start < GENEROUS_S
-    assert "startup did not return within 0.2 s" in _error(rt, "stuck-start")
+    assert "startup did not return within 1 s" in _error(rt, "stuck-start")
     assert rt.execute_tool("x__t", {}, CTX)["ok"] is True
-    with pytest.raises(PluginError, match=r"plugin 'stuck-start': startup did not return within 0.2 s"):
-        make_runtime(tools, _late("stuck-start", never, "startup"), startup_timeout_s=0.2)
+    with pytest.raises(PluginError, match=r"plugin 'stuck-start': startup did not return within 1 s"):
+        make_runtime(tools, _late("stuck-start", never, "startup"), startup_timeout_s=1.0)
 
 
 def test_register_sources_and_shutdown_that_never_return_do_not_hang_the_host(
@@ -502,14 +503,14 @@ def test_register_sources_and_shutdown_that_never_return_do_not_hang_the_host(
 ) -> None:
     start = time.monotonic()
     rt = make_runtime(
-        _Tools(), _late("stuck", never, "register_sources", "shutdown"), strict=False, startup_timeout_s=0.2
+        _Tools(), _late("stuck", never, "register_sources", "shutdown"), strict=False, startup_timeout_s=1.0
     )
     info = {i.name: i for i in rt.plugins}["stuck"]
-    assert info.status == "failed" and "register_sources did not return within 0.2 s" in (info.error or "")
+    assert info.status == "failed" and "register_sources did not return within 1 s" in (info.error or "")
     assert rt.sources == [{"id": "x", "description": "X."}]
-    rt2 = make_runtime(_late("stuck-close", never, "shutdown"), startup_timeout_s=0.2)
+    rt2 = make_runtime(_late("stuck-close", never, "shutdown"), startup_timeout_s=1.0)
     rt2.close()
-    assert rt2.closed and "shutdown did not return within 0.2 s" in _error(rt2, "stuck-close")
+    assert rt2.closed and "shutdown did not return within 1 s" in _error(rt2, "stuck-close")
     assert time.monotonic() - start < GENEROUS_S
 
 

@@ -265,7 +265,13 @@ class AnthropicToolSearch:
     def tool_references(
         self, answer: Mapping[str, Any], context: ToolContext | None = None
     ) -> tuple[dict[str, Any], ...]:
-        """``tool_reference`` blocks for the deferred tools a searchTools answer found (none: send the JSON)."""
+        """``tool_reference`` blocks for the deferred tools a searchTools answer found (none: send the JSON).
+
+        An answer with more to page through (``next_cursor``) goes back as JSON: references alone would drop
+        the cursor, and the model could not list a source to the end; executeTool runs what it finds there.
+        """
+        if answer.get("next_cursor"):
+            return ()
         deferred = self.deferred_names(context)
         found = [t.get("tool_name") for t in answer.get("tools") or () if isinstance(t, Mapping)]
         return tuple({"type": "tool_reference", "tool_name": n} for n in found if n in deferred)
