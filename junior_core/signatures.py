@@ -179,7 +179,8 @@ def _analyse(fn: types.FunctionType, bound: bool) -> Signature:
         schema=schema_out,
         arguments=tuple(arguments),
         context_params=tuple(context_params),
-        is_async=inspect.iscoroutinefunction(fn),
+        # A functools.wraps decorator around an async def returns its coroutine: await it.
+        is_async=inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(inspect.unwrap(fn)),
     )
 
 
@@ -190,7 +191,9 @@ def _resolve(fn: types.FunctionType, name: str, where: str) -> Any:
         raise ToolDefinitionError(f"{where} has no type hint; annotate it ({SUPPORTED})")
     holder = types.SimpleNamespace(__annotations__={name: raw})
     try:
-        return typing.get_type_hints(holder, globalns=fn.__globals__, include_extras=True)[name]
+        # String hints belong to the module that wrote them, not to a decorator's (functools.wraps).
+        globalns = getattr(inspect.unwrap(fn), "__globals__", fn.__globals__)
+        return typing.get_type_hints(holder, globalns=globalns, include_extras=True)[name]
     except Exception as exc:  # noqa: BLE001 - any failure to evaluate a hint is the function's to fix
         raise ToolDefinitionError(
             f"{where}: cannot resolve the type hint {raw if isinstance(raw, str) else _show(raw)} "

@@ -405,3 +405,24 @@ def test_registering_an_unusable_function_names_the_plugin(junior_runtime: Runti
 def test_an_invalid_name_is_reported_with_the_function() -> None:
     with pytest.raises(ToolDefinitionError, match=r"tool function .*scalars: invalid tool name 'bad name'"):
         Tool.from_function(scalars, name="bad name")
+
+
+def test_a_decorated_async_function_is_awaited(junior_runtime: Any) -> None:
+    import functools
+
+    def logged(fn: Any) -> Any:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return fn(*args, **kwargs)
+
+        return wrapper
+
+    @logged
+    async def shout(text: str) -> str:
+        """Shout the text."""
+        return text.upper()
+
+    from tests.conftest import SourcePlugin
+
+    rt = junior_runtime(SourcePlugin(Source("loud", "Loud things."), [Tool.from_function(shout)]))
+    assert rt.execute_tool("loud__shout", {"text": "hi"}) == {"ok": True, "tool_name": "loud__shout", "result": "HI"}
