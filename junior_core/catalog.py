@@ -84,14 +84,29 @@ def _check_local_name(instance: object, attribute: attrs.Attribute[Any], value: 
 @functools.lru_cache(maxsize=4096)
 def _schema_problem(text: str) -> str | None:
     """Why the schema in ``text`` is not valid JSON Schema, or None; cached because the check is slow (ms)."""
-    from jsonschema import Draft202012Validator
+    from jsonschema import Draft202012Validator, FormatChecker
     from jsonschema.exceptions import SchemaError
 
+    # Patterns are enforced with RE2 (junior_core._patterns), so a pattern RE2 runs ("\\p{L}+", "\\z") is a valid
+    # one even where Python's re, which the metaschema's "regex" format would use, cannot compile it.
+    checker = FormatChecker()
+    checker.checks("regex", raises=(re.error,))(_regex_ok)
     try:
-        Draft202012Validator.check_schema(json.loads(text))
+        Draft202012Validator.check_schema(json.loads(text), format_checker=checker)
     except SchemaError as exc:
         return exc.message
     return None
+
+
+def _regex_ok(pattern: object) -> bool:
+    if not isinstance(pattern, str):
+        return True
+    from junior_core._patterns import searcher
+
+    if searcher(pattern) is not None:
+        return True
+    re.compile(pattern)  # neither engine: the schema is refused with re's reason
+    return True
 
 
 def _check_schema(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:

@@ -389,3 +389,13 @@ def test_a_real_ctrl_c_on_the_host_thread_still_interrupts_the_host(
         rt.execute_tool("x__slow")
     with pytest.raises(KeyboardInterrupt):
         asyncio.run(rt.aexecute_tool("x__slow"))
+
+
+def test_a_pattern_re2_runs_is_accepted_at_registration_and_enforced(make_runtime: Callable[..., Runtime]) -> None:
+    # Python's re cannot compile \p{L}; RE2, which enforces patterns, can: the tool is kept, and enforced.
+    schema = {"type": "object", "properties": {"name": {"type": "string", "pattern": r"^\p{L}+$"}}}
+    rt = make_runtime(SourcePlugin(Source("names", "Names."), [Tool("greet", "Greet someone.", schema, echo)]))
+    assert rt.execute_tool("names__greet", {"name": "Zoë"})["ok"] is True
+    assert rt.execute_tool("names__greet", {"name": "Zoë 2"})["error"]["code"] == "invalid_arguments"
+    with pytest.raises(ValueError, match="not a valid JSON Schema"):
+        Tool("bad", "Bad.", {"type": "object", "properties": {"a": {"type": "string", "pattern": "(open"}}}, echo)
