@@ -289,7 +289,9 @@ def _schema(hint: Any, where: str, *, optional_none: bool = False, seen: tuple[t
         if not all(value is None or isinstance(value, str | int | float | bool) for value in values):
             raise ToolDefinitionError(f"{where}: Literal values must be strings, numbers, booleans or None")
         schema = {"type": kind} if (kind := _json_type(values)) else {}
-        return {**schema, "enum": values}, None
+        # 1.0 arrives for Literal[1, 2] too: make it the int the function was promised, as for int parameters.
+        ints = all(isinstance(value, int) and not isinstance(value, bool) for value in values)
+        return {**schema, "enum": values}, _int if ints else None
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
         values = [member.value for member in hint]
         if not all(isinstance(value, str | int | float | bool) for value in values):
@@ -341,6 +343,10 @@ def _container(hint: Any, origin: Any, where: str, seen: tuple[type, ...]) -> tu
     return fixed, lambda value: tuple(c(item) for c, item in zip(converts, value, strict=True))
 
 
+_FACTORY = object()
+"""The default of a field made by a factory: optional, but not None (so ``X | None`` keeps its null)."""
+
+
 @attrs.frozen
 class _Field:
     name: str
@@ -376,15 +382,24 @@ def _fields(cls: type, where: str) -> list[_Field]:
             default = field.default
             has_default = default is not attrs.NOTHING
             if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
-                default = None
+                default = _FACTORY
             out.append(_Field(field.alias or field.name, hints.get(field.name, field.type), default, has_default))
         return out
+    fields = [f for f in dataclasses.fields(cls) if f.init]
+    known = {f.name for f in fields}
+    unfed = [p.name for p in inspect.signature(cls).parameters.values() if p.name not in known and p.default is p.empty]
+    if unfed:
+        # An InitVar is no field, so no property: every call would then fail to build the object.
+        raise ToolDefinitionError(
+            f"{where}: {cls.__name__} needs {', '.join(unfed)} to be built, which is not a field (an InitVar?); "
+            "make it a field or give it a default"
+        )
     out = []
-    for dc_field in dataclasses.fields(cls):
+    for dc_field in fields:
         if not dc_field.init:
             continue
         has_default = dc_field.default is not dataclasses.MISSING or dc_field.default_factory is not dataclasses.MISSING
-        default = dc_field.default if dc_field.default is not dataclasses.MISSING else None
+        default = dc_field.default if dc_field.default is not dataclasses.MISSING else _FACTORY
         out.append(_Field(dc_field.name, hints.get(dc_field.name, dc_field.type), default, has_default))
     return out
 

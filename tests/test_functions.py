@@ -426,3 +426,34 @@ def test_a_decorated_async_function_is_awaited(junior_runtime: Any) -> None:
 
     rt = junior_runtime(SourcePlugin(Source("loud", "Loud things."), [Tool.from_function(shout)]))
     assert rt.execute_tool("loud__shout", {"text": "hi"}) == {"ok": True, "tool_name": "loud__shout", "result": "HI"}
+
+
+@dataclasses.dataclass
+class _Listed:
+    items: list[str] | None = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass
+class _Built:
+    x: int
+    y: dataclasses.InitVar[int]
+
+    def __post_init__(self, y: int) -> None:
+        pass
+
+
+def test_factory_defaults_keep_null_literal_ints_arrive_as_ints_and_initvars_are_refused() -> None:
+    def pick(options: _Listed, level: Literal[1, 2] = 1) -> str:
+        """Pick."""
+        return f"{options.items!r}|{level!r}"
+
+    made = Tool.from_function(pick)
+    assert {"type": "null"} in made.input_schema["properties"]["options"]["properties"]["items"]["anyOf"]
+    assert made.handler({"options": {"items": None}, "level": 2.0}, None) == "None|2"
+
+    def build(value: _Built) -> str:
+        """Build."""
+        return "built"
+
+    with pytest.raises(ToolDefinitionError, match="needs y to be built"):
+        Tool.from_function(build)
