@@ -248,3 +248,11 @@ def test_model_spec_errors_say_what_is_missing() -> None:
     assert model_from_env(env={}) is None
     model = model_from_env(env={"JUNIOR_MODEL": "anthropic:claude-x", "ANTHROPIC_API_KEY": "k"})
     assert isinstance(model, AnthropicModel) and model.model == "claude-x"
+
+
+def test_extended_thinking_is_refused_rather_than_broken_on_the_second_step() -> None:
+    from junior_core.llm.anthropic import AnthropicModel
+    from junior_core.llm.types import ModelConfigError
+
+    with pytest.raises(ModelConfigError, match="thinking"):
+        AnthropicModel("claude-test", client=object(), thinking={"type": "enabled", "budget_tokens": 1024})

@@ -18,6 +18,7 @@ from junior_core.llm.agent import ToolResult
 from junior_core.llm.types import (
     DEFAULT_MAX_TOKENS,
     ChatItem,
+    ModelConfigError,
     ModelReply,
     ModelRequest,
     ToolCall,
@@ -188,6 +189,9 @@ class AnthropicModel:
         betas: Sequence[str] = (),
         **params: Any,
     ) -> None:
+        if "thinking" in params:
+            # The turn loop does not keep thinking blocks, which the API needs back beside tool_use blocks.
+            raise ModelConfigError("extended thinking is not supported by junior's turn loop; leave out thinking=")
         self.model = model
         self.name = name or f"anthropic:{model}"
         self.max_tokens = max_tokens
