@@ -397,7 +397,7 @@ def _clause_verb(words: list[str]) -> tuple[str | None, bool]:
 
 # -- the Whoosh index -----------------------------------------------------------------------------
 
-_FORMAT_VERSION = 2
+_FORMAT_VERSION = 3
 
 
 @attrs.frozen
@@ -410,23 +410,26 @@ class SearchResult:
 
 @attrs.frozen
 class IndexedDocs:
-    """What a Whoosh index holds besides postings: doc number -> tool_name, source, whether the tool writes."""
+    """What a Whoosh index holds besides postings, by doc number: tool_name, source, which tools write, and
+    which need an argument (a search term, an id) rather than listing what there is."""
 
     names: list[str]
     sources: list[str]
     writes: list[int]
+    needs_input: list[int] = attrs.field(factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"names": self.names, "sources": self.sources, "writes": self.writes}
+        return {"names": self.names, "sources": self.sources, "writes": self.writes, "needs_input": self.needs_input}
 
     @classmethod
     def from_json(cls, data: Any) -> IndexedDocs:
         names, sources, writes = data["names"], data["sources"], data["writes"]
-        if not (isinstance(names, list) and isinstance(sources, list) and isinstance(writes, list)):
+        needs_input = data.get("needs_input", [])
+        if not all(isinstance(v, list) for v in (names, sources, writes, needs_input)):
             raise ValueError("malformed index metadata")
         if len(names) != len(sources) or not all(isinstance(n, str) for n in names + sources):
             raise ValueError("malformed index metadata")
-        return cls(names, sources, [int(w) for w in writes])
+        return cls(names, sources, [int(w) for w in writes], [int(n) for n in needs_input])
 
 
 class Snapshot:
@@ -447,6 +450,7 @@ class Snapshot:
             by_source.setdefault(source, set()).add(doc)
         self.by_source = by_source
         self.writes = frozenset(docs.writes)
+        self.needs_input = frozenset(docs.needs_input)
         # A Whoosh searcher reads shared file objects: one query at a time.
         self.lock = threading.Lock()
 
@@ -454,6 +458,11 @@ class Snapshot:
 def _title(tool: Any) -> str | None:
     title = (tool.annotations or {}).get("title")
     return title if isinstance(title, str) else None
+
+
+def _needs_input(tool: Any) -> bool:
+    required = (tool.input_schema or {}).get("required")
+    return isinstance(required, list) and bool(required)
 
 
 def _writes(tool: Any) -> bool:
@@ -478,7 +487,7 @@ def fingerprint(tools: Sequence[CatalogTool], source_descriptions: Mapping[str, 
     for entry in sorted(tools, key=lambda t: t.tool_name):
         tool = entry.tool
         row = [entry.tool_name, entry.source_id, tool.name, _title(tool), list(getattr(tool, "keywords", ())),
-               tool.description, _param_text(tool.input_schema), _writes(tool)]
+               tool.description, _param_text(tool.input_schema), _writes(tool), _needs_input(tool)]
         digest.update(json.dumps(row, ensure_ascii=False).encode())
     return digest.hexdigest()
 
@@ -537,7 +546,8 @@ class SearchIndex:
         entries = sorted(tools, key=lambda t: t.tool_name)
         print_ = fingerprint(entries, source_descriptions, self.config)
         docs = IndexedDocs([e.tool_name for e in entries], [e.source_id for e in entries],
-                           [doc for doc, e in enumerate(entries) if _writes(e.tool)])
+                           [doc for doc, e in enumerate(entries) if _writes(e.tool)],
+                           [doc for doc, e in enumerate(entries) if _needs_input(e.tool)])
         if self.cache is not None:
             opened = self.cache.open(print_, docs, self.config)
             if opened is not None:
@@ -658,7 +668,9 @@ class SearchIndex:
             scored = [(hit.score, hit.docnum) for hit in results]
             total = len(results)
         writes = snapshot.writes if readers_first else frozenset()
-        scored.sort(key=lambda item: (item[1] in writes, -round(item[0], 6), item[1]))
+        # "All of them": among readers, a tool that lists without being told what to look for comes first.
+        needs = snapshot.needs_input if readers_first and intent.everything else frozenset()
+        scored.sort(key=lambda item: (item[1] in writes, item[1] in needs, -round(item[0], 6), item[1]))
         names = snapshot.docs.names
         return SearchResult([names[doc] for _, doc in scored[:limit]], total)
 

@@ -96,3 +96,16 @@ def test_keywords_match_as_exact_words(make_runtime: Callable[..., Runtime]) -> 
     # "scribbled" shares the stem but not the word: a declared keyword is a word, not a stem (a leading verb
     # is still matched by stem against the action vocabulary, as "scribbled down ..." would be).
     assert rt.search_tools("things scribbled yesterday")["tools"] == []
+
+
+def test_everything_prefers_the_reader_that_needs_no_search_terms(make_runtime: Callable[..., Runtime]) -> None:
+    reads = {"readOnlyHint": True}
+    query = {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}
+    rt = make_runtime(SourcePlugin(Source("issues", "Issues."), [
+        Tool("search_issues", "Search issues by words; lists matching issues.", query, echo, annotations=reads),
+        Tool("list_issues", "List issues.", OBJECT, echo, annotations=reads),
+        Tool("close_issue", "Close an issue.", query, echo, annotations={"readOnlyHint": False}),
+    ]))
+    # Words alone favour search_issues (it says "issues" twice); "all" asks for a listing, which needs no terms.
+    assert first(rt, "matching issues") == "issues__search_issues"
+    assert first(rt, "all the matching issues") == "issues__list_issues"

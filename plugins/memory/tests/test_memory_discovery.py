@@ -82,6 +82,6 @@ def test_held_out_requests_find_their_memory_tool(crowded: tuple[Runtime, Module
     rt, bench = crowded
     rows = {r["set"]: r for r in bench.evaluate(rt, bench.request_sets())}
     assert (rows["heldout"]["requests"], rows["tuning"]["requests"], rows["tuning2"]["requests"]) == (100, 64, 120)
-    assert rows["heldout"]["top3_all"] >= 65 and rows["heldout"]["top1_memory"] >= 75
+    assert rows["heldout"]["top3_all"] >= 70 and rows["heldout"]["top1_memory"] >= 80
     assert rows["tuning"]["top3_all"] >= 85 and rows["tuning"]["top1_memory"] >= 88
-    assert rows["tuning2"]["top3_all"] >= 63 and rows["tuning2"]["top1_memory"] >= 75
+    assert rows["tuning2"]["top3_all"] >= 66 and rows["tuning2"]["top1_memory"] >= 80
