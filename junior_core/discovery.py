@@ -125,8 +125,8 @@ class Discovery:
         view = self.view()
         return list(view.visible if source_id is None else view.by_source.get(source_id, []))
 
-    def _build_index(self, view: _View, wait: bool = True) -> None:
-        self.index.build(view.visible, view.source_texts, view.version, wait=wait)
+    def _build_index(self, view: _View) -> None:
+        self.index.build(view.visible, view.source_texts, view.version)
 
     def refresh_index(self) -> None:
         """Rebuild the index for the current catalog on a background thread; searches use the old one meanwhile.

@@ -470,8 +470,12 @@ def _writes(tool: Any) -> bool:
     return annotations.get("readOnlyHint") is False or annotations.get("destructiveHint") is True
 
 
-def fingerprint(tools: Sequence[CatalogTool], source_descriptions: Mapping[str, str], config: RankingConfig) -> str:
-    """A hash of everything an index is built from: indexed text, ranking settings, versions of junior and Whoosh."""
+def fingerprint(tools: Sequence[CatalogTool], source_descriptions: Mapping[str, str], config: RankingConfig,
+                param_texts: Sequence[str]) -> str:
+    """A hash of everything an index is built from: indexed text, ranking settings, versions of junior and Whoosh.
+
+    ``tools`` in tool_name order, ``param_texts`` their ``_param_text`` (computed once for hashing and indexing).
+    """
     from importlib.metadata import PackageNotFoundError, version
 
     def dist_version(name: str) -> str:
@@ -484,10 +488,10 @@ def fingerprint(tools: Sequence[CatalogTool], source_descriptions: Mapping[str, 
     head = [_FORMAT_VERSION, dist_version("junior-core"), dist_version("whoosh-reloaded"), attrs.asdict(config)]
     digest.update(json.dumps(head, sort_keys=True).encode())
     digest.update(json.dumps(sorted(source_descriptions.items())).encode())
-    for entry in sorted(tools, key=lambda t: t.tool_name):
+    for entry, params in zip(tools, param_texts, strict=True):
         tool = entry.tool
         row = [entry.tool_name, entry.source_id, tool.name, _title(tool), list(getattr(tool, "keywords", ())),
-               tool.description, _param_text(tool.input_schema), _writes(tool), _needs_input(tool)]
+               tool.description, params, _writes(tool), _needs_input(tool)]
         digest.update(json.dumps(row, ensure_ascii=False).encode())
     return digest.hexdigest()
 
@@ -521,30 +525,21 @@ class SearchIndex:
         with self._build_lock:
             self._snapshot, self._version = None, None
 
-    def build(self, tools: Sequence[CatalogTool], source_descriptions: Mapping[str, str], version: int,
-              *, wait: bool = True) -> bool:
-        """Index ``tools`` for ``version`` beside the current index, then swap it in.
-
-        Searches answer from the old index meanwhile. With ``wait=False``, returns False at once when another
-        thread is already building, instead of building twice. Returns whether the index is now ``version``.
-        """
+    def build(self, tools: Sequence[CatalogTool], source_descriptions: Mapping[str, str], version: int) -> None:
+        """Index ``tools`` for ``version`` beside the current index, then swap it in; searches use the old meanwhile."""
         if self._version == version and self._snapshot is not None:
-            return True
-        if not self._build_lock.acquire(blocking=wait):
-            return False
-        try:
+            return
+        with self._build_lock:
             current = self._version if self._snapshot is not None else None
             if current is not None and current >= version:
-                return current == version  # a newer catalog is already indexed: never go back
+                return  # this catalog, or a newer one, is already indexed: never go back
             # Searches that already hold the old snapshot finish on it; its files close when it is collected.
             self._snapshot, self._version = self._make(tools, source_descriptions), version
-        finally:
-            self._build_lock.release()
-        return True
 
     def _make(self, tools: Sequence[CatalogTool], source_descriptions: Mapping[str, str]) -> Snapshot:
         entries = sorted(tools, key=lambda t: t.tool_name)
-        print_ = fingerprint(entries, source_descriptions, self.config)
+        param_texts = [_param_text(entry.tool.input_schema) for entry in entries]
+        print_ = fingerprint(entries, source_descriptions, self.config, param_texts)
         docs = IndexedDocs([e.tool_name for e in entries], [e.source_id for e in entries],
                            [doc for doc, e in enumerate(entries) if _writes(e.tool)],
                            [doc for doc, e in enumerate(entries) if _needs_input(e.tool)])
@@ -556,14 +551,14 @@ class SearchIndex:
 
         storage = MemoryStorage()
         index = storage.create_index(schema())
-        self._write(index, entries, source_descriptions)
+        self._write(index, entries, source_descriptions, param_texts)
         path = None
         if self.cache is not None:
             path = self.cache.store(print_, docs, storage)
         return Snapshot(index, docs, self.config, print_, path)
 
-    def _postings(self, entries: Sequence[CatalogTool], source_descriptions: Mapping[str, str]
-                  ) -> Iterator[tuple[list[tuple[str, float]], list[tuple[str, float]]]]:
+    def _postings(self, entries: Sequence[CatalogTool], source_descriptions: Mapping[str, str],
+                  param_texts: Sequence[str]) -> Iterator[tuple[list[tuple[str, float]], list[tuple[str, float]]]]:
         """Per document, in order: the BM25F pseudo-frequency of every term, and the action terms."""
         config, analyze = self.config, self._analyzer
         fields = [f for f in FIELDS if config.weight(f) > 0]
@@ -573,7 +568,7 @@ class SearchIndex:
         counted: list[list[Counter[str]]] = []
         lengths: list[list[int]] = []
         actions: list[list[tuple[str, float]]] = []
-        for entry in entries:
+        for entry, param_text in zip(entries, param_texts, strict=True):
             tool = entry.tool
             title = _title(tool)
             name_terms = analyze(f"{tool.name} {title}" if title else tool.name)
@@ -589,7 +584,7 @@ class SearchIndex:
                 elif field == "description":
                     counts = Counter(description_terms)
                 elif field == "params":
-                    counts = Counter(analyze(_param_text(tool.input_schema)))
+                    counts = Counter(analyze(param_text))
                 elif field == "source":
                     counts = source_counts.get(entry.source_id) or Counter(analyze(entry.source_id))
                 else:
@@ -612,13 +607,15 @@ class SearchIndex:
                     acc[term] = get(term, 0.0) + tf * factor
             yield list(acc.items()), actions[doc]
 
-    def _write(self, index: Any, entries: Sequence[CatalogTool], source_descriptions: Mapping[str, str]) -> None:
+    def _write(self, index: Any, entries: Sequence[CatalogTool], source_descriptions: Mapping[str, str],
+               param_texts: Sequence[str]) -> None:
         from junior_core._whoosh import write_documents
 
         # Documents are added in tool_name order, so a doc number is also the tie-break order.
         write_documents(
             index,
-            ({"terms": terms, "action": action} for terms, action in self._postings(entries, source_descriptions)),
+            ({"terms": terms, "action": action}
+             for terms, action in self._postings(entries, source_descriptions, param_texts)),
         )
 
     def search(self, query: str, *, limit: int, source_id: str | None = None,
