@@ -6,9 +6,12 @@ from typing import Literal
 
 import attrs
 
-from junior_core import ToolContext, ToolError, parse_slack_ts
+from junior_core import Conversation, ToolContext, ToolError, parse_slack_ts
 
-__all__ = ["KINDS", "Kind", "Scope", "ScopeName", "read_scopes", "source_key", "write_scope"]
+__all__ = [
+    "KINDS", "Kind", "Scope", "ScopeName", "channel_key", "conversation_scope", "read_scopes", "source_key",
+    "write_scope",
+]
 
 Kind = Literal["preference", "procedure", "knowledge"]
 ScopeName = Literal["personal", "conversation"]
@@ -21,12 +24,14 @@ class Scope:
 
     ``personal``: scope_key and subject_key are the actor key (``platform:team:user``), subject_type ``actor``.
     ``conversation`` in a public channel: the workspace key (``platform:team``), subject_type ``workspace``;
-    in a private one: the conversation's source_key (``platform:team:channel:ts``), subject_type ``thread``.
+    in a private one (DM, group DM, private channel): the channel key (``platform:team:channel``), subject_type
+    ``channel``, for top-level messages and threads alike. Its members see its whole history anyway, and each
+    top-level DM message has its own timestamp, so a per-message key would lose the memory at the next message.
     """
 
     scope: ScopeName
     scope_key: str
-    subject_type: Literal["actor", "workspace", "thread"]
+    subject_type: Literal["actor", "workspace", "channel"]
 
     @property
     def subject_key(self) -> str:
@@ -39,7 +44,10 @@ class Scope:
             return "only the person who said it"
         if self.subject_type == "workspace":
             return "everyone in this workspace's public channels"
-        return "only this private conversation"
+        platform, _, channel = self.scope_key.split(":", 2)
+        if platform == "slack" and channel.startswith("D"):
+            return "everyone in this direct message"
+        return "everyone in this private conversation"
 
 
 def source_key(context: ToolContext) -> str | None:
@@ -65,6 +73,18 @@ def personal_scope(actor_key: str) -> Scope:
     return Scope("personal", actor_key, "actor")
 
 
+def conversation_scope(conversation: Conversation) -> Scope:
+    """The workspace for a public channel; the channel itself for a private conversation."""
+    if conversation.visibility == "public":
+        return Scope("conversation", conversation.workspace_key, "workspace")
+    return Scope("conversation", channel_key(conversation), "channel")
+
+
+def channel_key(conversation: Conversation) -> str:
+    """``<platform>:<team_id>:<channel_id>``: the key of a private conversation's memories."""
+    return f"{conversation.platform}:{conversation.team_id}:{conversation.channel_id}"
+
+
 def write_scope(kind: Kind, context: ToolContext) -> Scope:
     """The scope a new memory of ``kind`` goes to, or a ``ToolError`` saying what is missing."""
     if kind == "preference":
@@ -82,16 +102,8 @@ def write_scope(kind: Kind, context: ToolContext) -> Scope:
             f"A {kind} is stored for the conversation it was said in, and the host gave no conversation. "
             "Nothing was saved.",
         )
-    key = source_key(context)
-    if conversation.visibility == "public":
-        return Scope("conversation", conversation.workspace_key, "workspace")
-    if key is None:
-        raise ToolError(
-            "missing_context",
-            f"A {kind} said in a private conversation is stored for that thread, and the host gave no thread or "
-            "message timestamp. Nothing was saved.",
-        )
-    return Scope("conversation", key, "thread")
+    source_key(context)  # a bad timestamp is refused before anything is keyed to the conversation
+    return conversation_scope(conversation)
 
 
 def read_scopes(context: ToolContext) -> list[Scope]:
@@ -101,11 +113,8 @@ def read_scopes(context: ToolContext) -> list[Scope]:
         scopes.append(personal_scope(context.actor.key))
     conversation = context.conversation
     if conversation is not None:
-        key = source_key(context)
-        if conversation.visibility == "public":
-            scopes.append(Scope("conversation", conversation.workspace_key, "workspace"))
-        elif key is not None:
-            scopes.append(Scope("conversation", key, "thread"))
+        source_key(context)
+        scopes.append(conversation_scope(conversation))
     if not scopes:
         raise ToolError(
             "missing_context",

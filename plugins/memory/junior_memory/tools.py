@@ -111,8 +111,8 @@ class MemoryTools:
         kind: 'preference' is about the speaker personally (their tastes, how they like answers) and is kept for
         that person only; 'procedure' is how the team does a task (release steps, review rules); 'knowledge' is a
         durable fact about the shared environment (which service owns what, where things live). Procedures and
-        knowledge are shared with the workspace when said in a public channel and kept to the thread in a private
-        conversation.
+        knowledge are shared with the workspace when said in a public channel and kept to the conversation itself,
+        all of it, in a private one (a DM or private channel).
 
         Who is speaking and where come from the conversation, never from arguments: do not pass user ids, names or
         scopes. Write content as one self-contained statement, at most 4,000 characters. Credentials (tokens,
@@ -262,7 +262,7 @@ class MemoryTools:
         context: ToolContext,
     ) -> dict[str, Any]:
         """List the memories visible here, newest first: the speaker's own preferences plus the procedures and
-        knowledge of this conversation (the workspace in a public channel, the thread in a private one). Use to
+        knowledge of this conversation (the workspace in a public channel, the whole channel in a private one). Use to
         show everything kept about the user ("what do you remember about me?", "show me everything you have on
         me") or to find an id before forgetting. Archived and expired memories are not shown; other people's
         personal memories never are.

@@ -69,7 +69,7 @@ def test_installed_plugin_remembers_and_the_memory_survives_a_restart(db_url: st
     assert [m["content"] for m in bob_private] == ["The VPN config is in the wiki"]
     scopes = rows("SELECT scope, scope_key, kind FROM junior_memory_memories ORDER BY kind")
     assert scopes == [
-        {"scope": "conversation", "scope_key": "slack:T1:GPRIVATE:1700000100.000300", "kind": "knowledge"},
+        {"scope": "conversation", "scope_key": "slack:T1:GPRIVATE", "kind": "knowledge"},
         {"scope": "personal", "scope_key": "slack:T1:UALICE", "kind": "preference"},
         {"scope": "conversation", "scope_key": "slack:T1", "kind": "procedure"},
     ]

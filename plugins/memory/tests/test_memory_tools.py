@@ -52,15 +52,34 @@ def test_procedure_in_a_public_channel_is_workspace_scoped_and_not_personal(rt: 
     assert ok(rt.execute_tool("memory__list", {}, ctx(BOB, PRIVATE)))["memories"] == []
 
 
-def test_knowledge_in_a_private_channel_stays_in_that_thread(rt: Runtime, rows: Any) -> None:
-    ok(remember(rt, "The staging database is rebuilt every Sunday", "knowledge", ctx(ALICE, PRIVATE)))
+def test_knowledge_in_a_private_channel_belongs_to_the_channel(rt: Runtime, rows: Any) -> None:
+    result = ok(remember(rt, "The staging database is rebuilt every Sunday", "knowledge", ctx(ALICE, PRIVATE)))
+    assert result["visible_to"] == "everyone in this private conversation"
     active = rows(ACTIVE)
-    assert [(r["scope"], r["scope_key"], r["subject_type"]) for r in active] == [
-        ("conversation", "slack:T1:GPRIVATE:1700000100.000300", "thread")
+    assert [(r["scope"], r["scope_key"], r["subject_type"], r["source_key"]) for r in active] == [
+        ("conversation", "slack:T1:GPRIVATE", "channel", "slack:T1:GPRIVATE:1700000100.000300")
     ]
+    # Another thread and a top-level message of the same private channel see it; other conversations do not.
     assert len(ok(rt.execute_tool("memory__list", {}, ctx(BOB, PRIVATE)))["memories"]) == 1
-    assert ok(rt.execute_tool("memory__list", {}, ctx(ALICE, PRIVATE_OTHER)))["memories"] == []
+    assert len(ok(rt.execute_tool("memory__list", {}, ctx(ALICE, PRIVATE_OTHER)))["memories"]) == 1
+    top_level = Conversation("slack", "T1", "GPRIVATE", message_ts="1700000300.000100", visibility="private")
+    assert len(ok(rt.execute_tool("memory__list", {}, ctx(BOB, top_level)))["memories"]) == 1
+    other_private = Conversation("slack", "T1", "GOTHER", thread_ts="1700000100.000300", visibility="private")
+    assert ok(rt.execute_tool("memory__list", {}, ctx(ALICE, other_private)))["memories"] == []
     assert ok(rt.execute_tool("memory__list", {}, ctx(ALICE, PUBLIC)))["memories"] == []
+
+
+def test_a_procedure_saved_in_a_dm_is_there_at_the_next_dm_message(rt: Runtime, rows: Any) -> None:
+    first = Conversation("slack", "T1", "D0ALICE", message_ts="1700000400.000100", visibility="private")
+    result = ok(remember(rt, "Deploys go out through the release channel", "procedure", ctx(ALICE, first)))
+    assert (result["scope"], result["visible_to"]) == ("conversation", "everyone in this direct message")
+    following = Conversation("slack", "T1", "D0ALICE", message_ts="1700000460.000200", visibility="private")
+    listed = ok(rt.execute_tool("memory__list", {}, ctx(ALICE, following)))["memories"]
+    assert [m["content"] for m in listed] == ["Deploys go out through the release channel"]
+    another_dm = Conversation("slack", "T1", "D0BOB", message_ts="1700000460.000200", visibility="private")
+    assert ok(rt.execute_tool("memory__list", {}, ctx(ALICE, another_dm)))["memories"] == []
+    assert ok(rt.execute_tool("memory__list", {}, ctx(ALICE, PUBLIC)))["memories"] == []
+    assert [r["scope_key"] for r in rows(ACTIVE)] == ["slack:T1:D0ALICE"]
 
 
 def test_retry_with_the_same_tool_call_id_makes_one_row(rt: Runtime, rows: Any) -> None:
