@@ -33,6 +33,7 @@ import _data
 
 from junior_core import Runtime, Source, Tool, ToolContext, hookimpl
 from junior_core import search as search_module
+from junior_core.analysis import param_text
 
 _WORD = re.compile(r"\w+")
 
@@ -65,7 +66,7 @@ def latencies(fn: Callable[[str], Any], queries: Sequence[str]) -> tuple[float, 
 
 
 def document(entry: Any) -> str:
-    return f"{entry.tool.name} {entry.tool.description} {search_module._param_text(entry.tool.input_schema)}"
+    return f"{entry.tool.name} {entry.tool.description} {param_text(entry.tool.input_schema)}"
 
 
 def compare_search(label: str, entries: Sequence[Any], sources: dict[str, str], queries: Sequence[str],

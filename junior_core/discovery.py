@@ -9,7 +9,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from junior_core import protocol
-from junior_core.search import SearchIndex, summarize
+from junior_core.analysis import summarize
+from junior_core.search import SearchIndex
 
 if TYPE_CHECKING:
     from junior_core.catalog import Catalog, CatalogTool

@@ -19,13 +19,15 @@ import os
 import shutil
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 
-if TYPE_CHECKING:
-    from junior_core.search import IndexedDocs, RankingConfig, Snapshot
+import attrs
 
-__all__ = ["IndexCache", "default_cache_dir"]
+__all__ = ["IndexCache", "IndexedDocs", "default_cache_dir"]
+
+T = TypeVar("T")
 
 log = logging.getLogger("junior.search")
 
@@ -34,6 +36,30 @@ KEEP = 8
 """Indexes kept besides the one just stored: one per catalog a user switches between (tests, configs)."""
 MAX_AGE_S = 30 * 24 * 3600
 STALE_TMP_S = 3600
+
+
+@attrs.frozen
+class IndexedDocs:
+    """What a Whoosh index holds besides postings, by doc number: tool_name, source, which tools write, and
+    which need an argument (a search term, an id) rather than listing what there is."""
+
+    names: list[str]
+    sources: list[str]
+    writes: list[int]
+    needs_input: list[int] = attrs.field(factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"names": self.names, "sources": self.sources, "writes": self.writes, "needs_input": self.needs_input}
+
+    @classmethod
+    def from_json(cls, data: Any) -> IndexedDocs:
+        names, sources, writes = data["names"], data["sources"], data["writes"]
+        needs_input = data.get("needs_input", [])
+        if not all(isinstance(v, list) for v in (names, sources, writes, needs_input)):
+            raise ValueError("malformed index metadata")
+        if len(names) != len(sources) or not all(isinstance(n, str) for n in names + sources):
+            raise ValueError("malformed index metadata")
+        return cls(names, sources, [int(w) for w in writes], [int(n) for n in needs_input])
 
 
 def default_cache_dir() -> Path:
@@ -62,13 +88,15 @@ class IndexCache:
         self._warned = True
 
     # -- reading -------------------------------------------------------------------------------
-    def open(self, fingerprint: str, docs: IndexedDocs, config: RankingConfig) -> Snapshot | None:
-        """The stored index for ``fingerprint``, checked against ``docs``; None when absent or unusable."""
+    def open(self, fingerprint: str, docs: IndexedDocs, use: Callable[[Any, IndexedDocs, str], T]) -> T | None:
+        """``use(index, stored docs, path)`` on the stored index for ``fingerprint``, checked against ``docs``.
+
+        None when absent or unusable; a failure inside ``use`` (a damaged segment a searcher cannot read) counts as
+        unusable too.
+        """
         path = self.path(fingerprint)
         if not path.is_dir():
             return None
-        from junior_core.search import IndexedDocs, Snapshot
-
         try:
             meta = json.loads((path / META).read_text(encoding="utf-8"))
             if meta.get("fingerprint") != fingerprint:
@@ -81,14 +109,14 @@ class IndexCache:
             index = FileStorage(str(path), readonly=True).open_index()
             if index.doc_count_all() != len(docs.names):
                 raise ValueError("document count does not match")
-            snapshot = Snapshot(index, stored, config, fingerprint, str(path))
+            opened = use(index, stored, str(path))
         except Exception as exc:  # noqa: BLE001 - any damage means: rebuild
             self._problem("search index cache %s is unusable (%s: %s); rebuilding it", path, type(exc).__name__, exc)
             self._discard(path)
             return None
         with contextlib.suppress(OSError):  # last use, for pruning; a read-only cache still opens
             os.utime(path / META)
-        return snapshot
+        return opened
 
     # -- writing -------------------------------------------------------------------------------
     def store(self, fingerprint: str, docs: IndexedDocs, storage: Any) -> str | None:

@@ -22,6 +22,7 @@ from junior_core import protocol
 from junior_core._fastcheck import Check, compile_check
 from junior_core._limits import nesting_error, too_deep
 from junior_core._workers import BackgroundLoop, Call, DaemonPool, Guarded, HandlerExit, HungCalls, Ticket
+from junior_core.analysis import summarize
 from junior_core.catalog import Catalog, CatalogTool, Tool
 from junior_core.context import Actor, Conversation, Message, ToolContext
 from junior_core.discovery import NOTHING_HIDDEN, Discovery
@@ -40,7 +41,6 @@ from junior_core.protocol import (
     validation_error,
 )
 from junior_core.registry import Register
-from junior_core.search import summarize
 
 __all__ = ["Answered", "Prepared", "Runtime"]
 

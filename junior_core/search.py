@@ -3,8 +3,8 @@
 Every tool is a document with fields ``name`` (local name and annotation title), ``keywords`` (the words a tool
 declares for what it does), ``description`` (the full text), ``params`` (parameter names, titles, descriptions
 and enum values), ``source`` (source id and description) and, if ``pairs_weight`` is set, ``pairs`` (adjacent
-terms of the name and description, a cheap proximity signal; off by default). Text analysis: identifiers split,
-Whoosh's stop list plus English function words, Whoosh's Porter2 stemmer, CJK characters and bigrams.
+terms of the name and description, a cheap proximity signal; off by default). Text analysis is
+``junior_core.analysis``.
 
 Scoring is BM25F (Robertson & Zaragoza 2009): per field, the term frequency over the field's length norm times
 the field's weight, summed into one pseudo-frequency per term and document, then saturated once per term, so a
@@ -14,7 +14,7 @@ weight of a single Whoosh field, ``terms``, through a small ``Format``; a ``Weig
 query time: idf · (k1 + 1) · w / (w + k1). Postings, document frequencies and the searcher are Whoosh's; a
 query is an ``Or`` of ``Term``s built in code (no query parser), with the source as a ``filter``.
 
-Intent, on top of the words (see ``Intent``): the request's leading verb ("jot down ...", "unsave ...") is
+Intent, on top of the words (see ``junior_core.intent``): the request's leading verb ("jot down ...", "unsave ...") is
 matched a second time against the tool's name and declared keywords (field ``action``), and a question ("what
 do you remember about me?") ranks tools that declare they write (``readOnlyHint: false``) lower.
 
@@ -27,108 +27,26 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import re
 import threading
 from collections import Counter
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 import attrs
+
+from junior_core.analysis import Analyzer, pairs, param_text
+from junior_core.index_cache import IndexedDocs
+from junior_core.intent import Intent
 
 if TYPE_CHECKING:
     from junior_core.catalog import CatalogTool
     from junior_core.index_cache import IndexCache
 
-__all__ = ["Intent", "RankingConfig", "SearchIndex", "SearchResult", "split_identifier", "summarize"]
+__all__ = ["RankingConfig", "SearchIndex", "SearchResult", "Snapshot", "fingerprint"]
 
 log = logging.getLogger("junior.search")
 
-SUMMARY_LIMIT = 180
-_PARAGRAPH = re.compile(r"\n\s*\n")
-_SPACE = re.compile(r"\s+")
-# Raw tokens keep '_' and '-' inside identifiers so the whole identifier is a term too.
-_TOKEN = re.compile(r"[^\W_]+(?:[_-][^\W_]+)*")
-# Identifier parts: "getHTTPResponse2Code" -> get, HTTP, Response, 2, Code.
-_IDENT_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+", re.UNICODE)
-_CHUNK = re.compile(r"[^\W_]+")
-_CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_CJK = re.compile(f"[{_CJK_CHARS}]")
-_CJK_RUN = re.compile(f"[{_CJK_CHARS}]+|[^{_CJK_CHARS}]+")
-_CACHE_LIMIT = 200_000
-_PAIR = "\x1f"  # joins two terms into a proximity term; never produced by analysis
-
-
-def summarize(description: str) -> str:
-    """First paragraph, whitespace collapsed, at most 180 characters (177 + '...')."""
-    first = _PARAGRAPH.split(description.strip(), maxsplit=1)[0]
-    text = _SPACE.sub(" ", first).strip()
-    if len(text) > SUMMARY_LIMIT:
-        return text[: SUMMARY_LIMIT - 3].rstrip() + "..."
-    return text
-
-
-def split_identifier(token: str) -> list[str]:
-    """Split camelCase, snake_case, kebab-case and digits: ``getHTTPStatus_2`` -> get, HTTP, Status, 2.
-
-    Case is read with ``str.isupper``/``islower`` so accented letters stay inside their word (``café``).
-    """
-    parts: list[str] = []
-    for chunk in _CHUNK.findall(token):
-        if chunk.isascii():
-            parts.extend(_IDENT_PART.findall(chunk))
-            continue
-        start = 0
-        for i in range(1, len(chunk)):
-            prev, char = chunk[i - 1], chunk[i]
-            nxt = chunk[i + 1] if i + 1 < len(chunk) else ""
-            if (
-                prev.isdigit() != char.isdigit()
-                or (prev.islower() and char.isupper())
-                or (prev.isupper() and char.isupper() and nxt.islower())
-            ):
-                parts.append(chunk[start:i])
-                start = i
-        parts.append(chunk[start:])
-    return parts
-
-
-def _param_text(schema: Mapping[str, Any]) -> str:
-    """Parameter names and descriptions of a JSON Schema, nested properties included."""
-    parts: list[str] = []
-
-    def walk(node: Any, depth: int) -> None:
-        if depth > 4 or not isinstance(node, Mapping):
-            return
-        props = node.get("properties")
-        if isinstance(props, Mapping):
-            for key, sub in props.items():
-                parts.append(str(key))
-                if isinstance(sub, Mapping):
-                    for text_key in ("title", "description"):
-                        value = sub.get(text_key)
-                        if isinstance(value, str):
-                            parts.append(value)
-                    enum = sub.get("enum")
-                    if isinstance(enum, list):
-                        parts.extend(str(item) for item in enum if isinstance(item, str))
-                    walk(sub, depth + 1)
-                    walk(sub.get("items"), depth + 1)
-
-    walk(schema, 0)
-    return " \n ".join(parts)
-
-
 FIELDS = ("name", "keywords", "description", "params", "source", "pairs")
-# English function words and request fillers ("can you help me find ...") on top of Whoosh's list: they
-# carry no tool meaning, yet match any description that happens to use them.
-EXTRA_STOP_WORDS = frozenset(
-    """i me my mine myself our ours he she they them their his her its what which who whom whose where how why
-    do does did doing done was were been being has had having would could should shall might must am so than
-    too very just also about into over out up any some all each every there here then these those please want
-    need like let know help""".split()
-)
-FILLER_STOP_WORDS = frozenset("find get show give tell provide make use using".split())
 
 
 @attrs.frozen
@@ -165,235 +83,6 @@ class RankingConfig:
     def b(self, field: str) -> float:
         return float(getattr(self, f"{field}_b"))
 
-    @classmethod
-    def ablations(cls) -> dict[str, RankingConfig]:
-        """The default with one feature switched off, by a short label (for the retrieval benchmark)."""
-        base = cls()
-        return {
-            "no stemming": attrs.evolve(base, stem=False),
-            "Porter instead of Porter2 stemmer": attrs.evolve(base, porter2=False),
-            "no stop words": attrs.evolve(base, stop_words=False, extra_stop_words=False),
-            "Whoosh stop list only": attrs.evolve(base, extra_stop_words=False),
-            "k1 1.2 (BM25 default)": attrs.evolve(base, k1=1.2),
-            "no identifier splitting": attrs.evolve(base, split_identifiers=False),
-            "with proximity pairs (weight 0.1)": attrs.evolve(base, pairs_weight=0.1),
-            "no params field": attrs.evolve(base, params_weight=0.0),
-            "no source field": attrs.evolve(base, source_weight=0.0),
-            "equal field weights": attrs.evolve(
-                base, name_weight=1.0, description_weight=1.0, params_weight=1.0, source_weight=1.0
-            ),
-            "no CJK n-grams": attrs.evolve(base, cjk_ngrams=False),
-            "no leading-verb match": attrs.evolve(base, action_weight=0.0),
-            "no question mood": attrs.evolve(base, readers_first=False),
-        }
-
-
-class Analyzer:
-    """Text to index terms: identifiers split (whole kept too), lowercased, stop words dropped, stemmed (Porter2).
-
-    CJK runs become single characters and character bigrams, since they have no spaces between words.
-    Each distinct raw token is analysed once and cached.
-    """
-
-    def __init__(self, config: RankingConfig) -> None:
-        from whoosh.analysis import STOP_WORDS
-        from whoosh.lang.porter import stem
-
-        self.config = config
-        self._stem = stem
-        if config.porter2:
-            from whoosh.lang.snowball.english import EnglishStemmer
-
-            self._stem = EnglishStemmer().stem
-        stop: set[str] = set()
-        if config.stop_words:
-            stop |= STOP_WORDS
-        if config.extra_stop_words:
-            stop |= EXTRA_STOP_WORDS
-        if config.filler_stop_words:
-            stop |= FILLER_STOP_WORDS
-        self._stop = frozenset(stop)
-        self._cache: dict[str, tuple[str, ...]] = {}
-        self._stems: dict[str, str] = {}
-
-    def __call__(self, text: str) -> list[str]:
-        out: list[str] = []
-        cache = self._cache
-        for match in _TOKEN.finditer(text):
-            raw = match.group()
-            terms = cache.get(raw)
-            if terms is None:
-                if len(cache) >= _CACHE_LIMIT:  # queries bring endless new words; keep memory bounded
-                    cache.clear()
-                terms = cache[raw] = tuple(self._token(raw))
-            out.extend(terms)
-        return out
-
-    def exact(self, text: str) -> list[str]:
-        """Words as they are, lowercased, stop words dropped, not stemmed: how declared keywords are matched.
-
-        "save" matches "save", not "saved" (which describes memories already kept).
-        """
-        stop = self._stop
-        words = (word.lower() for word in _KEYWORD_WORD.findall(text[:2000]))
-        return [KEYWORD_MARK + word for word in words if word not in stop]
-
-    def _token(self, raw: str) -> Iterator[str]:
-        if _CJK.search(raw):
-            for run in _CJK_RUN.findall(raw):
-                if _CJK.match(run):
-                    yield from self._cjk(run)
-                else:
-                    yield from self(run)
-            return
-        parts = split_identifier(raw) if self.config.split_identifiers else [raw]
-        words = parts if len(parts) > 1 else [raw]
-        for word in words:
-            yield from self._word(word.lower())
-        if len(parts) > 1:
-            yield raw.lower().replace("-", "_")
-
-    def _word(self, word: str) -> Iterator[str]:
-        if word in self._stop:
-            return
-        if not self.config.stem or word.isdigit():
-            yield word
-            return
-        stemmed = self._stems.get(word)
-        if stemmed is None:
-            if len(self._stems) >= _CACHE_LIMIT:
-                self._stems.clear()
-            stemmed = self._stems[word] = self._stem(word)
-        yield stemmed
-
-    def _cjk(self, run: str) -> Iterator[str]:
-        if not self.config.cjk_ngrams:
-            yield run
-            return
-        for i, char in enumerate(run):
-            yield char
-            if i + 1 < len(run):
-                yield run[i : i + 2]
-
-
-_KEYWORD_WORD = re.compile(r"[^\W_]+")
-KEYWORD_MARK = "="
-"""Prefix of keyword terms: they live beside the stemmed terms, in the same field, as exact words."""
-
-
-def _pairs(terms: Sequence[str]) -> list[str]:
-    return [f"{a}{_PAIR}{b}" for a, b in pairwise(terms) if a != b]
-
-
-# -- intent -------------------------------------------------------------------------------------
-
-_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
-# Courtesy and framing before the request itself: "hey, could you please ..." -> "...".
-_OPENERS = frozenset("hey hi hello ok okay so now and also please pls kindly just quickly go ahead oh".split())
-_ASKS = (
-    ("can", "you"), ("could", "you"), ("would", "you"), ("will", "you"), ("can", "i"), ("could", "i"),
-    ("i", "want", "you", "to"), ("i", "need", "you", "to"), ("i'd", "like", "you", "to"),
-    ("i", "would", "like", "you", "to"), ("i", "want", "to"), ("i", "need", "to"), ("i'd", "like", "to"),
-    ("i", "would", "like", "to"), ("help", "me"), ("let's",), ("lets",), ("let", "us"), ("try", "to"),
-    ("make", "sure", "to"), ("remember", "to"),
-)
-_WH = frozenset("what which who whom whose when where why how".split())
-_AUX = frozenset("do does did is are was were have has had".split())
-_SUBJECTS = frozenset("you i we there it anything something any".split())
-_NEGATIONS = frozenset("don't dont never not".split())
-# "tell me what ...", "check whether ...": a question put as a request.
-_REPORT_VERBS = frozenset("tell show remind let check see".split())
-_IF = frozenset("whether if".split())
-_LIGHT_VERBS = frozenset("make get take have give put".split())
-_EVERYTHING = frozenset("all every everything entire whole complete".split())
-_PRONOUNS = frozenset("i i'm i've i'd i'll my me we we're our us he she they it it's this that the a an".split())
-
-
-@attrs.frozen
-class Intent:
-    """What a request asks for beyond its words: its action verbs, and whether it is a question.
-
-    ``verbs`` are the first word of each clause once courtesy ("please", "could you", "I want you to") is set
-    aside ("jot down ...", "I like tabs, save that" -> jot, save), and in a question the verb after its subject
-    ("do you recall ...", "what did I tell you ..." -> recall, tell). ``question`` is true for "what/which/who
-    ..." and "do you / did I / is there ..." openings and for questions put as requests ("tell me what you
-    know", "check whether you remember"); "how do I create ..." asks to act, so its verb counts instead.
-    Which words are verbs is not known here: a word that names no tool's action simply matches nothing in the
-    ``action`` field.
-    """
-
-    verbs: tuple[str, ...]
-    question: bool
-    everything: bool = False
-    """The request asks for all of something ("all", "every", "entire", ...): reading, unless a verb says write."""
-
-    @classmethod
-    def of(cls, text: str) -> Intent:
-        verbs: list[str] = []
-        question = False
-        for number, clause in enumerate(_CLAUSE.split(text[:300])):
-            words = [w.lower().replace("’", "'") for w in _WORD.findall(clause)]
-            verb, asks = _clause_verb(words)
-            if asks and number == 0:
-                question = True
-            if verb is not None and verb not in verbs:
-                verbs.append(verb)
-            if len(verbs) == 3:
-                break
-        said = {w.lower() for w in _WORD.findall(text[:300])}
-        return cls(tuple(verbs), question, bool(said & _EVERYTHING))
-
-
-_CLAUSE = re.compile(r"[,;:.!?]+\s+|\s+(?:and then|then|and)\s+|[,;:!?]+$")
-
-
-def _clause_verb(words: list[str]) -> tuple[str | None, bool]:
-    """The action verb of one clause, and whether the clause asks a question."""
-    i = 0
-    while i < len(words) and words[i] in _OPENERS:
-        i += 1
-    asked = False
-    for ask in _ASKS:
-        if tuple(words[i : i + len(ask)]) == ask:
-            i += len(ask)
-            asked = True
-            break
-    while i < len(words) and words[i] in _OPENERS:
-        i += 1
-    if i >= len(words):
-        return None, False
-    first = words[i]
-    if first == "how" and not asked:
-        # "how do I create ...": a how-to asks to act, not to read; its verb follows the subject.
-        j = i + 1
-        if j < len(words) and words[j] in _AUX:
-            j += 1
-        if j < len(words) and words[j] in _SUBJECTS:
-            j += 1
-        return (words[j] if j < len(words) and words[j] not in _PRONOUNS else None), False
-    if not asked and (first in _WH or first in _AUX):
-        # "what did I tell you", "do you recall", "is there a ...": the verb follows the subject, if any.
-        j = i + 1 if first in _WH else i
-        if j < len(words) and words[j] in _AUX:
-            j += 1
-        if first in _AUX and (j >= len(words) or words[j] not in _SUBJECTS):
-            return None, False
-        if j < len(words) and words[j] in _SUBJECTS:
-            j += 1
-        verb = words[j] if j < len(words) and words[j] not in _SUBJECTS and words[j] not in _PRONOUNS else None
-        return verb, True
-    if first in _LIGHT_VERBS:
-        # "make a note", "get rid of it": the noun after a light verb carries the action.
-        j = i + 1
-        while j < len(words) and words[j] in _PRONOUNS:
-            j += 1
-        return (words[j] if j < len(words) else None), False
-    if first in _REPORT_VERBS and any(w in _WH or w in _IF for w in words[i + 1 : i + 4]):
-        return None, True
-    if first in _NEGATIONS or first.isdigit() or first in _SUBJECTS or first in _PRONOUNS:
-        return None, False
-    return first, False
-
 
 # -- the Whoosh index -----------------------------------------------------------------------------
 
@@ -406,30 +95,6 @@ class SearchResult:
 
     tool_names: list[str]
     total: int
-
-
-@attrs.frozen
-class IndexedDocs:
-    """What a Whoosh index holds besides postings, by doc number: tool_name, source, which tools write, and
-    which need an argument (a search term, an id) rather than listing what there is."""
-
-    names: list[str]
-    sources: list[str]
-    writes: list[int]
-    needs_input: list[int] = attrs.field(factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"names": self.names, "sources": self.sources, "writes": self.writes, "needs_input": self.needs_input}
-
-    @classmethod
-    def from_json(cls, data: Any) -> IndexedDocs:
-        names, sources, writes = data["names"], data["sources"], data["writes"]
-        needs_input = data.get("needs_input", [])
-        if not all(isinstance(v, list) for v in (names, sources, writes, needs_input)):
-            raise ValueError("malformed index metadata")
-        if len(names) != len(sources) or not all(isinstance(n, str) for n in names + sources):
-            raise ValueError("malformed index metadata")
-        return cls(names, sources, [int(w) for w in writes], [int(n) for n in needs_input])
 
 
 class Snapshot:
@@ -474,7 +139,7 @@ def fingerprint(tools: Sequence[CatalogTool], source_descriptions: Mapping[str, 
                 param_texts: Sequence[str]) -> str:
     """A hash of everything an index is built from: indexed text, ranking settings, versions of junior and Whoosh.
 
-    ``tools`` in tool_name order, ``param_texts`` their ``_param_text`` (computed once for hashing and indexing).
+    ``tools`` in tool_name order, ``param_texts`` their ``param_text`` (computed once for hashing and indexing).
     """
     from importlib.metadata import PackageNotFoundError, version
 
@@ -538,13 +203,15 @@ class SearchIndex:
 
     def _make(self, tools: Sequence[CatalogTool], source_descriptions: Mapping[str, str]) -> Snapshot:
         entries = sorted(tools, key=lambda t: t.tool_name)
-        param_texts = [_param_text(entry.tool.input_schema) for entry in entries]
+        param_texts = [param_text(entry.tool.input_schema) for entry in entries]
         print_ = fingerprint(entries, source_descriptions, self.config, param_texts)
         docs = IndexedDocs([e.tool_name for e in entries], [e.source_id for e in entries],
                            [doc for doc, e in enumerate(entries) if _writes(e.tool)],
                            [doc for doc, e in enumerate(entries) if _needs_input(e.tool)])
         if self.cache is not None:
-            opened = self.cache.open(print_, docs, self.config)
+            opened = self.cache.open(
+                print_, docs, lambda index, stored, path: Snapshot(index, stored, self.config, print_, path)
+            )
             if opened is not None:
                 return opened
         from junior_core._whoosh import MemoryStorage, schema
@@ -568,7 +235,7 @@ class SearchIndex:
         counted: list[list[Counter[str]]] = []
         lengths: list[list[int]] = []
         actions: list[list[tuple[str, float]]] = []
-        for entry, param_text in zip(entries, param_texts, strict=True):
+        for entry, params_of in zip(entries, param_texts, strict=True):
             tool = entry.tool
             title = _title(tool)
             name_terms = analyze(f"{tool.name} {title}" if title else tool.name)
@@ -584,11 +251,11 @@ class SearchIndex:
                 elif field == "description":
                     counts = Counter(description_terms)
                 elif field == "params":
-                    counts = Counter(analyze(param_text))
+                    counts = Counter(analyze(params_of))
                 elif field == "source":
                     counts = source_counts.get(entry.source_id) or Counter(analyze(entry.source_id))
                 else:
-                    counts = Counter(_pairs(name_terms) + _pairs(description_terms))
+                    counts = Counter(pairs(name_terms) + pairs(description_terms))
                 doc_counts.append(counts)
             counted.append(doc_counts)
             lengths.append([counts.total() for counts in doc_counts])
@@ -635,7 +302,7 @@ class SearchIndex:
 
         wanted = list(dict.fromkeys(terms + declared))
         if self.config.pairs_weight > 0:
-            wanted += list(dict.fromkeys(_pairs(terms)))
+            wanted += list(dict.fromkeys(pairs(terms)))
         clauses = [Term("terms", term) for term in wanted]
         intent = Intent.of(query)
         verb_terms = list(dict.fromkeys(self._analyzer(" ".join(intent.verbs)))) if intent.verbs else []

@@ -93,8 +93,9 @@ def test_a_corrupt_index_is_rebuilt_with_one_log_line(
     assert len(warnings) == 1 and "unusable" in warnings[0].getMessage()
     # The damaged copy was replaced by a good one.
     [index_dir] = stored(cache_dir)
-    assert IndexCache(cache_dir).open(rt.discovery.index.snapshot.fingerprint, rt.discovery.index.snapshot.docs,
-                                      rt.discovery.index.config) is not None
+    snapshot = rt.discovery.index.snapshot
+    opened = IndexCache(cache_dir).open(snapshot.fingerprint, snapshot.docs, lambda index, docs, path: docs)
+    assert opened == snapshot.docs
 
 
 def test_metadata_that_does_not_match_the_catalog_is_not_trusted(

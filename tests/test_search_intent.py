@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 
 from junior_core import Runtime, Source, Tool
-from junior_core.search import Intent
+from junior_core.intent import Intent
 from tests.conftest import OBJECT, SourcePlugin, echo
 
 

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from junior_core import Runtime, Source, Tool, ToolContext, hookimpl
-from junior_core.search import SearchIndex, split_identifier, summarize
+from junior_core.analysis import split_identifier, summarize
+from junior_core.search import SearchIndex
 
 
 def _noop(arguments: dict[str, Any], context: ToolContext) -> dict[str, Any]:
@@ -169,9 +170,9 @@ def test_summary_is_cut_at_180_characters_with_an_ellipsis() -> None:
 
 
 def test_analysis_cache_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    import junior_core.search as search
+    import junior_core.analysis as analysis
 
-    monkeypatch.setattr(search, "_CACHE_LIMIT", 50)
+    monkeypatch.setattr(analysis, "_CACHE_LIMIT", 50)
     index = SearchIndex()
     index.analyze(" ".join(f"word{i}" for i in range(500)))
     assert len(index._analyzer._cache) <= 50

@@ -1,0 +1,197 @@
+"""Text analysis for the search index, and the summaries searchTools shows.
+
+Text to index terms: identifiers split (camelCase, snake_case, kebab-case, digits; the whole identifier kept
+too), lowercased, Whoosh's stop list plus English function words dropped, Whoosh's Porter2 stemmer, CJK
+characters and bigrams. Declared keywords are matched as exact words beside the stemmed terms.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from itertools import pairwise
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from junior_core.search import RankingConfig
+
+__all__ = ["KEYWORD_MARK", "SUMMARY_LIMIT", "Analyzer", "pairs", "param_text", "split_identifier", "summarize"]
+
+SUMMARY_LIMIT = 180
+_PARAGRAPH = re.compile(r"\n\s*\n")
+_SPACE = re.compile(r"\s+")
+# Raw tokens keep '_' and '-' inside identifiers so the whole identifier is a term too.
+_TOKEN = re.compile(r"[^\W_]+(?:[_-][^\W_]+)*")
+# Identifier parts: "getHTTPResponse2Code" -> get, HTTP, Response, 2, Code.
+_IDENT_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+", re.UNICODE)
+_CHUNK = re.compile(r"[^\W_]+")
+_CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_CJK = re.compile(f"[{_CJK_CHARS}]")
+_CJK_RUN = re.compile(f"[{_CJK_CHARS}]+|[^{_CJK_CHARS}]+")
+_CACHE_LIMIT = 200_000
+_PAIR = "\x1f"  # joins two terms into a proximity term; never produced by analysis
+
+def summarize(description: str) -> str:
+    """First paragraph, whitespace collapsed, at most 180 characters (177 + '...')."""
+    first = _PARAGRAPH.split(description.strip(), maxsplit=1)[0]
+    text = _SPACE.sub(" ", first).strip()
+    if len(text) > SUMMARY_LIMIT:
+        return text[: SUMMARY_LIMIT - 3].rstrip() + "..."
+    return text
+
+
+def split_identifier(token: str) -> list[str]:
+    """Split camelCase, snake_case, kebab-case and digits: ``getHTTPStatus_2`` -> get, HTTP, Status, 2.
+
+    Case is read with ``str.isupper``/``islower`` so accented letters stay inside their word (``café``).
+    """
+    parts: list[str] = []
+    for chunk in _CHUNK.findall(token):
+        if chunk.isascii():
+            parts.extend(_IDENT_PART.findall(chunk))
+            continue
+        start = 0
+        for i in range(1, len(chunk)):
+            prev, char = chunk[i - 1], chunk[i]
+            nxt = chunk[i + 1] if i + 1 < len(chunk) else ""
+            if (
+                prev.isdigit() != char.isdigit()
+                or (prev.islower() and char.isupper())
+                or (prev.isupper() and char.isupper() and nxt.islower())
+            ):
+                parts.append(chunk[start:i])
+                start = i
+        parts.append(chunk[start:])
+    return parts
+
+
+def param_text(schema: Mapping[str, Any]) -> str:
+    """Parameter names and descriptions of a JSON Schema, nested properties included."""
+    parts: list[str] = []
+
+    def walk(node: Any, depth: int) -> None:
+        if depth > 4 or not isinstance(node, Mapping):
+            return
+        props = node.get("properties")
+        if isinstance(props, Mapping):
+            for key, sub in props.items():
+                parts.append(str(key))
+                if isinstance(sub, Mapping):
+                    for text_key in ("title", "description"):
+                        value = sub.get(text_key)
+                        if isinstance(value, str):
+                            parts.append(value)
+                    enum = sub.get("enum")
+                    if isinstance(enum, list):
+                        parts.extend(str(item) for item in enum if isinstance(item, str))
+                    walk(sub, depth + 1)
+                    walk(sub.get("items"), depth + 1)
+
+    walk(schema, 0)
+    return " \n ".join(parts)
+
+# English function words and request fillers ("can you help me find ...") on top of Whoosh's list: they
+# carry no tool meaning, yet match any description that happens to use them.
+EXTRA_STOP_WORDS = frozenset(
+    """i me my mine myself our ours he she they them their his her its what which who whom whose where how why
+    do does did doing done was were been being has had having would could should shall might must am so than
+    too very just also about into over out up any some all each every there here then these those please want
+    need like let know help""".split()
+)
+FILLER_STOP_WORDS = frozenset("find get show give tell provide make use using".split())
+
+class Analyzer:
+    """Text to index terms: identifiers split (whole kept too), lowercased, stop words dropped, stemmed (Porter2).
+
+    CJK runs become single characters and character bigrams, since they have no spaces between words.
+    Each distinct raw token is analysed once and cached.
+    """
+
+    def __init__(self, config: RankingConfig) -> None:
+        from whoosh.analysis import STOP_WORDS
+        from whoosh.lang.porter import stem
+
+        self.config = config
+        self._stem = stem
+        if config.porter2:
+            from whoosh.lang.snowball.english import EnglishStemmer
+
+            self._stem = EnglishStemmer().stem
+        stop: set[str] = set()
+        if config.stop_words:
+            stop |= STOP_WORDS
+        if config.extra_stop_words:
+            stop |= EXTRA_STOP_WORDS
+        if config.filler_stop_words:
+            stop |= FILLER_STOP_WORDS
+        self._stop = frozenset(stop)
+        self._cache: dict[str, tuple[str, ...]] = {}
+        self._stems: dict[str, str] = {}
+
+    def __call__(self, text: str) -> list[str]:
+        out: list[str] = []
+        cache = self._cache
+        for match in _TOKEN.finditer(text):
+            raw = match.group()
+            terms = cache.get(raw)
+            if terms is None:
+                if len(cache) >= _CACHE_LIMIT:  # queries bring endless new words; keep memory bounded
+                    cache.clear()
+                terms = cache[raw] = tuple(self._token(raw))
+            out.extend(terms)
+        return out
+
+    def exact(self, text: str) -> list[str]:
+        """Words as they are, lowercased, stop words dropped, not stemmed: how declared keywords are matched.
+
+        "save" matches "save", not "saved" (which describes memories already kept).
+        """
+        stop = self._stop
+        words = (word.lower() for word in _KEYWORD_WORD.findall(text[:2000]))
+        return [KEYWORD_MARK + word for word in words if word not in stop]
+
+    def _token(self, raw: str) -> Iterator[str]:
+        if _CJK.search(raw):
+            for run in _CJK_RUN.findall(raw):
+                if _CJK.match(run):
+                    yield from self._cjk(run)
+                else:
+                    yield from self(run)
+            return
+        parts = split_identifier(raw) if self.config.split_identifiers else [raw]
+        words = parts if len(parts) > 1 else [raw]
+        for word in words:
+            yield from self._word(word.lower())
+        if len(parts) > 1:
+            yield raw.lower().replace("-", "_")
+
+    def _word(self, word: str) -> Iterator[str]:
+        if word in self._stop:
+            return
+        if not self.config.stem or word.isdigit():
+            yield word
+            return
+        stemmed = self._stems.get(word)
+        if stemmed is None:
+            if len(self._stems) >= _CACHE_LIMIT:
+                self._stems.clear()
+            stemmed = self._stems[word] = self._stem(word)
+        yield stemmed
+
+    def _cjk(self, run: str) -> Iterator[str]:
+        if not self.config.cjk_ngrams:
+            yield run
+            return
+        for i, char in enumerate(run):
+            yield char
+            if i + 1 < len(run):
+                yield run[i : i + 2]
+
+
+_KEYWORD_WORD = re.compile(r"[^\W_]+")
+KEYWORD_MARK = "="
+"""Prefix of keyword terms: they live beside the stemmed terms, in the same field, as exact words."""
+
+
+def pairs(terms: Sequence[str]) -> list[str]:
+    return [f"{a}{_PAIR}{b}" for a, b in pairwise(terms) if a != b]
