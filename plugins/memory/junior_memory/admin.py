@@ -60,6 +60,33 @@ class MemoryAdmin:
 
         return self.db.unit(work, write=False)
 
+    def history(self, memory_id: str, *, limit: int = 100) -> list[MemoryRecord | str]:
+        """Every version of the memory ``memory_id`` belongs to, oldest first, following ``superseded_by``.
+
+        A version that was purged is its bare id: the row is gone, its events say when.
+        """
+        def work(conn: Connection) -> list[MemoryRecord | str]:
+            seen: dict[str, MemoryRecord | str] = {}
+            todo = [memory_id]
+            while todo and len(seen) < limit:
+                mid = todo.pop()
+                if mid in seen:
+                    continue
+                row = conn.execute(self.sql.by_id, {"mid": mid}).mappings().first()
+                if row is None:
+                    seen[mid] = mid
+                    continue
+                found = seen[mid] = record(row)
+                if found.superseded_by is not None:
+                    todo.append(found.superseded_by)
+                todo += [str(r["id"]) for r in conn.execute(self.sql.predecessors, {"mid": mid}).mappings()]
+            versions = [v for v in seen.values() if isinstance(v, MemoryRecord)]
+            versions.sort(key=lambda v: (v.created_at, v.id))
+            gone = [v for v in seen.values() if isinstance(v, str)]
+            return [*gone, *versions]
+
+        return self.db.unit(work, write=False)
+
     def list_all(
         self,
         *,

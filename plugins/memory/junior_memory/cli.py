@@ -140,6 +140,37 @@ def memory_group(get_store: Callable[[], MemoryStore]) -> click.Group:
 
         _emit(data, as_json, text)
 
+    @memory.command("history")
+    @click.argument("memory_id")
+    @json_option
+    def history(memory_id: str, as_json: bool) -> None:
+        """Show every version of a memory (id or unique prefix), oldest first: what replaced what, and when."""
+        with _errors():
+            store = get_store()
+            versions = store.history(_resolve(store, memory_id))
+            events = {v.id: store.events(v.id) for v in versions if not isinstance(v, str)}
+        data = {"versions": [
+            {"id": v, "purged": True} if isinstance(v, str) else {**v.admin(), "events": events[v.id]}
+            for v in versions
+        ]}
+
+        def text() -> str:
+            lines = []
+            for v in versions:
+                if isinstance(v, str):
+                    lines.append(f"{v}  (purged)")
+                    continue
+                state = "current"
+                if v.archived_at is not None:
+                    state = f"archived {v.archived_at:%Y-%m-%d %H:%M} ({v.archive_reason})"
+                lines.append(f"{v.id}  {v.created_at:%Y-%m-%d %H:%M}  {state}")
+                lines.append(f"    {' '.join(v.content.split())}")
+                if v.superseded_by:
+                    lines.append(f"    replaced by {v.superseded_by}")
+            return "\n".join(lines)
+
+        _emit(data, as_json, text)
+
     @memory.command("forget")
     @click.argument("memory_id")
     @json_option

@@ -30,13 +30,15 @@ class Candidate:
     """A memory an extractor proposes.
 
     ``cites`` are indices into the turn's transcript of the messages it rests on; ``about_speaker`` is the
-    extractor's claim that a preference is the speaker's own, said about themself.
+    extractor's claim that a preference is the speaker's own, said about themself. ``replaces`` (the id, an id
+    prefix, or words of one of the speaker's own preferences) proposes that this preference supersedes it.
     """
 
     content: str
     kind: Kind
     cites: tuple[int, ...] = attrs.field(converter=_indices)
     about_speaker: bool = False
+    replaces: str | None = None
 
 
 @runtime_checkable
@@ -98,6 +100,11 @@ def _admit(candidate: Any, transcript: Sequence[Message], context: ToolContext) 
         cited.append(transcript[index])
     if not cited:
         return "cites no message"
+    if candidate.replaces is not None and candidate.kind != "preference":
+        # Shared memories change only when someone asks: a turn's gist must not overwrite the team's.
+        return f"only a preference may replace a memory, not a {candidate.kind}"
+    if candidate.replaces is not None and not candidate.replaces.strip():
+        return "replaces is empty"
     if candidate.kind == "preference":
         speakers = _speakers(transcript)
         if len(speakers) != 1:

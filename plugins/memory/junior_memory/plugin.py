@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from junior_core.registry import Register
     from junior_memory.extraction import MemoryExtractor
     from junior_memory.review import MemoryReviewer
+    from junior_memory.scope import Scope
     from junior_memory.store import MemoryStore
 
 __all__ = ["MemoryPlugin"]
@@ -159,7 +160,7 @@ class MemoryPlugin:
             return
         from junior_memory.content import content_hash
         from junior_memory.extraction import accept, skip_reason, turn_key
-        from junior_memory.store import IdempotencyConflict, MemoryConfigError, MemoryUnavailable
+        from junior_memory.store import IdempotencyConflict, MemoryConfigError, MemoryUnavailable, ReplaceTargetGone
 
         reason = skip_reason(transcript, context)
         if reason is not None:
@@ -177,6 +178,11 @@ class MemoryPlugin:
                 actor_key = scope.scope_key if scope.scope == "personal" else (
                     context.actor.key if context.actor else None
                 )
+                replaces = None
+                if candidate.replaces is not None:
+                    replaces = self._extraction_target(scope, candidate.replaces)
+                    if replaces is None:
+                        continue
                 try:
                     self.store().remember(
                         content=content,
@@ -186,13 +192,29 @@ class MemoryPlugin:
                         source_key=source_key,
                         origin="extraction",
                         idempotency_key=f"extraction:{source_key}:{turn}:{content_hash(content)[:16]}",
+                        replaces=replaces,
                     )
                 except IdempotencyConflict:
                     log.warning("memory extraction not saved: its turn key already holds a different memory")
+                except ReplaceTargetGone:
+                    log.info("memory extraction dropped a candidate: the memory it replaces changed meanwhile")
         except MemoryUnavailable as exc:
             log.warning("memory extraction not saved: %s", exc)
         except MemoryConfigError:
             pass  # store() logged what to fix
+
+    def _extraction_target(self, scope: Scope, replaces: str) -> str | None:
+        """The id of the speaker's one preference an extracted ``replaces`` names, or None (and why, logged).
+
+        The same lookup as ``memory__remember``'s, in the speaker's personal scope only; anything but exactly one
+        match drops the candidate, so a turn never leaves two contradicting preferences nor replaces a guess.
+        """
+        try:
+            return MemoryTools.replaced(self.store(), scope, replaces).id
+        except ToolError as exc:
+            log.info("memory extraction dropped a candidate: replaces matched %s",
+                     "several memories" if exc.code == "ambiguous" else "nothing")
+            return None
 
     @hookimpl
     def shutdown(self) -> None:

@@ -53,11 +53,21 @@ class Statements:
             new_memory = insert(t).values(values).cte("new_memory")
             self.insert_memory_and_event = insert(events).add_cte(new_memory)
         self.by_id = select(*self.columns).where(t.c.id == bindparam("mid"))
+        self.by_idempotency_key = select(*self.columns).where(t.c.idempotency_key == bindparam("idem"))
         self.archive = (
             update(t)
             .where(t.c.id == bindparam("mid"), t.c.archived_at.is_(None))
             .values(archived_at=bindparam("at", type_=UTCDateTime()), archive_reason=bindparam("reason"))
         )
+        # Only a current memory of the writer's scope is superseded: the scope is checked again under the write lock.
+        self.supersede = (
+            update(t)
+            .where(t.c.id == bindparam("mid"), t.c.archived_at.is_(None), t.c.scope == bindparam("in_scope"),
+                   t.c.scope_key == bindparam("in_scope_key"))
+            .values(archived_at=bindparam("at", type_=UTCDateTime()), archive_reason="superseded",
+                    superseded_by=bindparam("new_id"))
+        )
+        self.predecessors = select(*self.columns).where(t.c.superseded_by == bindparam("mid")).order_by(t.c.id)
         self.set_expiry = (
             update(t).where(t.c.id == bindparam("mid")).values(expires_at=bindparam("new_expiry", type_=UTCDateTime()))
         )

@@ -12,7 +12,10 @@ import attrs
 from junior_memory.content import format_time
 from junior_memory.scope import Scope
 
-__all__ = ["IdempotencyConflict", "MemoryRecord", "extended_expiry", "is_same_memory", "record", "search_terms"]
+__all__ = [
+    "IdempotencyConflict", "MemoryRecord", "ReplaceTargetGone", "extended_expiry", "is_same_memory", "record",
+    "search_terms",
+]
 
 _STOP_WORDS = frozenset(
     """a about an and are as at be but by can do does for from had has have he her his how i i'd i'm in is it its
@@ -25,6 +28,10 @@ _MAX_TERMS = 24
 
 class IdempotencyConflict(Exception):
     """The idempotency key already belongs to a memory with another scope, kind or content; nothing was written."""
+
+
+class ReplaceTargetGone(Exception):
+    """The memory to replace was archived, purged or moved out of the scope before the write; nothing was written."""
 
 
 @attrs.frozen
@@ -47,6 +54,7 @@ class MemoryRecord:
     expires_at: datetime | None
     archived_at: datetime | None
     archive_reason: str | None
+    superseded_by: str | None
 
     def public(self) -> dict[str, Any]:
         """What a model may see: never scope keys or platform ids."""

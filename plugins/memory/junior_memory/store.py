@@ -24,7 +24,15 @@ from junior_memory.engine import (
     MemoryConfigError,
     MemoryUnavailable,
 )
-from junior_memory.rules import IdempotencyConflict, MemoryRecord, extended_expiry, is_same_memory, record, search_terms
+from junior_memory.rules import (
+    IdempotencyConflict,
+    MemoryRecord,
+    ReplaceTargetGone,
+    extended_expiry,
+    is_same_memory,
+    record,
+    search_terms,
+)
 from junior_memory.scope import Scope
 
 if TYPE_CHECKING:
@@ -34,7 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "HEAD_REVISION", "VERSION_TABLE", "IdempotencyConflict", "MemoryConfigError", "MemoryRecord", "MemoryStore",
-    "MemoryUnavailable", "search_terms",
+    "MemoryUnavailable", "ReplaceTargetGone", "search_terms",
 ]
 
 log = logging.getLogger("junior.memory")
@@ -115,6 +123,7 @@ class MemoryStore(MemoryAdmin):
         tool_call_id: str | None = None,
         idempotency_key: str | None = None,
         expires_at: datetime | None = None,
+        replaces: str | None = None,
         now: datetime | None = None,
     ) -> tuple[MemoryRecord, bool]:
         """Store a memory; returns ``(record, created)``.
@@ -122,6 +131,10 @@ class MemoryStore(MemoryAdmin):
         A replayed idempotency key, or the same normalised content in the same scope and kind, returns the
         existing row with ``created`` False. A key replayed with another scope, kind or content raises
         ``IdempotencyConflict``: the key alone must never hand back someone else's memory.
+
+        ``replaces`` is the full id of a current memory in ``scope``: in the same transaction it is archived
+        (reason ``superseded``) with ``superseded_by`` naming the memory returned. When it is no longer current
+        in ``scope`` nothing is written and ``ReplaceTargetGone`` is raised.
         """
         from sqlalchemy.exc import IntegrityError
 
@@ -141,8 +154,23 @@ class MemoryStore(MemoryAdmin):
                 if not is_same_memory(replay[0], scope, kind, digest):
                     raise IdempotencyConflict("idempotency key already used for a different memory")
                 return record(replay[0]), False
+            kept, created = write(conn, found)
+            if replaces is not None and replaces != kept.id:
+                superseded = conn.execute(
+                    sql.supersede,
+                    {"mid": replaces, "at": at, "new_id": kept.id, "in_scope": scope.scope,
+                     "in_scope_key": scope.scope_key},
+                ).rowcount
+                if not superseded:
+                    # Raising rolls the new memory back too: a replacement is both writes or neither.
+                    raise ReplaceTargetGone(replaces)
+                conn.execute(sql.insert_event, [{**provenance, "memory_id": replaces, "event": "superseded",
+                                                 "reason": f"superseded_by:{kept.id}", "created_at": at}])
+            return kept, created
+
+        def write(conn: Connection, found: Sequence[Any]) -> tuple[MemoryRecord, bool]:
             active = [row for row in found if row["archived_at"] is None and row["content_hash"] == digest]
-            event = {"created_at": at, "reason": None, **provenance}
+            event = {"created_at": at, "reason": f"replaces:{replaces}" if replaces else None, **provenance}
             if active:
                 row = dict(active[0])
                 if row["expires_at"] is not None and row["expires_at"] <= at:
@@ -181,6 +209,14 @@ class MemoryStore(MemoryAdmin):
                     raise
                 log.debug("remember raced a concurrent writer; retrying", exc_info=True)
         raise AssertionError("unreachable")
+
+    def replayed(self, idempotency_key: str) -> MemoryRecord | None:
+        """The memory an idempotency key already wrote, if any (a retried call)."""
+        def work(conn: Connection) -> MemoryRecord | None:
+            row = conn.execute(self.sql.by_idempotency_key, {"idem": idempotency_key}).mappings().first()
+            return record(row) if row is not None else None
+
+        return self.db.unit(work, write=False)
 
     def archive(
         self,

@@ -74,6 +74,59 @@ def _may_reclassify(requested: str, proposed: str) -> bool:
     return requested != "preference" and proposed in KINDS
 
 
+def _ambiguous(matches: list[MemoryRecord], lead: str, undone: str, tool_name: str, argument: str) -> ToolError:
+    return ToolError(
+        "ambiguous",
+        f"{lead}, so nothing was {undone}. Call {tool_name} again with {argument} (confirm with the user if "
+        "unsure).",
+        candidates=[m.public() for m in matches[:10]],
+    )
+
+
+def _matches(
+    store: MemoryStore, scopes: list[Scope], ident: str | None, text: str | None, undone: str, tool_name: str
+) -> tuple[list[MemoryRecord], str]:
+    """The one memory in ``scopes`` that ``ident`` (id or prefix) or ``text`` (its words) names, and how it was named.
+
+    No match is ``([], what)``; several, or words that only partly match, raise ``ambiguous``: a guess never
+    archives or replaces anything.
+    """
+    argument = ("the id of the one to forget" if tool_name == "memory__forget"
+                else "replaces set to the id of the one to replace")
+    matches: list[MemoryRecord] = []
+    if ident is not None:
+        prefix = ident.strip().lower()
+        matches = store.by_id_prefix(scopes, prefix, limit=11) if _HEX_PREFIX.match(prefix) else []
+        what = f"with id {ident.strip()[:40]!r}"
+    else:
+        text = text or ""
+        matches = store.search(scopes, text, limit=11, match="all")
+        loose = False
+        if not matches:
+            matches, loose = store.search(scopes, text, limit=11, match="any"), True
+        target = normalise(text)
+        exact = [m for m in matches if normalise(m.content) == target]
+        if len(exact) == 1:
+            matches, loose = exact, False
+        if loose and matches:
+            # Only some words matched: never act on a guess, let the model pick by id.
+            raise _ambiguous(matches, "Some memories partly match", undone, tool_name, argument)
+        what = f"matching {text.strip()[:80]!r}"
+    if len(matches) > 1:
+        count = str(len(matches)) if len(matches) <= 10 else "More than 10"
+        raise _ambiguous(matches, f"{count} memories match", undone, tool_name, argument)
+    return matches, what
+
+
+def _replace_not_found(what: str) -> ToolError:
+    return ToolError(
+        "not_found",
+        f"No memory to replace {what}: a preference replaces one of the speaker's own preferences, a procedure or "
+        "knowledge one of this conversation's. Nothing was saved. Use memory__search to find the id, or call "
+        "memory__remember without replaces to add a new memory.",
+    )
+
+
 def _scope_of(record: MemoryRecord) -> Scope:
     return Scope(record.scope, record.scope_key, record.subject_type)  # type: ignore[arg-type]
 
@@ -100,6 +153,9 @@ class MemoryTools:
         expires_at: Annotated[
             str | None, "'never' (default) or an ISO-8601 date/time after which the memory is ignored."
         ] = None,
+        replaces: Annotated[
+            str | None, "The id, an id prefix, or words of the memory this one replaces; it is archived."
+        ] = None,
         *,
         context: ToolContext,
     ) -> dict[str, Any]:
@@ -119,8 +175,14 @@ class MemoryTools:
         passwords, keys, connection strings) are refused. Saying the same thing twice returns the existing memory
         with created false. expires_at is 'never' (default) or an ISO-8601 date/time after which the memory is
         ignored. Tell the user it was saved only when this call returns ok.
+
+        When something already remembered has changed ("actually, answers in German now", "deploys moved to
+        Thursdays"), pass replaces (the old memory's id from memory__search, or its words) instead of adding a
+        second memory: the new one is saved and the old one archived in one step, so only the new one is recalled.
+        A preference replaces one of the speaker's own preferences; a procedure or knowledge replaces one of this
+        conversation's. Several matches answer ambiguous with the candidates, and nothing is saved.
         """
-        from junior_memory.store import IdempotencyConflict
+        from junior_memory.store import IdempotencyConflict, ReplaceTargetGone
 
         content = check_content(content)
         if self._reviewer is not None:
@@ -149,8 +211,13 @@ class MemoryTools:
         key = source_key(context)
         idempotency_key = f"tool:{key}:{context.tool_call_id}" if key and context.tool_call_id else None
         with unavailable("nothing was saved"):
+            store = self._store()
+            old = None
+            # A retried replacement finds its target archived already: the replay below answers it instead.
+            if replaces is not None and (idempotency_key is None or store.replayed(idempotency_key) is None):
+                old = self.replaced(store, scope, replaces)
             try:
-                record, created = self._store().remember(
+                record, created = store.remember(
                     content=content,
                     kind=kind,
                     scope=scope,
@@ -160,8 +227,11 @@ class MemoryTools:
                     tool_call_id=context.tool_call_id,
                     idempotency_key=idempotency_key,
                     expires_at=expires,
+                    replaces=old.id if old is not None else None,
                     now=now,
                 )
+            except ReplaceTargetGone:
+                raise _replace_not_found(f"with id {old.id if old else ''!r}") from None
             except IdempotencyConflict:
                 # Say nothing about the memory that holds the key: it may be another person's.
                 raise ToolError(
@@ -171,9 +241,27 @@ class MemoryTools:
                 ) from None
         result = {**record.public(), "created": created, "scope": record.scope,
                   "visible_to": _scope_of(record).visible_to}
-        if not created:
+        if old is not None and old.id != record.id:
+            result["replaced"] = old.public()
+        elif not created:
             result["note"] = "This was already remembered; the existing memory was kept and no duplicate was made."
         return result
+
+    @staticmethod
+    def replaced(store: MemoryStore, scope: Scope, replaces: str) -> MemoryRecord:
+        """The current memory of ``scope`` that ``replaces`` names, by id, id prefix, or words."""
+        if not replaces.strip():
+            raise ToolError("invalid_arguments", "replaces is empty: pass the id or words of the memory to replace, "
+                            "or leave replaces out to add a new memory.")
+        matches: list[MemoryRecord] = []
+        what = ""
+        if _HEX_PREFIX.match(replaces.strip().lower()):
+            matches, what = _matches(store, [scope], replaces, None, "saved", "memory__remember")
+        if not matches:
+            matches, what = _matches(store, [scope], None, replaces, "saved", "memory__remember")
+        if not matches:
+            raise _replace_not_found(what)
+        return matches[0]
 
     @tool(keywords=FORGET_KEYWORDS, annotations=ARCHIVES)
     def forget(
@@ -198,36 +286,16 @@ class MemoryTools:
                 "invalid_arguments",
                 "Pass exactly one of id (from memory__list or memory__search) or query (words from the memory).",
             )
-        ident, text = id, query or ""
         scopes = read_scopes(context)
         with unavailable("nothing was forgotten"):
             store = self._store()
-            if ident is not None:
-                prefix = ident.strip().lower()
-                matches = store.by_id_prefix(scopes, prefix, limit=11) if _HEX_PREFIX.match(prefix) else []
-                what = f"with id {ident.strip()[:40]!r}"
-            else:
-                matches = store.search(scopes, text, limit=11, match="all")
-                loose = False
-                if not matches:
-                    matches, loose = store.search(scopes, text, limit=11, match="any"), True
-                target = normalise(text)
-                exact = [m for m in matches if normalise(m.content) == target]
-                if len(exact) == 1:
-                    matches, loose = exact, False
-                if loose and matches:
-                    # Only some words matched: never archive on a guess, let the model pick by id.
-                    raise self._ambiguous(matches, "Some memories partly match")
-                what = f"matching {text.strip()[:80]!r}"
+            matches, what = _matches(store, scopes, id, query, "forgotten", "memory__forget")
             if not matches:
                 raise ToolError(
                     "not_found",
                     f"No memory you can see here {what}. Use memory__list or memory__search to find its id; "
                     "nothing was forgotten.",
                 )
-            if len(matches) > 1:
-                count = str(len(matches)) if len(matches) <= 10 else "More than 10"
-                raise self._ambiguous(matches, f"{count} memories match")
             record = store.archive(
                 matches[0].id,
                 reason="tool_removed",
@@ -244,15 +312,6 @@ class MemoryTools:
                 "archive_reason": record.archive_reason,
             }
         }
-
-    @staticmethod
-    def _ambiguous(matches: list[MemoryRecord], lead: str) -> ToolError:
-        return ToolError(
-            "ambiguous",
-            f"{lead}, so nothing was forgotten. Call memory__forget again with the id of the one to forget "
-            "(confirm with the user if unsure).",
-            candidates=[m.public() for m in matches[:10]],
-        )
 
     @tool(keywords=LIST_KEYWORDS, annotations=READS)
     def list(

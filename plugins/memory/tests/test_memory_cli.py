@@ -39,7 +39,9 @@ def invoke(group: click.Group, *args: str) -> Any:
 def test_hook_register_commands(db_url: str) -> None:
     plugin = MemoryPlugin(url=db_url)
     group = cli_for(plugin)
-    assert sorted(group.commands["memory"].commands) == ["forget", "info", "list", "migrate", "purge", "show", "stats"]
+    assert sorted(group.commands["memory"].commands) == [
+        "forget", "history", "info", "list", "migrate", "purge", "show", "stats",
+    ]
     info = invoke(group, "memory", "info", "--json")
     assert info["revision"] is None and info["reachable"] is True
     assert invoke(group, "memory", "migrate", "--json")["to"] == HEAD_REVISION

@@ -307,6 +307,8 @@ def test_the_schemas_come_from_the_signatures_as_they_were_written_by_hand() -> 
                          "or knowledge (a durable fact about the shared environment)."},
                 "expires_at": {"type": "string", "description": "'never' (default) or an ISO-8601 date/time after "
                                "which the memory is ignored."},
+                "replaces": {"type": "string", "description": "The id, an id prefix, or words of the memory this one "
+                             "replaces; it is archived."},
             },
             "required": ["content", "kind"],
             "additionalProperties": False,
