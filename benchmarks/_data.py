@@ -93,6 +93,8 @@ class Dataset:
 
     sources: list[SourceData]
     tool_names: dict[str, str]
+    by_server: dict[tuple[str, str], str] = field(default_factory=dict)
+    """LiveMCPBench: (server_name, tool name as the data spells it) -> catalog tool_name."""
 
 
 
@@ -120,6 +122,7 @@ def livemcpbench(root: Path | None = None) -> Dataset:
     raw = json.loads(((root or data_dir()) / "livemcpbench" / "tools.json").read_text(encoding="utf-8"))
     sources: list[SourceData] = []
     names: dict[str, str] = {}
+    by_server: dict[tuple[str, str], str] = {}
     taken_sources: set[str] = set()
     for server in raw:
         for key, block in server["tools"].items():
@@ -141,8 +144,9 @@ def livemcpbench(root: Path | None = None) -> Dataset:
                 )
                 data.tools.append(tool)
                 names[f"{source_id}/{spec['name']}"] = local
+                by_server[(block.get("server_name") or key, spec["name"])] = source_id.replace(":", "__") + "__" + local
             sources.append(data)
-    return Dataset(sources, names)
+    return Dataset(sources, names, by_server)
 
 
 def metatool(root: Path | None = None) -> Dataset:

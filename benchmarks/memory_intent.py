@@ -1,14 +1,29 @@
-"""Memory requests among hundreds of tools: is the intended memory tool found?
+"""Memory requests among hundreds of tools, and requests memory must not answer: is the right tool, or none, found?
 
-The 527-tool LiveMCPBench catalog (one source per MCP server) is installed beside junior-memory, and every
-request of ``benchmarks/data/memory_requests.json`` goes through ``Runtime.search_tools``: unfiltered (is the
-intended tool in the top 3? first?) and inside ``source="memory"`` (is it first?). The request set has a
-tuning half (used to choose the memory tools' keywords and the intent weights) and a held-out half written
-separately and only measured; the two seed sentences must rank first.
+Three catalogs, each registered through the real hook: junior-memory alone, junior-memory beside the 527
+LiveMCPBench tools (one source per MCP server), and junior-memory beside MetaTool's 199 tools. Every request goes
+through ``Runtime.search_tools``.
 
-    python benchmarks/memory_intent.py              # the table
-    python benchmarks/memory_intent.py --misses     # also every request whose tool was not first
-    python benchmarks/memory_intent.py --json PATH  # the rows as JSON ('-' for stdout)
+``benchmarks/data/discovery_requests.json`` (written without seeing the ranking) has a ``tuning`` and a
+``heldout`` half, each with:
+  memory         requests for each memory tool, labelled by wording (short, terse, multi_clause, question,
+                 chatty, indirect, typo): intended tool in the top 5 (and top 3, first) with LiveMCPBench,
+                 first inside ``source="memory"``, first with memory alone;
+  no_match       requests no installed tool serves with memory alone: share answered with no tool (memory
+                 alone), share whose first tool is a memory tool (with LiveMCPBench);
+  shared_verbs   requests for a LiveMCPBench or MetaTool tool worded with memory's verbs, searched in their
+                 catalog + memory: share where the named tool ranks above every memory tool, and share whose first
+                 tool is a memory tool.
+MetaTool intrusion: share of MetaTool's single-tool requests (its tuning half for ``tuning``, its reporting half
+for ``heldout``, the first ``--metatool N`` of each) with a memory tool in the top 3, MetaTool + memory installed.
+The seed sentences must rank their tool first in all three catalogs. ``benchmarks/data/memory_requests.json``
+(older sets, all of them seen while tuning) is reported too.
+
+    python benchmarks/memory_intent.py              # the tables
+    python benchmarks/memory_intent.py --misses     # also the misses of the tuning half and the older sets
+    python benchmarks/memory_intent.py --json PATH  # the figures as JSON ('-' for stdout)
+
+Held-out misses are never printed: only their aggregate figures are.
 """
 
 from __future__ import annotations
@@ -16,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,35 +42,64 @@ import _data
 
 from junior_core import Runtime
 
-REQUESTS = Path(__file__).resolve().parent / "data" / "memory_requests.json"
+DATA = Path(__file__).resolve().parent / "data"
+REQUESTS = DATA / "memory_requests.json"
+DISCOVERY = DATA / "discovery_requests.json"
 NOWHERE = "sqlite:////dev/null/no-such-dir/memory.sqlite3"  # searching never opens the store
+MEMORY_TOOLS = ("remember", "forget", "list", "search")
+HALVES = ("tuning", "heldout")
+SEEDS = {
+    "memory__remember": "Please remember that I prefer terse PR summaries.",
+    "memory__forget": "Please forget that I prefer terse PR summaries.",
+}
+SEEN = frozenset({"tuning"})
+"""Halves whose individual misses may be printed; a held-out half only ever reports aggregates."""
+
+Miss = Callable[[str, str, str, list[str]], None]
 
 
 def request_sets(path: Path = REQUESTS) -> dict[str, dict[str, list[str]]]:
-    """``{set name: {tool: [request, ...]}}`` for every set in the file (seeds, tuning, heldout)."""
+    """``{set name: {tool: [request, ...]}}`` for every set in the older file (seeds, tuning, tuning2, heldout)."""
     data = json.loads(path.read_text(encoding="utf-8"))
     return {name: value for name, value in data.items() if not name.startswith("_")}
 
 
-def memory_runtime(with_catalog: bool = True) -> Runtime:
+def discovery_requests(path: Path = DISCOVERY) -> dict[str, Any]:
+    """``{half: {"memory": {tool: [{text, wording}]}, "no_match": [...], "shared_verbs": [...]}}``."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return {name: value for name, value in data.items() if not name.startswith("_")}
+
+
+def memory_runtime(with_catalog: bool = True, *datasets: _data.Dataset) -> Runtime:
+    """junior-memory, beside LiveMCPBench (``with_catalog``) or the given datasets."""
     from junior_memory import MemoryPlugin
 
     plugins: list[Any] = [MemoryPlugin(url=NOWHERE)]
-    if with_catalog:
-        plugins.append(_data.DatasetPlugin([_data.livemcpbench()]))
+    chosen = list(datasets) or ([_data.livemcpbench()] if with_catalog else [])
+    if chosen:
+        plugins.append(_data.DatasetPlugin(chosen))
     return Runtime(plugins=plugins, index_cache=False)
+
+
+def _names(rt: Runtime, query: str, source: str | None = None, limit: int = 5) -> list[str]:
+    return [t["tool_name"] for t in rt.search_tools(query, source=source, max_results=limit)["tools"]]
+
+
+def _is_memory(name: str) -> bool:
+    return name.startswith("memory__")
 
 
 def evaluate(rt: Runtime, sets: dict[str, dict[str, list[str]]],
              on_miss: Callable[[str, str, str, list[str], list[str]], None] | None = None) -> list[dict[str, Any]]:
+    """The older sets: top 3, first, first inside ``source="memory"`` (LiveMCPBench + memory)."""
     rows = []
     for name, by_tool in sets.items():
         n = top1 = top3 = inside = 0
         for tool, requests in by_tool.items():
             wanted = f"memory__{tool}"
             for request in requests:
-                found = [t["tool_name"] for t in rt.search_tools(request, max_results=3)["tools"]]
-                mine = [t["tool_name"] for t in rt.search_tools(request, source="memory", max_results=4)["tools"]]
+                found = _names(rt, request, limit=3)
+                mine = _names(rt, request, "memory", 4)
                 n += 1
                 top1 += bool(found) and found[0] == wanted
                 top3 += wanted in found
@@ -66,27 +111,205 @@ def evaluate(rt: Runtime, sets: dict[str, dict[str, list[str]]],
     return rows
 
 
+def _pct(hits: int, n: int) -> float:
+    return round(100 * hits / n, 1) if n else 0.0
+
+
+class Catalogs:
+    """The three catalogs, built once: memory alone, with LiveMCPBench, with MetaTool."""
+
+    def __init__(self) -> None:
+        self.live_data = _data.livemcpbench()
+        self.meta_data = _data.metatool()
+        self.alone = memory_runtime(False)
+        self.live = memory_runtime(True, self.live_data)
+        self.meta = memory_runtime(True, self.meta_data)
+
+    def close(self) -> None:
+        for rt in (self.alone, self.live, self.meta):
+            rt.close()
+
+    def shared_target(self, item: dict[str, Any]) -> tuple[Runtime, str]:
+        """The runtime holding a shared-verb request's tool, and that tool's tool_name."""
+        if item["catalog"] == "metatool":
+            return self.meta, f"{_data.METATOOL_SOURCE}__{self.meta_data.tool_names[item['tool']]}"
+        return self.live, self.live_data.by_server[(item["server"], item["tool"])]
+
+
+def memory_rows(cat: Catalogs, half: str, requests: dict[str, list[dict[str, str]]],
+                on_miss: Miss | None) -> list[dict[str, Any]]:
+    """Per wording and in all: top 5 / top 3 / first with LiveMCPBench, first inside memory, first alone."""
+    counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for tool in MEMORY_TOOLS:
+        wanted = f"memory__{tool}"
+        for item in requests[tool]:
+            text = item["text"]
+            found = _names(cat.live, text, limit=5)
+            inside = _names(cat.live, text, "memory", 4)
+            alone = _names(cat.alone, text, limit=4)
+            marks = {"requests": 1, "top5": wanted in found, "top3": wanted in found[:3],
+                     "first": found[:1] == [wanted], "inside": inside[:1] == [wanted], "alone": alone[:1] == [wanted]}
+            for key in ("all", item["wording"]):
+                for mark, hit in marks.items():
+                    counts[key][mark] += int(hit)
+            if on_miss is not None and not (marks["top5"] and marks["inside"] and marks["alone"]):
+                on_miss(half, f"memory {item['wording']}: want {wanted}", text,
+                        [f"all: {found}", f"memory: {inside}", f"alone: {alone}"])
+    rows = []
+    for key, c in counts.items():
+        n = c["requests"]
+        rows.append({"half": half, "wording": key, "requests": n, "top5": _pct(c["top5"], n),
+                     "top3": _pct(c["top3"], n), "first": _pct(c["first"], n), "first_inside_memory":
+                     _pct(c["inside"], n), "first_memory_alone": _pct(c["alone"], n)})
+    rows.sort(key=lambda r: (r["wording"] != "all", r["wording"]))
+    return rows
+
+
+def control_row(cat: Catalogs, half: str, data: dict[str, Any], on_miss: Miss | None) -> dict[str, Any]:
+    """Requests memory must not answer: no-match with memory alone, memory first elsewhere, named tool first."""
+    no_match = data["no_match"]
+    silent = memory_first = 0
+    for item in no_match:
+        alone = _names(cat.alone, item["text"])
+        found = _names(cat.live, item["text"])
+        silent += not alone
+        memory_first += bool(found) and _is_memory(found[0])
+        if on_miss is not None and (alone or (found and _is_memory(found[0]))):
+            on_miss(half, f"no_match {item['topic']}", item["text"], [f"alone: {alone}", f"all: {found[:3]}"])
+    shared = data["shared_verbs"]
+    beats = named_first = shared_memory_first = shared_silent = 0
+    for item in shared:
+        rt, wanted = cat.shared_target(item)
+        found = _names(rt, item["text"], limit=10)
+        alone = _names(cat.alone, item["text"])
+        memory_at = next((i for i, name in enumerate(found) if _is_memory(name)), len(found) + 1)
+        ok = wanted in found and found.index(wanted) < memory_at
+        beats += ok
+        named_first += found[:1] == [wanted]
+        shared_memory_first += bool(found) and _is_memory(found[0])
+        shared_silent += not alone
+        if on_miss is not None and not ok:
+            on_miss(half, f"shared_verbs {item['catalog']}: want {wanted}", item["text"], [f"found: {found[:5]}"])
+    non_memory = len(no_match) + len(shared)
+    return {
+        "half": half,
+        "no_match_requests": len(no_match),
+        "no_match_alone": _pct(silent, len(no_match)),
+        "no_match_memory_first": _pct(memory_first, len(no_match)),
+        "shared_requests": len(shared),
+        "shared_named_beats_memory": _pct(beats, len(shared)),
+        "shared_named_first": _pct(named_first, len(shared)),
+        "shared_no_match_alone": _pct(shared_silent, len(shared)),
+        "non_memory_requests": non_memory,
+        "non_memory_memory_first": _pct(memory_first + shared_memory_first, non_memory),
+    }
+
+
+def metatool_intrusion(cat: Catalogs, limit: int) -> dict[str, dict[str, Any]]:
+    """Per half: MetaTool single-tool requests with a memory tool in the top 3, and R@1/R@5 beside memory."""
+    queries = _data.metatool_queries(cat.meta_data)["single"]
+    out = {}
+    for half, subset in zip(HALVES, _data.split_halves(queries), strict=True):
+        chosen = subset[:limit]
+        intruded = r1 = r5 = 0
+        for q in chosen:
+            found = _names(cat.meta, q.text, limit=5)
+            relevant = {f"{_data.METATOOL_SOURCE}__{name}" for name in q.relevant}
+            intruded += any(_is_memory(name) for name in found[:3])
+            r1 += bool(relevant & set(found[:1]))
+            r5 += bool(relevant & set(found))
+        out[half] = {"requests": len(chosen), "memory_in_top3": _pct(intruded, len(chosen)),
+                     "R@1": _pct(r1, len(chosen)), "R@5": _pct(r5, len(chosen))}
+    return out
+
+
+def seed_rows(cat: Catalogs) -> list[dict[str, Any]]:
+    rows = []
+    for wanted, sentence in SEEDS.items():
+        row: dict[str, Any] = {"tool": wanted}
+        for label, rt in (("alone", cat.alone), ("livemcpbench", cat.live), ("metatool", cat.meta)):
+            row[label] = _names(rt, sentence, limit=1) == [wanted]
+            row[f"{label}_inside"] = _names(rt, sentence, "memory", 1) == [wanted]
+        rows.append(row)
+    return rows
+
+
+def run(metatool: int = 2000, misses: bool = False, discovery: Path = DISCOVERY,
+        older: Path | None = REQUESTS) -> dict[str, Any]:
+    """Every figure, as one JSON-able dict."""
+
+    def miss(half: str, what: str, text: str, lines: list[str]) -> None:
+        print(f"[{half}] {what}: {text!r}\n    " + "\n    ".join(lines))
+
+    cat = Catalogs()
+    try:
+        result: dict[str, Any] = {"catalog_tools": {
+            "alone": cat.alone.search_tools(None)["total_catalog_tools"],
+            "livemcpbench": cat.live.search_tools(None)["total_catalog_tools"],
+            "metatool": cat.meta.search_tools(None)["total_catalog_tools"]}}
+        result["seeds"] = seed_rows(cat)
+        halves = discovery_requests(discovery)
+        result["memory"], result["controls"] = [], []
+        for half in HALVES:
+            on_miss = miss if misses and half in SEEN else None
+            result["memory"] += memory_rows(cat, half, halves[half]["memory"], on_miss)
+            result["controls"].append(control_row(cat, half, halves[half], on_miss))
+        result["metatool"] = metatool_intrusion(cat, metatool)
+        if older is not None:
+
+            def old_miss(name: str, wanted: str, request: str, found: list[str], mine: list[str]) -> None:
+                print(f"[older {name}] want {wanted}: {request!r}\n    all: {found}\n    memory: {mine}")
+
+            result["older"] = evaluate(cat.live, request_sets(older), old_miss if misses else None)
+    finally:
+        cat.close()
+    return result
+
+
+def print_tables(result: dict[str, Any]) -> None:
+    tools = result["catalog_tools"]
+    print(f"catalogs: memory alone {tools['alone']} tools, with LiveMCPBench {tools['livemcpbench']}, "
+          f"with MetaTool {tools['metatool']}")
+    print("\nseed sentences first (alone / LiveMCPBench / MetaTool; inside memory):")
+    for r in result["seeds"]:
+        print(f"  {r['tool']}: {r['alone']} / {r['livemcpbench']} / {r['metatool']}; "
+              f"{r['alone_inside']} / {r['livemcpbench_inside']} / {r['metatool_inside']}")
+    print("\n| half | wording | requests | top 5 | top 3 | first | first inside memory | first, memory alone |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in result["memory"]:
+        print(f"| {r['half']} | {r['wording']} | {r['requests']} | {r['top5']}% | {r['top3']}% | {r['first']}% | "
+              f"{r['first_inside_memory']}% | {r['first_memory_alone']}% |")
+    print("\n| half | no-match answered no-match, memory alone | non-memory requests with a memory tool first | "
+          "shared verbs: named tool above memory | named tool first | MetaTool requests with memory in the top 3 "
+          "| MetaTool R@1 / R@5 beside memory |")
+    print("|---|---|---|---|---|---|---|")
+    for r in result["controls"]:
+        m = result["metatool"][r["half"]]
+        print(f"| {r['half']} | {r['no_match_alone']}% of {r['no_match_requests']} | {r['non_memory_memory_first']}% "
+              f"of {r['non_memory_requests']} | {r['shared_named_beats_memory']}% of {r['shared_requests']} | "
+              f"{r['shared_named_first']}% | {m['memory_in_top3']}% of {m['requests']} | {m['R@1']} / {m['R@5']} |")
+    if "older" in result:
+        print("\nolder sets (all seen while tuning), with LiveMCPBench:")
+        print("| set | requests | top 3 | first | first inside memory |")
+        print("|---|---|---|---|---|")
+        for r in result["older"]:
+            print(f"| {r['set']} | {r['requests']} | {r['top3_all']:.1f}% | {r['top1_all']:.1f}% | "
+                  f"{r['top1_memory']:.1f}% |")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--misses", action="store_true", help="print each request whose tool was not first")
-    parser.add_argument("--requests", type=Path, default=REQUESTS, help="another request file of the same shape")
+    parser.add_argument("--misses", action="store_true",
+                        help="print each miss of the tuning half and of the older sets (never the held-out half)")
+    parser.add_argument("--requests", type=Path, default=DISCOVERY, help="another discovery request file")
+    parser.add_argument("--metatool", type=int, default=2000, metavar="N",
+                        help="MetaTool requests per half for the intrusion figure (default 2000)")
     parser.add_argument("--json", nargs="?", const="-", default=None, metavar="PATH")
     args = parser.parse_args(argv)
-
-    def miss(name: str, wanted: str, request: str, found: list[str], mine: list[str]) -> None:
-        print(f"[{name}] want {wanted}: {request!r}\n    all: {found}\n    memory: {mine}")
-
-    with memory_runtime() as rt:
-        tools = rt.search_tools(None)["total_catalog_tools"]
-        rows = evaluate(rt, request_sets(args.requests), miss if args.misses else None)
-    print(f"{tools} tools in the catalog (LiveMCPBench + memory)")
-    print("| set | requests | intended tool in the top 3 | first | first inside source memory |")
-    print("|---|---|---|---|---|")
-    for r in rows:
-        print(f"| {r['set']} | {r['requests']} | {r['top3_all']:.1f}% | {r['top1_all']:.1f}% | "
-              f"{r['top1_memory']:.1f}% |")
+    result = run(args.metatool, args.misses, args.requests)
+    print_tables(result)
     if args.json:
-        _data.write_json(rows, args.json)
+        _data.write_json(result, args.json)
     return 0
 
 

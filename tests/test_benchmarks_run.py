@@ -18,7 +18,7 @@ SMALL = {
     "context.py": [],
     "memory.py": ["--sizes", "100", "--backends", "sqlite", "--calls", "10"],
     "mcp.py": ["--calls", "10", "--rounds", "1"],
-    "memory_intent.py": [],
+    "memory_intent.py": ["--metatool", "20"],
 }
 
 
