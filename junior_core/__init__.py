@@ -6,7 +6,15 @@ from typing import TYPE_CHECKING, Any
 
 from junior_core.catalog import Source, Tool, make_tool_name
 from junior_core.context import Actor, Conversation, Message, ToolContext, parse_slack_ts
-from junior_core.errors import PluginError, RegistrationError, ToolError
+from junior_core.errors import (
+    ConfigError,
+    JuniorError,
+    ModelConfigError,
+    PluginError,
+    RegistrationError,
+    ToolDefinitionError,
+    ToolError,
+)
 from junior_core.hookspecs import hookimpl
 
 if TYPE_CHECKING:
@@ -15,8 +23,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Actor",
+    "ConfigError",
     "Conversation",
+    "JuniorError",
     "Message",
+    "ModelConfigError",
     "Param",
     "PluginError",
     "RegistrationError",
@@ -24,6 +35,7 @@ __all__ = [
     "Source",
     "Tool",
     "ToolContext",
+    "ToolDefinitionError",
     "ToolError",
     "hookimpl",
     "make_tool_name",

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from junior_core.errors import ConfigError
 from junior_core.policy import ExposureRule
 
 __all__ = ["CONFIG_ENV", "ConfigError", "config_path", "tool_rules"]
@@ -15,10 +16,6 @@ CONFIG_ENV = "JUNIOR_CONFIG"
 # Read in this order and a later rule wins a tie: of two equally specific patterns, hidden beats direct and
 # direct beats deferred (hiding is the safe side of a tie; direct is a host's explicit choice).
 _KEYS = ("deferred", "direct", "hidden")
-
-
-class ConfigError(ValueError):
-    """A configuration file that cannot be used; the message names the file and the field."""
 
 
 def config_path(environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> Path | None:

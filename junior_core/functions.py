@@ -10,16 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal, TypeVar, overload
 
+from junior_core.errors import ToolDefinitionError
+
 __all__ = ["Param", "ToolDefinitionError", "ToolOptions", "tool"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 Exposure = Literal["deferred", "direct", "hidden"]
 
 MARK = "__junior_tool__"
-
-
-class ToolDefinitionError(TypeError):
-    """A function cannot become a tool (unsupported type hint, missing docstring, ...); the message names it."""
 
 
 class Param:

@@ -48,7 +48,7 @@ class Register:
     def _as_tool(self, source: Source, item: Any) -> Tool:
         if isinstance(item, Tool) or not callable(item):
             return item  # type: ignore[no-any-return]  # the catalog refuses what is not a Tool, naming the plugin
-        from junior_core.functions import ToolDefinitionError
+        from junior_core.errors import ToolDefinitionError
 
         try:
             return Tool.from_function(item)

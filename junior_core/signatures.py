@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 
 from junior_core.context import ToolContext
-from junior_core.errors import ToolError
-from junior_core.functions import MARK, Exposure, Param, ToolDefinitionError, ToolOptions
+from junior_core.errors import ToolDefinitionError, ToolError
+from junior_core.functions import MARK, Exposure, Param, ToolOptions
 
 if TYPE_CHECKING:
     from junior_core.catalog import Tool

@@ -15,6 +15,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import attrs
 
 from junior_core._limits import loads
+from junior_core.errors import ModelConfigError
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -34,10 +35,6 @@ __all__ = [
 
 Wire = Literal["openai", "anthropic"]
 DEFAULT_MAX_TOKENS = 1024
-
-
-class ModelConfigError(Exception):
-    """A model could not be configured: bad ``JUNIOR_MODEL`` spec, missing SDK or credentials."""
 
 
 @attrs.frozen
