@@ -9,7 +9,6 @@ never held against the arguments) and is logged once; the tool's own server stil
 from __future__ import annotations
 
 import functools
-import importlib
 import logging
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -57,10 +56,19 @@ def _pattern_properties(validator: Any, patterns: Mapping[str, Any], instance: A
                 yield from validator.descend(value, subschema, path=key, schema_path=pattern)
 
 
+@functools.cache
+def _draft_keyword(keyword: str) -> Callable[..., Iterator[Any]]:
+    """Draft 2020-12's own implementation of ``keyword``, from the validator class's public ``VALIDATORS``."""
+    from jsonschema import Draft202012Validator
+
+    found: Callable[..., Iterator[Any]] = Draft202012Validator.VALIDATORS[keyword]
+    return found
+
+
 def _additional_properties(validator: Any, extra: Any, instance: Any, schema: Mapping[str, Any]) -> Iterator[Any]:
-    keywords: Any = importlib.import_module("jsonschema._keywords")
+    additional_properties = _draft_keyword("additionalProperties")
     if not validator.is_type(instance, "object") or not schema.get("patternProperties"):
-        yield from keywords.additionalProperties(validator, extra, instance, schema)
+        yield from additional_properties(validator, extra, instance, schema)
         return
     # jsonschema's own finder matches patternProperties with ``re``; the same rule, with RE2.
     patterns = list(schema["patternProperties"])
@@ -72,7 +80,7 @@ def _additional_properties(validator: Any, extra: Any, instance: Any, schema: Ma
     }
     plain = {key: instance[key] for key in unmatched}
     narrowed = {k: v for k, v in schema.items() if k != "patternProperties"}
-    yield from keywords.additionalProperties(validator, extra, plain, narrowed)
+    yield from additional_properties(validator, extra, plain, narrowed)
 
 
 @functools.cache

@@ -9,7 +9,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from importlib import metadata
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -152,6 +152,7 @@ class PluginSet:
         self.infos: list[PluginInfo] = []
         self._order: list[str] = []
         self._impl_cache: dict[str, list[tuple[str, pluggy.HookImpl]]] = {}
+        self._callers: dict[tuple[str, str], Callable[[dict[str, Any]], Any]] = {}
         self.hook_timeout_s = DEFAULT_HOOK_TIMEOUT_S
         self.startup_timeout_s = DEFAULT_STARTUP_TIMEOUT_S
         self.set_deadlines(hook_timeout_s=hook_timeout_s, startup_timeout_s=startup_timeout_s)
@@ -199,6 +200,7 @@ class PluginSet:
             return info
         self._order.append(name)
         self._impl_cache.clear()
+        self._callers.clear()
         info.hooks = sorted(hook for hook in hookspecs.HOOK_NAMES if self._impl(name, hook) is not None)
         self.infos.append(info)
         return info
@@ -273,6 +275,7 @@ class PluginSet:
         if name in self._order:
             self._order.remove(name)
         self._impl_cache.clear()
+        self._callers.clear()
         if self.pm.get_plugin(name) is not None:
             self.pm.unregister(name=name)
         self._fail(info, message, exc)
@@ -424,6 +427,28 @@ class PluginSet:
             cached = self._impl_cache[hook] = found
         return cached
 
+    def _caller(self, plugin: str, hook: str, impl: pluggy.HookImpl) -> Callable[[dict[str, Any]], Any]:
+        """``hook`` of ``plugin`` alone, returning its one answer; cached until the plugins change.
+
+        pluggy's ``subset_hook_caller`` calls a hook on some plugins through the same path as every hook call,
+        so ``add_hookcall_monitoring`` (``JUNIOR_TRACE_PLUGINS``) still sees each call while junior isolates them.
+        """
+        key = (plugin, hook)
+        found = self._callers.get(key)
+        if found is None:
+            others = [other for other in self.pm.get_plugins() if other is not impl.plugin]
+            caller = self.pm.subset_hook_caller(hook, remove_plugins=others)
+            first = bool(caller.spec is not None and caller.spec.opts.get("firstresult"))
+
+            def call_one(kwargs: dict[str, Any]) -> Any:
+                result = caller(**kwargs)
+                if first:
+                    return result
+                return result[0] if result else None  # pluggy leaves a None answer out of the list
+
+            found = self._callers[key] = call_one
+        return found
+
     def _impl(self, plugin: str, hook: str) -> pluggy.HookImpl | None:
         for name, impl in self._impls(hook):
             if name == plugin:
@@ -488,6 +513,7 @@ class PluginSet:
         impl = self._impl(plugin, hook)
         if impl is None:
             return _Outcome()
+        one = self._caller(plugin, hook, impl)
         with self._lock:
             if self._overdue.get(plugin, 0) >= MAX_OVERDUE_CALLS:
                 log.warning("plugin %r: %d hook calls are still running past their deadline", plugin, MAX_OVERDUE_CALLS)
@@ -506,11 +532,9 @@ class PluginSet:
         def call() -> Any:
             nonlocal finished
             try:
-                # pm._hookexec is the path every pluggy HookCaller takes, and the one add_hookcall_monitoring
-                # wraps; called with this one implementation, it keeps tracing while junior keeps isolation.
                 if batch is not None:
-                    return run(lambda: [self.pm._hookexec(hook, [impl], dict(each), True) for each in batch])
-                return run(self.pm._hookexec, hook, [impl], dict(kwargs), True)
+                    return run(lambda: [one(dict(each)) for each in batch])
+                return run(one, dict(kwargs))
             finally:
                 with self._lock:
                     finished = True
@@ -554,7 +578,12 @@ class PluginSet:
         started = self._trace_started.pop(id(kwargs), None)
         took = f" in {(time.perf_counter() - started) * 1000:.1f} ms" if started is not None else ""
         exc = outcome.exception
-        what = f"raised {type(exc).__name__}: {exc}" if exc is not None else f"returned {_brief(outcome.get_result())}"
+        if exc is None:
+            result = outcome.get_result()
+            spec = getattr(self.pm.hook, hook).spec
+            if len(impls) == 1 and isinstance(result, list) and not (spec is not None and spec.opts.get("firstresult")):
+                result = result[0] if result else None  # one plugin's own answer, not pluggy's list of answers
+        what = f"raised {type(exc).__name__}: {exc}" if exc is not None else f"returned {_brief(result)}"
         for impl in impls:
             print(f"[junior] {hook} <- {impl.plugin_name}: {what}{took}", file=sys.stderr)
 
