@@ -86,17 +86,23 @@ _TOKEN_KEYS = {"token", "user", "platform", "team", "channel", "thread", "privat
 class ServeToken:
     """A bearer token ``junior mcp serve --http`` accepts, and who its calls are from.
 
-    The context fields are those of ``junior exec`` (``--user``, ``--platform``, ...), with the same defaults.
+    The context fields are those of ``junior exec`` (``--user``, ``--platform``, ...), with the same defaults but
+    one: the team is ``token-<name>`` unless configured, so a token holder gets a workspace of their own and never
+    the owner's (``local``) knowledge and procedures; tokens that name the same team share one.
     """
 
     name: str
     token: str = attrs.field(repr=False)
     user: str
     platform: str = "local"
-    team: str = "local"
+    team: str = attrs.field()
     channel: str = "cli"
     thread: str = "main"
     private: bool = False
+
+    @team.default
+    def _own_team(self) -> str:
+        return f"token-{self.name}"
 
     def context(self) -> ToolContext:
         from junior_core.cli import local_context

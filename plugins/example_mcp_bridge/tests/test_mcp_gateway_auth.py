@@ -147,7 +147,7 @@ def test_token_table_matches_each_token_to_its_own_context(tmp_path: Path) -> No
     assert table.match(ALICE_TOKEN[:-1]) is None and table.match("") is None
     context = table.context_of("alice")
     assert context is not None and context.actor is not None and context.conversation is not None
-    assert context.actor.key == "local:local:alice"
+    assert context.actor.key == "local:token-alice:alice"
     assert context.conversation.visibility == "private"
     assert table.context_of("owner") == owner
 
@@ -232,7 +232,7 @@ async def test_each_token_calls_memory_as_its_own_actor(
         assert [m["content"] for m in mine.structured_content["result"]["memories"]] == ["Prefers green tea"]
     owner = local_context().actor
     assert owner is not None
-    assert stored_actors(env) == {"Prefers metric units": owner.key, "Prefers green tea": "local:local:alice"}
+    assert stored_actors(env) == {"Prefers metric units": owner.key, "Prefers green tea": "local:token-alice:alice"}
     log = stderr.read_text()
     assert "owner, alice" in log and owner_token not in log and ALICE_TOKEN not in log
 
@@ -256,3 +256,42 @@ def test_serve_refuses_to_start_on_a_bad_token_config(env: dict[str, str]) -> No
     assert started.returncode == 1
     assert "[mcp.serve.tokens.bob] token: must be at least 32" in started.stderr
     assert "short-secret" not in started.stderr and "Traceback" not in started.stderr
+
+
+def _result(answer: object) -> dict[str, object]:
+    structured = getattr(answer, "structured_content", None)
+    assert isinstance(structured, dict), answer
+    return structured
+
+
+@needs_memory
+@pytest.mark.parametrize("shared", [False, True])
+async def test_a_second_token_cannot_see_or_archive_the_owners_knowledge(
+    env: dict[str, str], start_gateway: Callable[..., tuple[str, Path]], shared: bool
+) -> None:
+    if shared:  # the positive control: a token configured into the owner's team shares its workspace
+        Path(env["JUNIOR_CONFIG"]).write_text('[mcp.serve.tokens.alice]\ntoken = "${ALICE_TOKEN}"\nuser = "alice"\n'
+                                              'team = "local"\n')
+    owner_token = junior(env, "mcp", "token").stdout.strip()
+    url, _ = start_gateway(env)
+    fact = "Deploys to production go out on Tuesdays"
+    async with bearer_client(url, owner_token) as client:
+        stored = _result(await client.call_tool(
+            "executeTool", {"tool_name": "memory__remember", "arguments": {"content": fact, "kind": "knowledge"}}))
+        assert stored["ok"] is True, stored
+    async with bearer_client(url, ALICE_TOKEN) as client:
+        listed = _result(await client.call_tool("executeTool", {"tool_name": "memory__list", "arguments": {}}))
+        found = _result(await client.call_tool(
+            "executeTool", {"tool_name": "memory__search", "arguments": {"query": "deploys Tuesdays"}}))
+        forgot = _result(await client.call_tool(
+            "executeTool", {"tool_name": "memory__forget", "arguments": {"query": "deploys Tuesdays"}}))
+    seen = [m["content"] for m in listed["result"]["memories"]]  # type: ignore[index]
+    hits = [m["content"] for m in found["result"]["memories"]]  # type: ignore[index]
+    if shared:
+        assert seen == [fact] and hits == [fact] and forgot["ok"] is True, (listed, found, forgot)
+        return
+    assert seen == [] and hits == [], (listed, found)
+    assert forgot["ok"] is False and forgot["error"]["code"] == "not_found", forgot  # type: ignore[index]
+    async with bearer_client(url, owner_token) as client:
+        mine = _result(await client.call_tool("executeTool", {"tool_name": "memory__list", "arguments": {}}))
+    assert [m["content"] for m in mine["result"]["memories"]] == [fact]  # type: ignore[index]
