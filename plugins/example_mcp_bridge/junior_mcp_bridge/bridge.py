@@ -15,6 +15,7 @@ from junior_core.catalog import modern_schema
 from junior_mcp_bridge.config import RETRY_INTERVAL_S, ServerConfig
 from junior_mcp_bridge.connection import ServerConnection
 from junior_mcp_bridge.convert import annotations_of, local_names
+from junior_mcp_bridge.text import mask_urls
 
 __all__ = ["Bridge", "BridgeLoop", "plain_line"]
 
@@ -294,7 +295,7 @@ class Bridge:
                            if conn is not None and conn.server_name else None),
                 "protocol_version": conn.protocol_version if conn is not None else None,
                 "connect_s": round(conn.connect_s, 3) if conn is not None and conn.connect_s is not None else None,
-                "error": conn.error if conn is not None else None,
+                "error": mask_urls(conn.error) if conn is not None and conn.error else None,
                 "origin": config.origin,
             })
         return rows

@@ -71,9 +71,11 @@ class ServerConfig:
 
     @property
     def target(self) -> str:
-        """What to show a person: the command line or the URL (never env or header values)."""
+        """What to show a person: the command line or the URL, its password masked (never env or header values)."""
         if self.url is not None:
-            return self.url
+            from junior_mcp_bridge.text import display_url
+
+            return display_url(self.url)
         return " ".join([self.command or "", *self.args]).strip()
 
 

@@ -19,6 +19,7 @@ from mcp.shared.exceptions import MCPError
 from junior_core import ToolError
 from junior_mcp_bridge.config import RETRY_INTERVAL_S, ServerConfig
 from junior_mcp_bridge.convert import error_text, result_json
+from junior_mcp_bridge.text import mask_urls
 
 __all__ = ["ServerConnection", "State"]
 
@@ -28,6 +29,8 @@ State = Literal["stopped", "starting", "ready", "failed"]
 servers that are down this often in the background."""
 _MAX_PAGES = 1000
 _STOP_TIMEOUT_S = 10.0
+# A burst of list_changed notifications arriving within this many seconds is one re-listing.
+RELIST_DELAY_S = 0.5
 
 
 class ServerConnection:
@@ -62,6 +65,10 @@ class ServerConnection:
         self._reaping: set[asyncio.Task[None]] = set()
         self._retry_at = 0.0
         self._closed = False
+        self._relist_wanted = False
+        self._relister: asyncio.Task[None] | None = None
+        self.relistings = 0
+        """How many times the tools were re-listed after a change (a storm of notifications counts once or twice)."""
 
     @property
     def name(self) -> str:
@@ -141,7 +148,8 @@ class ServerConnection:
         """Record a failed connect, unless a newer attempt has taken over."""
         if self._runner is not runner:
             return
-        self.error, self.problem = _describe(exc, self.config)
+        error, self.problem = _describe(exc, self.config)
+        self.error = mask_urls(error)  # an HTTP error quotes the URL, password and all
         self.state = "failed"
         self._retry_at = time.monotonic() + self.retry_interval_s
         log.warning("MCP server %r is unavailable: %s", self.name, self.error)
@@ -205,7 +213,7 @@ class ServerConnection:
                     "Try again later, or with a smaller request.",
                 ) from None
             if exc.code == types.INVALID_PARAMS and "unknown tool" in exc.error.message.lower():
-                self._spawn(self._relist())
+                self._relist_soon()
             raise ToolError(
                 "tool_failed",
                 f"MCP server {self.name!r} refused the call to {tool}: {_bounded(exc.error.message)}. "
@@ -256,11 +264,28 @@ class ServerConnection:
     # -- change notifications -----------------------------------------------------------------
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, types.ToolListChangedNotification):
-            self._spawn(self._relist())
+            self._relist_soon()
         elif isinstance(message, Exception):
             log.warning("MCP server %r sent something unreadable: %s", self.name, message)
 
+    def _relist_soon(self) -> None:
+        """Re-list once the notifications stop coming: at most one re-listing runs and one more waits.
+
+        A server that sends ``list_changed`` in a loop would otherwise cost a ``tools/list``, a catalog refresh
+        and an index rebuild per notification.
+        """
+        self._relist_wanted = True
+        if self._relister is None or self._relister.done():
+            self._relister = self._spawn(self._relist_while_wanted())
+
+    async def _relist_while_wanted(self) -> None:
+        while self._relist_wanted:
+            await asyncio.sleep(RELIST_DELAY_S)
+            self._relist_wanted = False
+            await self._relist()
+
     async def _relist(self) -> None:
+        self.relistings += 1
         session = self._session
         if session is None:
             return
@@ -274,10 +299,11 @@ class ServerConnection:
             log.info("MCP server %r changed its tools; now %d", self.name, len(tools))
             self._notify()
 
-    def _spawn(self, coro: Any) -> None:
+    def _spawn(self, coro: Any) -> asyncio.Task[Any]:
         task = asyncio.get_running_loop().create_task(coro)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+        return task
 
     def _notify(self) -> None:
         try:

@@ -21,14 +21,25 @@ def sanitize_name(name: str) -> str:
 
 
 def local_names(names: Iterable[str]) -> dict[str, str]:
-    """``{local name: server's name}``; a name that is changed, or collides, gets a short hash of the original."""
-    result: dict[str, str] = {}
-    for name in names:
+    """``{local name: server's name}`` for every distinct name, the same whatever order the server lists them in.
+
+    A name junior accepts as it is keeps it; one that must change gets a short hash of the original, lengthened
+    until it is free, so two names that sanitise alike (``a.b``, ``a b``) or a changed name that meets another
+    tool's own (``a_b_<hash>``) both stay, and a name never moves when the listing is reordered.
+    """
+    distinct = sorted(set(names))
+    result = {name: name for name in distinct if sanitize_name(name) == name}
+    for name in distinct:
+        if sanitize_name(name) == name:
+            continue
+        digest = hashlib.sha256(name.encode()).hexdigest()
         local = sanitize_name(name)
-        if local != name or local in result:
-            # A hash of the server's name keeps the local name stable across restarts and list changes.
-            local = f"{local}_{hashlib.sha256(name.encode()).hexdigest()[:6]}"
-        result[local] = name
+        for size in range(6, len(digest) + 1, 2):
+            candidate = f"{local}_{digest[:size]}"
+            if candidate not in result:
+                break
+        # A hash of the server's name keeps the local name stable across restarts and list changes.
+        result[candidate] = name
     return result
 
 

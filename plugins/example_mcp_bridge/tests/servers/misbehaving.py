@@ -8,10 +8,15 @@ Modes:
 - ``paged``: 150 tools, ``tool_000`` .. ``tool_149``, 40 per ``tools/list`` page; also a tool named ``dotted.name``.
 - ``gated PATH``: exits at once unless the file PATH exists; then ``echo`` works.
 - ``env``: ``show_env`` returns the environment variable names (and one value) the server got.
+- ``colliding [reversed]``: tools whose names meet once sanitised (``a.b``, ``a b``, ``a_b`` and the name ``a.b``
+  would get); each answers with its own name. ``reversed`` lists them in the opposite order.
+- ``storm``: ``storm {"count": N}`` changes its tool list N times, each with ``list_changed``, as fast as it can;
+  ``listings`` answers how many ``tools/list`` requests it has served.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 import time
@@ -55,10 +60,18 @@ TOOLS: dict[str, list[types.Tool]] = {
     + [tool("dotted.name", "A tool whose name has a dot.")],
     "gated": [tool("echo", "Echo the given text back.")],
     "env": [tool("show_env", "Return the names of the environment variables the server got.")],
+    "colliding": [tool(name, f"The tool named {name!r}.") for name in (
+        "a_b_" + hashlib.sha256(b"a.b").hexdigest()[:6], "a.b", "a b", "a_b", "a-b")],
+    "storm": [tool("storm", "Change the tool list `count` times."), tool("listings", "Count tools/list requests.")],
 }
+if MODE == "colliding" and sys.argv[2:] == ["reversed"]:
+    TOOLS[MODE].reverse()
+LISTINGS = 0
 
 
 async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+    global LISTINGS
+    LISTINGS += 1
     tools = TOOLS[MODE]
     if MODE != "paged":
         return types.ListToolsResult(tools=tools)
@@ -91,6 +104,16 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
         TOOLS[MODE] = [*TOOLS[MODE], tool(str(args.get("text", "added")), "A tool added at run time.")]
         await ctx.session.send_tool_list_changed()
         return types.CallToolResult(content=text(f"added {args.get('text')}"))
+    if MODE == "colliding":
+        return types.CallToolResult(content=text(name))
+    if name == "storm":
+        base = TOOLS[MODE][:2]
+        for i in range(int(args.get("count", 100))):
+            TOOLS[MODE] = [*base, tool(f"wave_{i}", f"Tool list number {i}.")]
+            await ctx.session.send_tool_list_changed()
+        return types.CallToolResult(content=text("stormed"))
+    if name == "listings":
+        return types.CallToolResult(content=text(str(LISTINGS)))
     if name == "show_env":
         return types.CallToolResult(
             content=text(" ".join(sorted(os.environ))),
@@ -108,7 +131,7 @@ async def main() -> None:
     server = Server(f"misbehaving-{MODE}", version="1.0", instructions=(
         f"Misbehaving test server ({MODE}).\n\nSecond paragraph, not part of the description."
     ), on_list_tools=list_tools, on_call_tool=call_tool)
-    options = server.create_initialization_options(NotificationOptions(tools_changed=MODE == "changing"))
+    options = server.create_initialization_options(NotificationOptions(tools_changed=MODE in ("changing", "storm")))
     async with stdio_server() as (read, write):
         await server.run(read, write, options)
 

@@ -1,0 +1,81 @@
+"""Servers that send what they should not: colliding names, notification storms, secrets in URLs, escapes."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from mcp_bridge_helpers import misbehaving, write_toml
+
+from junior_core import Runtime
+
+JUNIOR = str(Path(sys.executable).parent / "junior")
+
+
+def junior(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([JUNIOR, *args], env=env, capture_output=True, text=True, timeout=60)
+
+
+def _names(rt: Runtime, source: str) -> dict[str, str]:
+    """``{tool_name: the server's name it calls}``, read by calling each tool (the server answers its name)."""
+    called = {}
+    for entry in rt.catalog.tools(source):
+        answer = rt.execute_tool(entry.tool_name, {})
+        assert answer["ok"] is True, answer
+        called[entry.tool_name] = answer["result"]["text"]
+    return called
+
+
+def test_names_that_collide_once_sanitised_keep_every_tool_in_any_order(make_runtime: Callable[..., Runtime]) -> None:
+    rt = make_runtime({"forward": misbehaving("colliding"), "backward": misbehaving("colliding", args=[
+        misbehaving("colliding")["args"][0], "colliding", "reversed"])})
+    forward, backward = _names(rt, "mcp:forward"), _names(rt, "mcp:backward")
+    server_names = {"a.b", "a b", "a_b", "a-b", "a_b_2e7336"}
+    assert set(forward.values()) == server_names, forward  # none vanished, each calls its own
+    assert {k.removeprefix("mcp__forward__"): v for k, v in forward.items()} == {
+        k.removeprefix("mcp__backward__"): v for k, v in backward.items()}  # the same mapping whatever the order
+    assert forward["mcp__forward__a_b"] == "a_b" and forward["mcp__forward__a_b_2e7336"] == "a_b_2e7336"
+
+
+def test_a_list_changed_storm_is_a_few_refreshes(make_runtime: Callable[..., Runtime]) -> None:
+    rt = make_runtime({"storm": misbehaving("storm")})
+    before = int(rt.execute_tool("mcp__storm__listings", {})["result"]["text"])
+    assert rt.execute_tool("mcp__storm__storm", {"count": 300})["ok"] is True
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        names = {entry.tool_name for entry in rt.catalog.tools("mcp:storm")}
+        if "mcp__storm__wave_299" in names:
+            break
+        time.sleep(0.05)
+    assert "mcp__storm__wave_299" in names, names  # the last change is the one kept
+    time.sleep(1.5)  # any re-listing still queued has run
+    listings = int(rt.execute_tool("mcp__storm__listings", {})["result"]["text"]) - before
+    assert 1 <= listings <= 4, f"{listings} tools/list requests for 300 notifications"
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_a_password_in_a_server_url_is_masked_in_list_and_check(tmp_path: Path) -> None:
+    url = f"http://deploy:s3cret-pw@127.0.0.1:{_closed_port()}/mcp?api_key=k3y-value&team=ops"
+    config = write_toml(tmp_path / "junior.toml", {"remote": {"url": url, "startup_timeout_s": 1}})
+    env = {**os.environ, "JUNIOR_CONFIG": str(config), "JUNIOR_LOAD_PLUGINS": "mcp"}
+    listed = junior(env, "mcp", "list")
+    as_json = junior(env, "mcp", "list", "--json")
+    checked = junior(env, "mcp", "check")
+    assert checked.returncode == 1, checked.stderr
+    for done in (listed, as_json, checked):
+        out = done.stdout + done.stderr
+        assert "s3cret-pw" not in out and "k3y-value" not in out, out
+    [row] = json.loads(as_json.stdout)
+    assert row["target"].startswith("http://deploy:***@127.0.0.1:") and "api_key=***&team=ops" in row["target"]
+    assert "deploy:***@127.0.0.1" in listed.stdout and "FAILED  mcp:remote" in checked.stdout
