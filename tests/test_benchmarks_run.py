@@ -19,6 +19,7 @@ SMALL = {
     "memory.py": ["--sizes", "100", "--backends", "sqlite", "--calls", "10"],
     "mcp.py": ["--calls", "10", "--rounds", "1"],
     "memory_intent.py": ["--metatool", "20"],
+    "memory_credentials.py": ["--repeat", "2"],
 }
 
 

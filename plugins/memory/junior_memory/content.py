@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import re
 import unicodedata
 from datetime import UTC, date, datetime, time
 
 from junior_core import ToolError
+from junior_memory.credentials import credential_kind
 
 __all__ = [
     "MAX_CONTENT",
@@ -24,60 +24,11 @@ __all__ = [
 
 MAX_CONTENT = 4000
 
-# Each pattern names what it found so the refusal can say so without echoing the secret. Compiled on first
-# use: the plugin module is imported by every `junior` command.
-_CREDENTIAL_PATTERNS: tuple[tuple[str, str], ...] = (
-    ("a private key block", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
-    ("an AWS access key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b"),
-    (
-        "an AWS secret key",
-        r"(?i)aws.{0,20}?(?:secret|key).{0,20}?[=:\s][\"']?[A-Za-z0-9/+]{40}\b",
-    ),
-    ("a Google API key", r"\bAIza[0-9A-Za-z_\-]{35}\b"),
-    ("a Google OAuth token", r"\bya29\.[0-9A-Za-z_\-]{20,}"),
-    ("an Azure account key", r"(?i)AccountKey=[A-Za-z0-9+/=]{40,}"),
-    ("a GitHub token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})\b"),
-    ("a GitLab token", r"\bglpat-[A-Za-z0-9_\-]{20,}\b"),
-    ("a Slack token", r"\bxox[abposre]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{10,}"),
-    ("a Slack webhook URL", r"hooks\.slack\.com/services/T[A-Za-z0-9_]+/B[A-Za-z0-9_]+/[A-Za-z0-9_]+"),
-    ("an OpenAI or Anthropic API key", r"\bsk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),
-    ("a Stripe key", r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}\b"),
-    ("a JSON Web Token", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
-    (
-        "a connection string with a password",
-        r"\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]+:[^\s@/]+@[^\s/]+",
-    ),
-    (
-        "a password",
-        r"(?i)\b(?:password|passwd|pwd)\s*[=:]\s*\S{4,}",
-    ),
-    (
-        "an API key or secret",
-        (
-            r"(?i)\b(?:api[_\-]?key|secret[_\-]?key|client[_\-]?secret|access[_\-]?token|auth[_\-]?token)"
-            r"\s*[=:]\s*[\"']?[A-Za-z0-9_\-./+]{16,}"
-        ),
-    ),
-)
-
 # Lone UTF-16 surrogates (a broken "\ud83d" escape decodes to one): no database can store them as UTF-8.
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 # Control characters other than tab, newline and carriage return: Postgres refuses NUL, and none belong in a memory.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-
-
-@functools.cache
-def _credentials() -> tuple[tuple[str, re.Pattern[str]], ...]:
-    return tuple((name, re.compile(pattern)) for name, pattern in _CREDENTIAL_PATTERNS)
-
-
-def credential_kind(text: str) -> str | None:
-    """What kind of credential ``text`` appears to contain, or None."""
-    for name, pattern in _credentials():
-        if pattern.search(text):
-            return name
-    return None
 
 
 def check_text(value: str, field: str) -> str:
@@ -113,7 +64,9 @@ def check_content(content: str) -> str:
             "rejected",
             f"This looks like it contains {found}. Memory never stores credentials, so nothing was saved. "
             "Tell the user to keep secrets in a secret manager; you may remember where a secret is kept, "
-            "never the secret itself.",
+            "never the secret itself. If it is not a secret (an id, a hash), remember a link to it or a "
+            "description instead.",
+            found=found,
         )
     return text
 
