@@ -1,4 +1,4 @@
-"""Every test session gets its own search-index cache, so tests never read or fill the user's."""
+"""Every test session gets its own search-index cache and config dir, so tests never read or fill the user's."""
 
 from __future__ import annotations
 
@@ -15,6 +15,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if not os.environ.get("JUNIOR_CACHE_DIR"):
         os.environ["JUNIOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="junior-test-cache-")
         _MADE.append(os.environ["JUNIOR_CACHE_DIR"])
+    if not os.environ.get("JUNIOR_CONFIG_DIR"):  # the index key lives there
+        os.environ["JUNIOR_CONFIG_DIR"] = tempfile.mkdtemp(prefix="junior-test-config-")
+        _MADE.append(os.environ["JUNIOR_CONFIG_DIR"])
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

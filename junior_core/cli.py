@@ -363,6 +363,8 @@ def index(ctx: click.Context, rebuild: bool, clear: bool, as_json: bool) -> None
         cache = IndexCache()
         removed = cache.clear()
         click.echo(f"removed {removed} stored index{'es' if removed != 1 else ''} from {cache.directory}")
+        if cache.refused:
+            click.echo(f"the cache is not used: {cache.refused}", err=True)
         return
     rt = _runtime(ctx, ALL)  # the catalog `junior search` searches, run-time sources included
     data = rt.discovery.index_info(rebuild=rebuild)

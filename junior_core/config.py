@@ -10,9 +10,10 @@ from typing import Any
 from junior_core.errors import ConfigError
 from junior_core.policy import ExposureRule
 
-__all__ = ["CONFIG_ENV", "ConfigError", "config_path", "tool_rules"]
+__all__ = ["CONFIG_DIR_ENV", "CONFIG_ENV", "ConfigError", "config_dir", "config_path", "tool_rules"]
 
 CONFIG_ENV = "JUNIOR_CONFIG"
+CONFIG_DIR_ENV = "JUNIOR_CONFIG_DIR"
 # Read in this order and a later rule wins a tie: of two equally specific patterns, hidden beats direct and
 # direct beats deferred (hiding is the safe side of a tie; direct is a host's explicit choice).
 _KEYS = ("deferred", "direct", "hidden")
@@ -25,6 +26,16 @@ def config_path(environ: Mapping[str, str] | None = None, cwd: Path | None = Non
         return Path(environ[CONFIG_ENV]).expanduser()
     path = (Path.cwd() if cwd is None else cwd) / "junior.toml"
     return path if path.is_file() else None
+
+
+def config_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """Where junior keeps its own files (secrets, tokens): ``JUNIOR_CONFIG_DIR``, else platformdirs' user config dir."""
+    environ = os.environ if environ is None else environ
+    if environ.get(CONFIG_DIR_ENV):
+        return Path(environ[CONFIG_DIR_ENV]).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("junior", appauthor=False))
 
 
 def _read(path: Path) -> dict[str, Any]:

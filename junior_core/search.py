@@ -170,6 +170,8 @@ class SearchIndex:
         self._build_lock = threading.Lock()
         self._snapshot: Snapshot | None = None
         self._version: int | None = None
+        self._inputs: tuple[Sequence[CatalogTool], Mapping[str, str]] | None = None
+        self._recovered: set[str] = set()
         self._analyzer = Analyzer(self.config)
 
     @property
@@ -188,7 +190,7 @@ class SearchIndex:
     def reset(self) -> None:
         """Forget the current index, so the next build starts from the catalog (used by ``junior index --rebuild``)."""
         with self._build_lock:
-            self._snapshot, self._version = None, None
+            self._snapshot, self._version, self._inputs = None, None, None
 
     def build(self, tools: Sequence[CatalogTool], source_descriptions: Mapping[str, str], version: int) -> None:
         """Index ``tools`` for ``version`` beside the current index, then swap it in; searches use the old meanwhile."""
@@ -200,15 +202,32 @@ class SearchIndex:
                 return  # this catalog, or a newer one, is already indexed: never go back
             # Searches that already hold the old snapshot finish on it; its files close when it is collected.
             self._snapshot, self._version = self._make(tools, source_descriptions), version
+            self._inputs = (tools, source_descriptions)
 
-    def _make(self, tools: Sequence[CatalogTool], source_descriptions: Mapping[str, str]) -> Snapshot:
+    def _recover(self, snapshot: Snapshot, exc: Exception) -> bool:
+        """Replace an index that raised while searching with a fresh build, once; whether to search again."""
+        with self._build_lock:
+            if self._snapshot is not snapshot:
+                return True  # already replaced (by a refresh or another search's recovery)
+            if self._inputs is None or snapshot.fingerprint in self._recovered:
+                return False
+            self._recovered.add(snapshot.fingerprint)
+            log.warning("search index %s failed while searching (%s: %s); rebuilding it",
+                        snapshot.path or "(in memory)", type(exc).__name__, exc)
+            if self.cache is not None and snapshot.path is not None:
+                self.cache.remove(snapshot.fingerprint)
+            self._snapshot = self._make(*self._inputs, reopen=False)
+            return True
+
+    def _make(self, tools: Sequence[CatalogTool], source_descriptions: Mapping[str, str],
+              reopen: bool = True) -> Snapshot:
         entries = sorted(tools, key=lambda t: t.tool_name)
         param_texts = [param_text(entry.tool.input_schema) for entry in entries]
         print_ = fingerprint(entries, source_descriptions, self.config, param_texts)
         docs = IndexedDocs([e.tool_name for e in entries], [e.source_id for e in entries],
                            [doc for doc, e in enumerate(entries) if _writes(e.tool)],
                            [doc for doc, e in enumerate(entries) if _needs_input(e.tool)])
-        if self.cache is not None:
+        if self.cache is not None and reopen:
             opened = self.cache.open(
                 print_, docs, lambda index, stored, path: Snapshot(index, stored, self.config, print_, path)
             )
@@ -289,9 +308,19 @@ class SearchIndex:
                hidden: Collection[str] = ()) -> SearchResult:
         """Rank tools for ``query`` with BM25F and the request's intent; ties broken by tool_name.
 
-        ``hidden`` tool_names are left out of the ranking and the total, as if they were not indexed.
+        ``hidden`` tool_names are left out of the ranking and the total, as if they were not indexed. An index
+        that raises (damaged files) is rebuilt once and the search asked again.
         """
         snapshot = self._snapshot
+        try:
+            return self._search(snapshot, query, limit, source_id, hidden)
+        except Exception as exc:
+            if snapshot is None or not self._recover(snapshot, exc):
+                raise
+        return self._search(self._snapshot, query, limit, source_id, hidden)
+
+    def _search(self, snapshot: Snapshot | None, query: str, limit: int, source_id: str | None,
+                hidden: Collection[str]) -> SearchResult:
         if snapshot is None:
             return SearchResult([], 0)
         terms = self._analyzer(query)
@@ -362,6 +391,14 @@ class SearchIndex:
     def matches(self, query: str, tool_name: str) -> bool:
         """Whether ``tool_name`` is among the tools ``query`` matches (for counting an exact-name hit once)."""
         snapshot = self._snapshot
+        try:
+            return self._matches(snapshot, query, tool_name)
+        except Exception as exc:
+            if snapshot is None or not self._recover(snapshot, exc):
+                raise
+        return self._matches(self._snapshot, query, tool_name)
+
+    def _matches(self, snapshot: Snapshot | None, query: str, tool_name: str) -> bool:
         if snapshot is None or tool_name not in snapshot.doc_of:
             return False
         doc = snapshot.doc_of[tool_name]

@@ -128,17 +128,16 @@ def test_an_unwritable_cache_dir_searches_from_memory(
 def test_a_full_disk_leaves_no_partial_index(
     cache_dir: Path, monkeypatch: pytest.MonkeyPatch, make_runtime: Callable[..., Runtime]
 ) -> None:
-    real_open = open
+    real_write = junior_core.index_cache._write_file
     written: list[str] = []
 
-    def full(path: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
-        if "w" in mode:
-            written.append(str(path))
-            if len(written) > 1:
-                raise OSError(28, "No space left on device")
-        return real_open(path, mode, *args, **kwargs)
+    def full(dir_fd: int, name: str, data: bytes) -> None:
+        written.append(name)
+        if len(written) > 1:
+            raise OSError(28, "No space left on device")
+        real_write(dir_fd, name, data)
 
-    monkeypatch.setattr(junior_core.index_cache, "open", full, raising=False)
+    monkeypatch.setattr(junior_core.index_cache, "_write_file", full)
     rt = make_runtime(notes_plugin(), weather_plugin())
     assert top(rt, "weather forecast") == "weather__get_forecast"
     assert len(written) == 2, "the store was attempted and failed part-way"
