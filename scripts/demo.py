@@ -63,6 +63,7 @@ def run(step: Steps, workdir: Path) -> None:
     os.environ["JUNIOR_CONFIG"] = str(config)
     os.environ["JUNIOR_MEMORY_URL"] = f"sqlite:///{workdir / 'memory.sqlite3'}"
     os.environ["JUNIOR_CACHE_DIR"] = str(workdir / "cache")
+    os.environ["JUNIOR_CONFIG_DIR"] = str(workdir / "config")  # the index key, with the cache it signs
     context = local_context(user="demo-user", channel="demo")
 
     with Runtime.from_entry_points() as rt:

@@ -33,7 +33,7 @@ def test_benchmark_script_runs(script: str, tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, str(BENCHMARKS / script), *SMALL[script]],
         capture_output=True, text=True, timeout=300, cwd=tmp_path,
-        env={k: v for k, v in os.environ.items() if not k.startswith("JUNIOR_")} | {"XDG_DATA_HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path)},
+        env={k: v for k, v in os.environ.items() if not k.startswith("JUNIOR_")} | {"XDG_DATA_HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path)},
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip(), "a benchmark prints its figures"

@@ -23,6 +23,9 @@ PROJECTS = {"junior-core": ROOT, "junior-memory": ROOT / "plugins/memory",
             "junior-mcp-bridge": ROOT / "plugins/example_mcp_bridge"}
 pytestmark = pytest.mark.slow
 
+# The session's own index cache and key (conftest.py), never the user's.
+_KEEP = ("JUNIOR_CACHE_DIR", "JUNIOR_CONFIG_DIR")
+
 
 def _copy(src: Path, dst: Path) -> Path:
     """The project's files without tests or build leftovers, so building never writes into the clone."""
@@ -72,7 +75,7 @@ def test_make_dist_builds_the_three_wheels_it_documents() -> None:
 
 
 def test_wheels_install_without_a_clone_and_their_plugins_load(installed: Path, tmp_path: Path) -> None:
-    env = {key: value for key, value in os.environ.items() if not key.startswith("JUNIOR_")}
+    env = {key: value for key, value in os.environ.items() if not key.startswith("JUNIOR_") or key in _KEEP}
     env.update(JUNIOR_MEMORY_URL=f"sqlite:///{tmp_path / 'memory.sqlite3'}", JUNIOR_CONFIG=str(tmp_path / "none.toml"))
     (tmp_path / "none.toml").write_text("")
     done = subprocess.run([str(installed / "bin" / "junior"), "plugins", "--json"], cwd=tmp_path, env=env,

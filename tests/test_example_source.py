@@ -14,9 +14,12 @@ from junior_core.testing import RuntimeFactory, assert_error, assert_found, asse
 
 JUNIOR = Path(sys.executable).parent / "junior"
 
+# The session's own index cache and key (conftest.py), never the user's.
+_KEEP = ("JUNIOR_CACHE_DIR", "JUNIOR_CONFIG_DIR")
+
 
 def test_installed_example_is_listed_by_the_junior_command() -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("JUNIOR_")} | {"JUNIOR_LOAD_PLUGINS": "units"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JUNIOR_") or k in _KEEP} | {"JUNIOR_LOAD_PLUGINS": "units"}
     proc = subprocess.run([str(JUNIOR), "sources", "--json"], capture_output=True, text=True, env=env, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == [{"id": "units", "description": "Unit conversions: temperature and length."}]

@@ -44,8 +44,12 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return target
 
 
+# The session's own index cache and key (conftest.py), never the user's.
+_KEEP = ("JUNIOR_CACHE_DIR", "JUNIOR_CONFIG_DIR")
+
+
 def junior(site: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("JUNIOR_")}
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("JUNIOR_") or k in _KEEP}
     environ.update({"PYTHONPATH": str(site), "JUNIOR_LOAD_PLUGINS": TEST_PLUGINS, **env})
     return subprocess.run([*JUNIOR, *args], capture_output=True, text=True, env=environ, timeout=60)
 

@@ -46,7 +46,7 @@ def test_a_plugin_authors_test_runs_with_the_installed_pytest_plugin(tmp_path: P
     # A separate pytest process in a directory without this repository's conftest: the fixtures can only come
     # from the ``pytest11`` entry point of the installed junior-core.
     (tmp_path / "test_units_plugin.py").write_text(documented_test() + INSTALLED_TEST)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUNIOR_", "PYTEST_")) or k == "JUNIOR_CACHE_DIR"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUNIOR_", "PYTEST_")) or k in ("JUNIOR_CACHE_DIR", "JUNIOR_CONFIG_DIR")}
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
         capture_output=True,

@@ -13,6 +13,9 @@ JUNIOR = str(Path(sys.executable).parent / "junior")
 URL = "postgresql+psycopg://junior:secret@127.0.0.1:5432/junior_memory"
 FIX = "install junior-memory[postgres]"
 
+# The session's own index cache and key (conftest.py), never the user's.
+_KEEP = ("JUNIOR_CACHE_DIR", "JUNIOR_CONFIG_DIR")
+
 
 @pytest.fixture
 def no_driver(tmp_path: Path) -> dict[str, str]:
@@ -20,7 +23,7 @@ def no_driver(tmp_path: Path) -> dict[str, str]:
     blocker = tmp_path / "blocked" / "psycopg"
     blocker.mkdir(parents=True)
     (blocker / "__init__.py").write_text("raise ModuleNotFoundError(\"No module named 'psycopg'\")\n")
-    env = {key: value for key, value in os.environ.items() if not key.startswith("JUNIOR_")}
+    env = {key: value for key, value in os.environ.items() if not key.startswith("JUNIOR_") or key in _KEEP}
     env.update(PYTHONPATH=str(blocker.parent), JUNIOR_MEMORY_URL=URL, JUNIOR_LOAD_PLUGINS="memory",
                XDG_DATA_HOME=str(tmp_path / "data"))
     return env
