@@ -24,10 +24,12 @@ def _emit(data: Any, as_json: bool, text: Callable[[], str]) -> None:
 
 @contextmanager
 def _errors() -> Iterator[None]:
-    from junior_memory.store import MemoryConfigError, MemoryUnavailable
+    from junior_memory.store import MemoryConfigError, MemorySchemaTooNew, MemoryUnavailable
 
     try:
         yield
+    except MemorySchemaTooNew as exc:
+        raise click.ClickException(str(exc)) from None
     except MemoryUnavailable as exc:
         raise click.ClickException(f"{exc}. Check JUNIOR_MEMORY_URL and that the database server is running.") from exc
     except MemoryConfigError as exc:
@@ -76,7 +78,8 @@ def memory_group(get_store: Callable[[], MemoryStore]) -> click.Group:
     def info(as_json: bool) -> None:
         """Show where memory is stored and its schema revision."""
         from junior_memory.config import default_path, display_url, missing_driver, resolve_url
-        from junior_memory.store import HEAD_REVISION, MemoryConfigError, MemoryUnavailable
+        from junior_memory.engine import known_revisions
+        from junior_memory.store import HEAD_REVISION, MemoryConfigError, MemorySchemaTooNew, MemoryUnavailable
 
         data: dict[str, Any] = {"url": display_url(resolve_url()), "default_path": str(default_path()),
                                 "head_revision": HEAD_REVISION}
@@ -85,12 +88,14 @@ def memory_group(get_store: Callable[[], MemoryStore]) -> click.Group:
             data.update(url=store.display_url, backend=store.backend)
             data["revision"] = store.revision()
             data["reachable"] = True
+            if data["revision"] is not None and data["revision"] not in known_revisions():
+                data["error"] = str(MemorySchemaTooNew(data["revision"]))
         except MemoryUnavailable as exc:
             data.update(reachable=False, error=str(exc))
         except MemoryConfigError as exc:
             data.update(reachable=False, error=missing_driver(data["url"], exc) or str(exc))
         _emit(data, as_json, lambda: "\n".join(f"{key}: {value}" for key, value in data.items()))
-        if not data["reachable"]:
+        if not data["reachable"] or "error" in data:
             raise SystemExit(1)
 
     @memory.command("migrate")

@@ -14,6 +14,7 @@ Past a deadline the store raises ``MemoryUnavailable``; tools answer ``unavailab
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 import logging
@@ -35,7 +36,7 @@ T = TypeVar("T")
 
 __all__ = [
     "HEAD_REVISION", "MIGRATE_TIMEOUT", "SQLITE_BUSY_TIMEOUT", "VERSION_TABLE", "Database", "MemoryConfigError",
-    "MemoryUnavailable",
+    "MemorySchemaTooNew", "MemoryUnavailable",
 ]
 
 log = logging.getLogger("junior.memory")
@@ -52,6 +53,16 @@ _PG_LOCK_KEY = 0x6A756E696F72
 
 class MemoryUnavailable(Exception):
     """The database cannot be reached or used; nothing was read or written."""
+
+
+class MemorySchemaTooNew(MemoryUnavailable):
+    """The database is at a revision this junior-memory does not know: a newer one wrote it. Nothing was changed."""
+
+    def __init__(self, revision: str) -> None:
+        super().__init__(
+            f"this database was written by a newer junior-memory (revision {revision}); upgrade junior-memory"
+        )
+        self.revision = revision
 
 
 class MemoryConfigError(Exception):
@@ -317,35 +328,35 @@ class Database:
     # -- schema ----------------------------------------------------------------------------------
     def revision(self) -> str | None:
         """The applied schema revision, or None when the database has none yet."""
-        from sqlalchemy import inspect, text
-
-        def work(conn: Connection) -> str | None:
-            if not inspect(conn).has_table(VERSION_TABLE):
-                return None
-            value = conn.execute(text(f"SELECT version_num FROM {VERSION_TABLE}")).scalar()
-            return str(value) if value is not None else None
-
-        return self.run(work, write=False)
+        return self.run(_current_revision, write=False)
 
     def ensure_schema(self) -> None:
-        """Migrate to the head revision unless this store already saw it there."""
+        """Migrate to the head revision unless this store already saw it there.
+
+        A revision this package does not know raises ``MemorySchemaTooNew`` before any lock or write, on every
+        call: an older process must neither touch nor block a database a newer one is using.
+        """
         if self._ready:
             return
         with self._ready_lock:
             if self._ready:
                 return
-            if self.revision() != HEAD_REVISION:
+            revision = self.revision()
+            if revision != HEAD_REVISION:
+                _refuse_unknown(revision)
                 self.migrate()
             self._ready = True
 
     def migrate(self) -> str:
-        """Upgrade the schema to head under a lock, so processes starting together migrate once."""
+        """Upgrade the schema to head under a lock, so processes starting together migrate once.
+
+        Raises ``MemorySchemaTooNew``, having changed nothing, when the database is at a revision this package
+        does not know.
+        """
         from alembic import command
-        from alembic.config import Config
         from sqlalchemy import text
 
-        config = Config()
-        config.set_main_option("script_location", "junior_memory:migrations")
+        config = _alembic_config()
 
         def work(conn: Connection) -> None:
             if self.backend == "postgresql":
@@ -355,6 +366,8 @@ class Database:
                     {"ms": millis},
                 )
                 conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_LOCK_KEY})
+            # Read again under the lock: a newer process may have upgraded since the caller looked.
+            _refuse_unknown(_current_revision(conn))
             config.attributes["connection"] = conn
             command.upgrade(config, "head")
 
@@ -363,3 +376,33 @@ class Database:
         log.info("memory database %s at revision %s", self.display_url, revision)
         self._ready = revision == HEAD_REVISION
         return revision or ""
+
+
+def _current_revision(conn: Connection) -> str | None:
+    from sqlalchemy import inspect, text
+
+    if not inspect(conn).has_table(VERSION_TABLE):
+        return None
+    value = conn.execute(text(f"SELECT version_num FROM {VERSION_TABLE}")).scalar()
+    return str(value) if value is not None else None
+
+
+def _alembic_config() -> Any:
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", "junior_memory:migrations")
+    return config
+
+
+@functools.cache
+def known_revisions() -> frozenset[str]:
+    """Every revision this package's migrations define."""
+    from alembic.script import ScriptDirectory
+
+    return frozenset(script.revision for script in ScriptDirectory.from_config(_alembic_config()).walk_revisions())
+
+
+def _refuse_unknown(revision: str | None) -> None:
+    if revision is not None and revision not in known_revisions():
+        raise MemorySchemaTooNew(revision)

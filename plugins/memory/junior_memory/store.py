@@ -22,6 +22,7 @@ from junior_memory.engine import (
     VERSION_TABLE,
     Database,
     MemoryConfigError,
+    MemorySchemaTooNew,
     MemoryUnavailable,
 )
 from junior_memory.rules import (
@@ -41,8 +42,8 @@ if TYPE_CHECKING:
     from junior_memory.queries import Statements
 
 __all__ = [
-    "HEAD_REVISION", "VERSION_TABLE", "IdempotencyConflict", "MemoryConfigError", "MemoryRecord", "MemoryStore",
-    "MemoryUnavailable", "ReplaceTargetGone", "search_terms",
+    "HEAD_REVISION", "VERSION_TABLE", "IdempotencyConflict", "MemoryConfigError", "MemoryRecord",
+    "MemorySchemaTooNew", "MemoryStore", "MemoryUnavailable", "ReplaceTargetGone", "search_terms",
 ]
 
 log = logging.getLogger("junior.memory")

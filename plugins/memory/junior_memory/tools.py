@@ -57,10 +57,16 @@ SEARCH_KEYWORDS = (
 @contextmanager
 def unavailable(doing: str) -> Iterator[None]:
     """Turn an unreachable database into an ``unavailable`` error that says what did not happen."""
-    from junior_memory.store import MemoryUnavailable
+    from junior_memory.store import MemorySchemaTooNew, MemoryUnavailable
 
     try:
         yield
+    except MemorySchemaTooNew as exc:
+        raise ToolError(
+            "unavailable",
+            f"Memory cannot be used here: {exc}. So {doing}. Tell the user memory is unavailable until the "
+            "operator upgrades junior-memory; do not retry. Other tools still work.",
+        ) from None
     except MemoryUnavailable as exc:
         raise ToolError(
             "unavailable",
