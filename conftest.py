@@ -12,6 +12,9 @@ _MADE: list[str] = []
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # Semantic recall's default model would be downloaded on first use; tests that exercise it pass their own
+    # embedder (a fake, or the model shipped for the integration test), so no test depends on a download.
+    os.environ.setdefault("JUNIOR_MEMORY_EMBEDDING_MODEL", "off")
     if not os.environ.get("JUNIOR_CACHE_DIR"):
         os.environ["JUNIOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="junior-test-cache-")
         _MADE.append(os.environ["JUNIOR_CACHE_DIR"])

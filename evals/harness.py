@@ -502,7 +502,9 @@ def run_case(
     turns: list[Turn] = []
     try:
         with backend.database() as url:
-            plugin = MemoryPlugin(url=url, extractor=ModelExtractor(extractor) if extractor is not None else None)
+            # Keyword recall: the cases check the memory protocol, and must not wait on a model download.
+            plugin = MemoryPlugin(url=url, extractor=ModelExtractor(extractor) if extractor is not None else None,
+                                  embedder=False)
             with Runtime(plugins=[plugin, *case.plugins()]) as runtime:
                 seed_keys = _seed(runtime, case)
                 turns = play(case, runtime, chat)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +25,9 @@ class MemoryAdmin:
 
     db: Database
     sql: Statements
+
+    def _drop_vectors(self, conn: Connection, memory_ids: Sequence[str]) -> None:
+        raise NotImplementedError
 
     def get(self, memory_id: str) -> MemoryRecord | None:
         """Any memory by full id, archived or not."""
@@ -127,6 +131,7 @@ class MemoryAdmin:
             for start in range(0, len(ids), _PURGE_CHUNK):
                 chunk = ids[start : start + _PURGE_CHUNK]
                 conn.execute(self.sql.delete_ids, {"ids": chunk})
+                self._drop_vectors(conn, chunk)
                 conn.execute(self.sql.insert_event, [
                     {"memory_id": memory_id, "event": "purged", "reason": "admin_purge", "origin": "api",
                      "created_at": at, "actor_key": None, "source_key": None, "tool_call_id": None}

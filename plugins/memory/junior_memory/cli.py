@@ -176,6 +176,23 @@ def memory_group(get_store: Callable[[], MemoryStore]) -> click.Group:
 
         _emit(data, as_json, text)
 
+    @memory.command("reindex")
+    @click.option("--batch", default=64, show_default=True, type=click.IntRange(1, 1024),
+                  help="Memories embedded per model call.")
+    @json_option
+    def reindex(batch: int, as_json: bool) -> None:
+        """Embed every current memory that has no vector yet (semantic recall; after installing it or a new model)."""
+        with _errors():
+            store = get_store()
+            if store.semantic is None:
+                raise click.ClickException(
+                    "semantic recall is off: install junior-memory[semantic] and leave JUNIOR_MEMORY_EMBEDDING_MODEL "
+                    "unset (or name a fastembed model)"
+                )
+            model = store.semantic.model
+            embedded = store.reindex(batch=batch)
+        _emit({"model": model, "embedded": embedded}, as_json, lambda: f"embedded {embedded} memories with {model}")
+
     @memory.command("forget")
     @click.argument("memory_id")
     @json_option

@@ -12,7 +12,7 @@ import logging
 import os
 import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from junior_core import Message, ToolContext, ToolError, hookimpl
 from junior_memory.config import ENV_EXTRACTOR, ENV_REVIEWER, ENV_URL, resolve_url
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from junior_memory.extraction import MemoryExtractor
     from junior_memory.review import MemoryReviewer
     from junior_memory.scope import Scope
+    from junior_memory.semantic import Embedder, Semantic
     from junior_memory.store import MemoryStore
 
 __all__ = ["MemoryPlugin"]
@@ -61,6 +62,9 @@ class MemoryPlugin:
         ``JUNIOR_MEMORY_REVIEWER=module:attr``, else none (writes are stored as the model gave them).
     :param timeout: seconds any one database wait may take before memory answers ``unavailable``; default
         ``JUNIOR_MEMORY_TIMEOUT``, else 5.
+    :param embedder: an ``Embedder`` for semantic recall; default the fastembed model of
+        ``JUNIOR_MEMORY_EMBEDDING_MODEL`` when the ``semantic`` extra is installed, else none; ``False`` turns
+        semantic recall off.
     """
 
     junior_plugin_name = "memory"
@@ -72,8 +76,10 @@ class MemoryPlugin:
         extractor: MemoryExtractor | None = None,
         reviewer: MemoryReviewer | None = None,
         timeout: float | None = None,
+        embedder: Embedder | Literal[False] | None = None,
     ) -> None:
         self.url = resolve_url(url)
+        self.embedder = embedder
         self.timeout = timeout
         self._explicit_url = url is not None
         if extractor is None:
@@ -99,7 +105,8 @@ class MemoryPlugin:
                     from junior_memory.store import MemoryConfigError, MemoryStore
 
                     try:
-                        self._store = MemoryStore(self.url, create_dirs=not self._explicit_url, timeout=self.timeout)
+                        self._store = MemoryStore(self.url, create_dirs=not self._explicit_url, timeout=self.timeout,
+                                                  semantic=self._semantic())
                     except MemoryConfigError as exc:
                         # A setup mistake, not an outage: the tool fails (tool_failed) and the log says what to fix.
                         from junior_memory.config import missing_driver
@@ -110,6 +117,15 @@ class MemoryPlugin:
                                       or f"{exc}; fix {origin} (default: a SQLite file in the user data dir)")
                         raise
         return self._store
+
+    def _semantic(self) -> Semantic | None:
+        from junior_memory.semantic import Semantic, default_semantic
+
+        if self.embedder is False:
+            return None
+        if self.embedder is None:
+            return default_semantic()
+        return Semantic(self.embedder)
 
     def _tool_store(self) -> MemoryStore:
         """The store for a tool call: a setup mistake is ``tool_failed``, logged once above, without a traceback."""
@@ -146,7 +162,7 @@ class MemoryPlugin:
         except ToolError:
             return None
         try:
-            records = self.store().search(scopes, user_text, limit=MAX_RECALLED)
+            records = self.store().search(scopes, user_text, limit=MAX_RECALLED, semantic=True)
         except MemoryUnavailable as exc:
             log.warning("memory recall skipped: %s", exc)
             return None

@@ -22,10 +22,12 @@ class Statements:
     def __init__(self, backend: str) -> None:
         from sqlalchemy import Integer, and_, bindparam, delete, func, insert, or_, select, update
 
-        from junior_memory.tables import Event, Memory, UTCDateTime
+        from junior_memory.tables import Event, Memory, UTCDateTime, Vector
 
         t: Table = Memory.__table__  # type: ignore[assignment]
         events: Table = Event.__table__  # type: ignore[assignment]
+        vectors: Table = Vector.__table__  # type: ignore[assignment]
+        self.vectors_table = vectors
         self.backend = backend
         self.t = t
         self.events_table = events
@@ -70,6 +72,27 @@ class Statements:
         self.predecessors = select(*self.columns).where(t.c.superseded_by == bindparam("mid")).order_by(t.c.id)
         self.set_expiry = (
             update(t).where(t.c.id == bindparam("mid")).values(expires_at=bindparam("new_expiry", type_=UTCDateTime()))
+        )
+        # -- semantic recall
+        self.insert_vector = insert(vectors)
+        self.delete_vectors = delete(vectors).where(vectors.c.memory_id.in_(bindparam("ids", expanding=True)))
+        self.delete_other_models = delete(vectors).where(
+            vectors.c.memory_id.in_(bindparam("ids", expanding=True)), vectors.c.model != bindparam("model")
+        )
+        self.current_ids = select(t.c.id).where(t.c.id.in_(bindparam("ids", expanding=True)), t.c.archived_at.is_(None))
+        self.vectors_after = (
+            select(vectors.c.seq, vectors.c.memory_id, vectors.c.vector, t.c.scope, t.c.scope_key)
+            .join(t, t.c.id == vectors.c.memory_id)
+            .where(vectors.c.model == bindparam("model"), vectors.c.seq > bindparam("after"),
+                   t.c.archived_at.is_(None))
+            .order_by(vectors.c.seq)
+        )
+        self.unembedded = (
+            select(t.c.id, t.c.content)
+            .outerjoin(vectors, and_(vectors.c.memory_id == t.c.id, vectors.c.model == bindparam("model")))
+            .where(vectors.c.seq.is_(None), t.c.archived_at.is_(None), t.c.id > bindparam("after_id"))
+            .order_by(t.c.id)
+            .limit(bindparam("batch", type_=Integer()))
         )
         # -- admin
         self.ids_by_prefix = (
@@ -118,6 +141,17 @@ class Statements:
             ("visible", scopes),
             lambda: select(*self.columns).where(*self._visible(scopes)).order_by(t.c.observed_at.desc(), t.c.id)
             .limit(self._limit),
+        )
+
+    def by_ids(self, scopes: int) -> Any:
+        """Visible memories among ``ids``: similarity candidates pass the same filter as every other read."""
+        from sqlalchemy import bindparam, select
+
+        t = self.t
+        return self._cached(
+            ("ids", scopes),
+            lambda: select(*self.columns).where(t.c.id.in_(bindparam("ids", expanding=True)))
+            .where(*self._visible(scopes)),
         )
 
     def by_prefix(self, scopes: int) -> Any:

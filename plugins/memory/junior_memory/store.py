@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import logging
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from sqlalchemy.engine import Connection, Engine
 
     from junior_memory.queries import Statements
+    from junior_memory.semantic import Semantic, VectorIndex
 
 __all__ = [
     "HEAD_REVISION", "VERSION_TABLE", "IdempotencyConflict", "MemoryConfigError", "MemoryRecord",
@@ -56,11 +57,14 @@ class MemoryStore(MemoryAdmin):
 
     Creating a store opens no connection; the first operation checks the schema and migrates it if needed.
     Every public method raises ``MemoryUnavailable`` when the database cannot be reached or does not answer
-    within ``timeout`` seconds (default ``JUNIOR_MEMORY_TIMEOUT``, else 5).
+    within ``timeout`` seconds (default ``JUNIOR_MEMORY_TIMEOUT``, else 5). With ``semantic`` (an embedder
+    behind its deadline), memories are embedded as they are written and ``search(..., semantic=True)`` fuses
+    similarity with keywords.
     """
 
     def __init__(
-        self, url: str | None = None, *, create_dirs: bool | None = None, timeout: float | None = None
+        self, url: str | None = None, *, create_dirs: bool | None = None, timeout: float | None = None,
+        semantic: Semantic | None = None,
     ) -> None:
         self.url = resolve_url(url)
         try:
@@ -68,6 +72,8 @@ class MemoryStore(MemoryAdmin):
         except ValueError as exc:
             raise MemoryConfigError(str(exc)) from None
         self.db = Database(self.url, timeout=seconds, create_dirs=url is None if create_dirs is None else create_dirs)
+        self.semantic = semantic
+        self._index: VectorIndex | None = None
 
     def __repr__(self) -> str:
         return f"<MemoryStore {self.display_url}>"
@@ -143,6 +149,8 @@ class MemoryStore(MemoryAdmin):
         digest = content_hash(content)
         provenance = {"actor_key": actor_key, "source_key": source_key, "origin": origin, "tool_call_id": tool_call_id}
         sql = self.sql
+        # Embedded before the transaction opens (the model is slow next to a write); stored inside it.
+        vector = self.semantic.vector(content) if self.semantic is not None else None
 
         def work(conn: Connection) -> tuple[MemoryRecord, bool]:
             found = conn.execute(
@@ -165,6 +173,7 @@ class MemoryStore(MemoryAdmin):
                 if not superseded:
                     # Raising rolls the new memory back too: a replacement is both writes or neither.
                     raise ReplaceTargetGone(replaces)
+                self._drop_vectors(conn, [replaces])
                 conn.execute(sql.insert_event, [{**provenance, "memory_id": replaces, "event": "superseded",
                                                  "reason": f"superseded_by:{kept.id}", "created_at": at}])
             return kept, created
@@ -176,6 +185,7 @@ class MemoryStore(MemoryAdmin):
                 row = dict(active[0])
                 if row["expires_at"] is not None and row["expires_at"] <= at:
                     conn.execute(sql.archive, {"mid": row["id"], "at": at, "reason": "expired"})
+                    self._drop_vectors(conn, [row["id"]])
                     conn.execute(sql.insert_event, [{**event, "memory_id": row["id"], "event": "expired",
                                                      "reason": "expired"}])
                 else:
@@ -198,6 +208,8 @@ class MemoryStore(MemoryAdmin):
             else:
                 conn.execute(sql.insert_memory, row)
                 conn.execute(sql.insert_event, [created])
+            if vector is not None:
+                self._insert_vectors(conn, [(row["id"], vector)], at)
             return record(row), True
 
         for attempt in range(5):
@@ -236,6 +248,7 @@ class MemoryStore(MemoryAdmin):
 
         def work(conn: Connection) -> MemoryRecord | None:
             if conn.execute(sql.archive, {"mid": memory_id, "at": at, "reason": reason}).rowcount:
+                self._drop_vectors(conn, [memory_id])
                 conn.execute(sql.insert_event, [{
                     "memory_id": memory_id, "event": "archived", "reason": reason, "created_at": at,
                     "actor_key": actor_key, "source_key": source_key, "origin": origin, "tool_call_id": tool_call_id,
@@ -244,6 +257,70 @@ class MemoryStore(MemoryAdmin):
             return record(row) if row is not None else None
 
         return self.db.unit(work, write=True)
+
+    # -- vectors ---------------------------------------------------------------------------------
+    def _insert_vectors(self, conn: Connection, vectors: Sequence[tuple[str, bytes]], at: datetime) -> None:
+        assert self.semantic is not None
+        model = self.semantic.model
+        conn.execute(self.sql.insert_vector, [
+            {"memory_id": mid, "model": model, "dimensions": len(vec) // 4, "vector": vec, "created_at": at}
+            for mid, vec in vectors
+        ])
+
+    def _drop_vectors(self, conn: Connection, memory_ids: Sequence[str]) -> None:
+        """Delete the vectors of archived or purged memories (every model's), and stop matching them here."""
+        conn.execute(self.sql.delete_vectors, {"ids": list(memory_ids)})
+        if self._index is not None:
+            self._index.forget(memory_ids)
+
+    def _vector_index(self, conn: Connection) -> VectorIndex:
+        """This process's vectors of the current model, caught up with what any writer added since."""
+        from junior_memory.semantic import VectorIndex
+
+        assert self.semantic is not None
+        model = self.semantic.model
+        if self._index is None or self._index.model != model:
+            self._index = VectorIndex(model)
+        index = self._index
+        with index.lock:
+            index.add(conn.execute(self.sql.vectors_after, {"model": model, "after": index.seq}).all())
+        return index
+
+    def reindex(self, *, batch: int = 64, progress: Callable[[int], None] | None = None) -> int:
+        """Embed every current memory that has no vector of the current model; returns how many were embedded."""
+        from junior_memory.engine import MemoryUnavailable
+
+        if self.semantic is None:
+            raise MemoryConfigError("semantic recall is not installed: pip install 'junior-memory[semantic]'")
+        semantic = self.semantic
+        sql = self.sql
+        done, after = 0, ""
+        while True:
+            params = {"model": semantic.model, "after_id": after, "batch": batch}
+            def read(conn: Connection, p: dict[str, Any] = params) -> list[Any]:
+                return list(conn.execute(sql.unembedded, p).all())
+
+            rows = self.db.unit(read, write=False)
+            if not rows:
+                return done
+            vectors = semantic.vectors([str(r[1]) for r in rows], wait=max(self.timeout, 60.0))
+            if vectors is None:
+                raise MemoryUnavailable(f"embedding model {semantic.model} is not answering; the log says why")
+            pairs = [(str(r[0]), v) for r, v in zip(rows, vectors, strict=True)]
+
+            def write(conn: Connection, pairs: list[tuple[str, bytes]] = pairs) -> None:
+                at = utcnow()
+                ids = [mid for mid, _ in pairs]
+                conn.execute(sql.delete_other_models, {"ids": ids, "model": semantic.model})
+                # A memory archived meanwhile gets no vector: only current memories are embedded.
+                current = {str(i) for i in conn.execute(sql.current_ids, {"ids": ids}).scalars()}
+                self._insert_vectors(conn, [(mid, vec) for mid, vec in pairs if mid in current], at)
+
+            self.db.unit(write, write=True)
+            done += len(pairs)
+            after = pairs[-1][0]
+            if progress is not None:
+                progress(done)
 
     # -- reads -----------------------------------------------------------------------------------
     def _read(self, statement: Any, params: dict[str, Any]) -> list[MemoryRecord]:
@@ -271,13 +348,45 @@ class MemoryStore(MemoryAdmin):
         limit: int = 10,
         match: Literal["any", "all"] = "any",
         now: datetime | None = None,
+        semantic: bool = False,
     ) -> list[MemoryRecord]:
         """Visible memories matching ``query`` by keywords, most relevant first, recency breaking ties.
 
         ``match="any"`` needs one of the words (recall, search); ``"all"`` needs every one (forget by query).
+        ``semantic=True`` (recall and search, never forget) fuses the keyword ranking with the most similar
+        memories of the same scopes by reciprocal rank, when the store has an embedder that answers in time.
         """
-        prepared = self._search(scopes, query, limit=limit, match=match, now=now)
-        return self._read(*prepared) if prepared is not None else []
+        query_vector = self.semantic.vector(query) if semantic and self.semantic is not None else None
+        if query_vector is None:
+            prepared = self._search(scopes, query, limit=limit, match=match, now=now)
+            return self._read(*prepared) if prepared is not None else []
+        return self._fused(scopes, query, query_vector, limit=limit, now=now or utcnow())
+
+    def _fused(
+        self, scopes: Sequence[Scope], query: str, query_vector: bytes, *, limit: int, now: datetime
+    ) -> list[MemoryRecord]:
+        from junior_memory.semantic import rrf
+
+        assert self.semantic is not None
+        pool = max(2 * limit, 20)
+        prepared = self._search(scopes, query, limit=pool, match="any", now=now)
+        floor = self.semantic.min_similarity
+
+        def work(conn: Connection) -> list[MemoryRecord]:
+            lexical = [record(row) for row in conn.execute(*prepared).mappings()] if prepared else []
+            # Only the caller's scopes are compared, then each candidate is read back through the visibility
+            # filter: a vector never shows anything keyword search would not.
+            near = self._vector_index(conn).nearest(query_vector, scopes, pool, floor=floor)
+            found = {r.id: r for r in lexical}
+            wanted = [mid for mid in near if mid not in found]
+            if wanted:
+                params = {**self.sql.scope_params(scopes, now), "ids": wanted}
+                found.update((r.id, r) for r in map(record, conn.execute(self.sql.by_ids(len(scopes)), params)
+                                                     .mappings()))
+            ranking = rrf([r.id for r in lexical], [mid for mid in near if mid in found])
+            return [found[mid] for mid in ranking[:limit]]
+
+        return self.db.unit(work, write=False)
 
     def _search(
         self, scopes: Sequence[Scope], query: str, *, limit: int, match: Literal["any", "all"], now: datetime | None

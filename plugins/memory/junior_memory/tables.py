@@ -11,13 +11,26 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import BigInteger, CheckConstraint, Computed, DateTime, Index, Integer, MetaData, String, Text, text
+from sqlalchemy import (
+    BigInteger,
+    CheckConstraint,
+    Computed,
+    DateTime,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+    text,
+)
 from sqlalchemy.dialects.postgresql import TSVECTOR
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
-__all__ = ["FTS_TABLE", "Base", "Event", "Memory", "UTCDateTime", "include_object"]
+__all__ = ["FTS_TABLE", "Base", "Event", "Memory", "UTCDateTime", "Vector", "include_object"]
 
 # SQLite FTS5 (its virtual table and shadow tables start with this name): built by raw DDL, not mapped.
 FTS_TABLE = "junior_memory_fts"
@@ -127,6 +140,24 @@ class Event(Base):
     tool_call_id: Mapped[str | None] = mapped_column(String(256))
     reason: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class Vector(Base):
+    """One memory's embedding under one model (migration 0004): float32, unit length, for semantic recall."""
+
+    __tablename__ = "junior_memory_vectors"
+
+    seq: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True)
+    memory_id: Mapped[str] = mapped_column(String(32))
+    model: Mapped[str] = mapped_column(String(256))
+    dimensions: Mapped[int] = mapped_column(Integer)
+    vector: Mapped[bytes] = mapped_column(LargeBinary)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+    __table_args__ = (
+        UniqueConstraint("memory_id", "model"),
+        Index("ix_junior_memory_vectors_model", "model", "seq"),
+    )
 
 
 def include_object(dialect: str) -> Callable[[Any, str | None, str, bool, Any], bool]:

@@ -354,5 +354,5 @@ class MemoryTools:
         """
         scopes = read_scopes(context)
         with unavailable("no memories could be read"):
-            records = self._store().search(scopes, query, limit=limit)
+            records = self._store().search(scopes, query, limit=limit, semantic=True)
         return {"memories": [r.public() for r in records]}

@@ -9,7 +9,7 @@ import contextlib
 import os
 import uuid
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from junior_core import Actor, Conversation, ToolContext
 from junior_core.testing import assert_error, assert_ok
@@ -170,3 +170,74 @@ def within(seconds: float, fn: Callable[[], T]) -> T:
     if "error" in box:
         raise box["error"]
     return box["value"]  # type: ignore[no-any-return]
+
+
+class ConceptEmbedder:
+    """A small deterministic embedder for tests: words of one concept share a dimension, other words get their own.
+
+    So "who is responsible for payments?" is close to "Dana owns the billing service" (owner, money) while the
+    two share no keyword, which is exactly what full-text search cannot find.
+    """
+
+    CONCEPTS: ClassVar[dict[str, tuple[str, ...]]] = {
+        "owner": ("owns", "owner", "responsible", "maintains", "runs"),
+        "money": ("billing", "payments", "invoices", "payment", "invoice"),
+        "release": ("deploys", "deploy", "ship", "release", "releases", "shipping"),
+        "weekend": ("fridays", "friday", "week"),
+        "language": ("german", "english", "language", "french"),
+        "reply": ("answers", "reply", "respond", "answer"),
+    }
+    STOP = frozenset("a an the is are who for of in at on to can i you should what which do my me end".split())
+
+    def __init__(self, name: str = "test/concepts", dimensions: int = 64) -> None:
+        self.name = name
+        self.dimensions = dimensions
+        self.calls = 0
+        self._concept = {word: i for i, words in enumerate(self.CONCEPTS.values()) for word in words}
+
+    def embed(self, texts: Any) -> list[list[float]]:
+        import hashlib
+
+        self.calls += 1
+        out = []
+        for text in texts:
+            vector = [0.0] * self.dimensions
+            for word in "".join(c if c.isalnum() else " " for c in text.casefold()).split():
+                if word in self.STOP:
+                    continue
+                index = self._concept.get(word)
+                if index is None:
+                    index = len(self.CONCEPTS) + int(hashlib.sha256(word.encode()).hexdigest(), 16) % (
+                        self.dimensions - len(self.CONCEPTS))
+                vector[index] += 1.0
+            if not any(vector):
+                vector[-1] = 1.0
+            out.append(vector)
+        return out
+
+
+class BrokenEmbedder:
+    """A model that cannot load: every call raises, as a missing or corrupt model file would."""
+
+    name = "test/broken"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def embed(self, texts: Any) -> list[list[float]]:
+        self.calls += 1
+        raise OSError("model.onnx: no such file")
+
+
+class SlowEmbedder(ConceptEmbedder):
+    """A model that answers only after ``seconds`` (a first download, a stalled disk)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__("test/slow")
+        self.seconds = seconds
+
+    def embed(self, texts: Any) -> list[list[float]]:
+        import time
+
+        time.sleep(self.seconds)
+        return super().embed(texts)

