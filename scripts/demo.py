@@ -64,6 +64,8 @@ def run(step: Steps, workdir: Path) -> None:
     os.environ["JUNIOR_MEMORY_URL"] = f"sqlite:///{workdir / 'memory.sqlite3'}"
     os.environ["JUNIOR_CACHE_DIR"] = str(workdir / "cache")
     os.environ["JUNIOR_CONFIG_DIR"] = str(workdir / "config")  # the index key, with the cache it signs
+    # Keyword recall: semantic recall would download its model into the user cache on first use.
+    os.environ["JUNIOR_MEMORY_EMBEDDING_MODEL"] = "off"
     context = local_context(user="demo-user", channel="demo")
 
     with Runtime.from_entry_points() as rt:

@@ -34,7 +34,9 @@ def test_the_tour_runs_line_by_line_in_a_fresh_shell(tmp_path: Path) -> None:
     venv_bin = str(ROOT / ".venv" / "bin")
     path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep) if p != venv_bin)
     env = {"HOME": str(home), "PATH": path, "LANG": "C.UTF-8", "XDG_DATA_HOME": str(home / "data"),
-           "XDG_CACHE_HOME": str(home / "cache")}
+           "XDG_CACHE_HOME": str(home / "cache"),
+           # Offline here: semantic recall's first-use model download cannot happen (it has tests of its own).
+           "JUNIOR_MEMORY_EMBEDDING_MODEL": "off"}
     # One fresh shell running the lines in order; `-e` stops at the first failing one, `-x` names it.
     done = subprocess.run(["bash", "-e", "-x", "-c", "\n".join(tour())], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=300)
