@@ -2,13 +2,28 @@
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 from junior_core import Runtime, Source, Tool, ToolError, hookimpl
 from junior_core.testing import RuntimeFactory
+
+# Property tests: the quick profile (the default) runs a tenth of each test's examples; CI (.ci/run) sets
+# HYPOTHESIS_PROFILE=full for every one of them.
+HYPOTHESIS_PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "quick")
+settings.register_profile("quick", max_examples=20, deadline=None)
+settings.register_profile("full", max_examples=100, deadline=None)
+settings.load_profile(HYPOTHESIS_PROFILE)
+
+
+def examples(full: int) -> int:
+    """A property test's example count: ``full`` under the full profile, a tenth of it (at least 20) otherwise."""
+    return full if HYPOTHESIS_PROFILE == "full" else max(20, full // 10)
+
 
 OBJECT: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
 

@@ -27,6 +27,7 @@ def test_every_benchmark_has_a_smoke_run() -> None:
     assert sorted(SMALL) == sorted(p.name for p in BENCHMARKS.glob("[!_]*.py"))
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (DATA / "metatool").is_dir(), reason="public benchmark data not present")
 @pytest.mark.parametrize("script", sorted(SMALL))
 def test_benchmark_script_runs(script: str, tmp_path: Path) -> None:

@@ -121,6 +121,7 @@ def test_plugins_and_tools(run: tuple[CliRunner, Runtime]) -> None:
     assert "## searchTools" in invoke(runner, "tools").output
 
 
+@pytest.mark.slow
 def test_junior_help_imports_nothing_heavy(tmp_path: Path) -> None:
     """`junior --help` with every installed plugin stays cheap: no asyncio, SQLAlchemy, Whoosh, jsonschema or SDKs."""
     code = (

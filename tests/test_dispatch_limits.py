@@ -384,7 +384,7 @@ def test_a_real_ctrl_c_on_the_host_thread_still_interrupts_the_host(
         release.wait()
         return "late"
 
-    rt = make_runtime(SourcePlugin(Source("x", "X."), [Tool("slow", "Slow.", OBJECT, presses_ctrl_c, timeout_s=30)]))
+    rt = make_runtime(SourcePlugin(Source("x", "X."), [Tool("slow", "Slow.", OBJECT, presses_ctrl_c, timeout_s=2)]))
     with pytest.raises(KeyboardInterrupt):
         rt.execute_tool("x__slow")
     with pytest.raises(KeyboardInterrupt):

@@ -9,8 +9,11 @@ import sys
 from pathlib import Path
 
 import junior_example_units
+import pytest
 
 from junior_core.testing import RuntimeFactory, assert_error, assert_found, assert_ok
+
+pytestmark = pytest.mark.slow
 
 JUNIOR = Path(sys.executable).parent / "junior"
 

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from junior_core._fastcheck import compile_check
+from tests.conftest import examples
 
 SCALAR_SCHEMAS = st.one_of(
     st.fixed_dictionaries(
@@ -41,7 +42,7 @@ VALUES = st.recursive(
 )
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @given(schema=SCHEMAS, value=VALUES)
 def test_quick_check_agrees_with_jsonschema(schema: dict[str, Any], value: Any) -> None:
     check = compile_check(schema)

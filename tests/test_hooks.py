@@ -226,6 +226,7 @@ def test_hook_shutdown(make_runtime: Callable[..., Runtime]) -> None:
     assert events == [rt]
 
 
+@pytest.mark.slow
 def test_unclosed_runtime_shuts_down_at_interpreter_exit(tmp_path: Path) -> None:
     import subprocess
 

@@ -10,6 +10,7 @@ import pytest
 from junior_core.llm import ModelConfigError, model_from_spec
 
 
+@pytest.mark.slow
 def test_core_and_llm_modules_import_no_sdk() -> None:
     code = (
         "import sys\n"
@@ -23,6 +24,7 @@ def test_core_and_llm_modules_import_no_sdk() -> None:
     assert proc.stdout.strip() == ""
 
 
+@pytest.mark.slow
 def test_memory_model_helpers_depend_on_the_types_only() -> None:
     code = (
         "import sys\n"

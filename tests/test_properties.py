@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from junior_core import Runtime
-from tests.conftest import notes_plugin, weather_plugin
+from tests.conftest import examples, notes_plugin, weather_plugin
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
@@ -67,7 +67,7 @@ def _is_error(out: dict[str, Any]) -> bool:
     return out.get("ok") is False and isinstance(out["error"]["code"], str) and isinstance(out["error"]["message"], str)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(arguments=SEARCH_INPUT)
 def test_search_tools_answers_any_json(runtime: Runtime, arguments: Any) -> None:
     out = runtime.call_model_tool("searchTools", arguments)
@@ -79,7 +79,7 @@ def test_search_tools_answers_any_json(runtime: Runtime, arguments: Any) -> None
         assert out["returned_tools"] == len(out["tools"]) <= 20
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(arguments=EXECUTE_INPUT)
 def test_execute_tool_answers_any_json(runtime: Runtime, arguments: Any) -> None:
     out = runtime.call_model_tool("executeTool", arguments)
@@ -91,7 +91,7 @@ def test_execute_tool_answers_any_json(runtime: Runtime, arguments: Any) -> None
         assert "Traceback" not in json.dumps(out)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(name=JSON, arguments=JSON)
 def test_call_model_tool_answers_any_name(runtime: Runtime, name: Any, arguments: Any) -> None:
     out = runtime.call_model_tool(name, arguments)

@@ -232,6 +232,7 @@ CONCURRENT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_four_processes_on_an_empty_cache_all_answer_and_leave_one_index(cache_dir: Path, tmp_path: Path) -> None:
     script = tmp_path / "search_once.py"
     script.write_text(CONCURRENT)

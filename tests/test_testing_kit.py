@@ -42,6 +42,7 @@ def documented_test() -> str:
     return section.split("```python\n", 1)[1].split("```", 1)[0]
 
 
+@pytest.mark.slow
 def test_a_plugin_authors_test_runs_with_the_installed_pytest_plugin(tmp_path: Path) -> None:
     # A separate pytest process in a directory without this repository's conftest: the fixtures can only come
     # from the ``pytest11`` entry point of the installed junior-core.

@@ -69,6 +69,7 @@ def test_a_failed_server_is_reported_once(env: dict[str, str]) -> None:
     assert done.stderr.count("'silent' is unavailable") == 1, done.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [["sources"], ["plugins"], ["exec", "memory__list"]])
 def test_commands_that_call_no_mcp_tool_do_not_even_import_the_sdk(env: dict[str, str], args: list[str]) -> None:
     code = ("import atexit, sys; atexit.register(lambda: print('mcp' in sys.modules, file=sys.stderr)); "

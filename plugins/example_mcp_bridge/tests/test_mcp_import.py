@@ -5,6 +5,10 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
+pytestmark = pytest.mark.slow
+
 
 def test_loading_the_entry_point_does_not_import_the_sdk() -> None:
     code = "import sys, junior_mcp_bridge; print(sorted(m for m in ('mcp', 'anyio', 'pydantic') if m in sys.modules))"

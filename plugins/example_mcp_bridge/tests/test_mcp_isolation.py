@@ -98,6 +98,7 @@ SERVE = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 async def test_mcp_serve_over_stdio_survives_handlers_that_raise_system_exit(tmp_path: Path) -> None:
     script = tmp_path / "serve.py"
     script.write_text(SERVE)

@@ -94,6 +94,7 @@ def test_an_unusable_database_url_is_a_clear_cli_error() -> None:
     assert "unavailable" not in result.output
 
 
+@pytest.mark.slow
 def test_real_junior_command_uses_the_installed_plugin(db_url: str) -> None:
     env = {**os.environ, "JUNIOR_LOAD_PLUGINS": "memory", "JUNIOR_MEMORY_URL": db_url}
     junior = [sys.executable, "-c", "from junior_core.cli import main; main()"]

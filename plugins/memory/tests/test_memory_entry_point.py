@@ -9,6 +9,10 @@ import sys
 from importlib import metadata
 from typing import Any
 
+import pytest
+
+pytestmark = pytest.mark.slow
+
 SCRIPT = r"""
 import json, sys
 from junior_core import Actor, Conversation, Runtime, ToolContext

@@ -65,6 +65,7 @@ def test_concurrent_different_calls_with_the_same_content_make_one_row(make_runt
     assert len(rows("SELECT id FROM junior_memory_memories")) == 1
 
 
+@pytest.mark.slow
 def test_processes_migrating_at_once_leave_one_schema(db_url: str, rows: Any) -> None:
     script = "import sys; from junior_memory import MemoryStore; print(MemoryStore(sys.argv[1]).migrate())"
     procs = [
