@@ -21,8 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from junior_core import Runtime, Source, Tool, ToolContext, hookimpl
-from junior_core.catalog import modern_schema
+from junior_core import Runtime, Source, Tool, ToolContext, hookimpl, modern_schema
 
 REPO = Path(__file__).resolve().parent.parent
 TOOL_NAME_OK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")

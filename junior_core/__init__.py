@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from junior_core.catalog import Source, Tool, make_tool_name
-from junior_core.context import Actor, Conversation, Message, ToolContext, parse_slack_ts
+from junior_core.catalog import Source, Tool, make_tool_name, modern_schema
+from junior_core.context import Actor, Conversation, Message, ToolContext, local_context, parse_slack_ts
 from junior_core.errors import (
     ConfigError,
     JuniorError,
@@ -16,10 +16,12 @@ from junior_core.errors import (
     ToolError,
 )
 from junior_core.hookspecs import hookimpl
+from junior_core.registry import Register
 
 if TYPE_CHECKING:
     from junior_core.functions import Param, tool
     from junior_core.runtime import Runtime
+    from junior_core.tables import print_table
 
 __all__ = [
     "Actor",
@@ -30,6 +32,7 @@ __all__ = [
     "ModelConfigError",
     "Param",
     "PluginError",
+    "Register",
     "RegistrationError",
     "Runtime",
     "Source",
@@ -38,8 +41,11 @@ __all__ = [
     "ToolDefinitionError",
     "ToolError",
     "hookimpl",
+    "local_context",
     "make_tool_name",
+    "modern_schema",
     "parse_slack_ts",
+    "print_table",
     "tool",
 ]
 
@@ -56,4 +62,8 @@ def __getattr__(name: str) -> Any:
         from junior_core import functions
 
         return getattr(functions, name)
+    if name == "print_table":  # for plugins' commands: click loads with the CLI, not with a plugin
+        from junior_core.tables import print_table
+
+        return print_table
     raise AttributeError(f"module 'junior_core' has no attribute {name!r}")

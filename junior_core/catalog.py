@@ -284,7 +284,8 @@ class Catalog:
         self.version = 0
 
     # -- reading -------------------------------------------------------------------------------
-    # Readers take the lock too: a provider may replace a source's tools from another thread mid-search.
+    # Listings take the lock, so a provider replacing a source's tools on another thread never shows half of its
+    # change; a lookup by key is one dict read, which needs none.
     @property
     def sources(self) -> list[SourceEntry]:
         """Registered sources sorted by id."""
@@ -303,15 +304,6 @@ class Catalog:
             if source_id is None:
                 return [self._tools[name] for name in sorted(self._tools)]
             return [self._tools[name] for name in sorted(self._by_source.get(source_id, ()))]
-
-    def find_local(self, source_id: str, name: str) -> CatalogTool | None:
-        """The tool of ``source_id`` whose local name is ``name``."""
-        with self._lock:
-            for tool_name in self._by_source.get(source_id, ()):
-                entry = self._tools[tool_name]
-                if entry.tool.name == name:
-                    return entry
-        return None
 
     def __len__(self) -> int:
         return len(self._tools)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import getpass
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -11,38 +10,14 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from junior_core.context import Actor, Conversation, ToolContext
+from junior_core.context import ToolContext, local_context
+from junior_core.tables import print_table
 
 if TYPE_CHECKING:
     from junior_core.plugins import PluginSet
     from junior_core.runtime import Runtime
 
 __all__ = ["cli", "local_context", "main", "print_table"]
-
-
-def local_context(
-    *,
-    platform: str = "local",
-    team: str = "local",
-    user: str | None = None,
-    channel: str = "cli",
-    thread: str | None = "main",
-    private: bool = False,
-) -> ToolContext:
-    """The context CLI calls run in: the OS user on platform ``local``, one local conversation."""
-    actor = Actor(platform, team, user or _os_user())
-    conversation = Conversation(
-        platform, team, channel, thread_ts=thread, visibility="private" if private else "public"
-    )
-    return ToolContext(actor=actor, conversation=conversation, tool_call_id=None)
-
-
-def _os_user() -> str:
-    try:
-        name = getpass.getuser()
-    except (KeyError, OSError):
-        name = "user"
-    return "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in name) or "user"
 
 
 ALL = "all"
@@ -100,25 +75,6 @@ def _emit(data: Any, as_json: bool, render: Callable[[Any], None]) -> None:
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
     else:
         render(data)
-
-
-def _fit(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 3] + "..."
-
-
-def print_table(rows: Sequence[Sequence[str]], headers: Sequence[str], max_width: int | None = 60) -> None:
-    """Print ``rows`` as aligned columns under ``headers``; cells past ``max_width`` end in '...'."""
-    widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows, strict=False)]
-    if max_width is not None:
-        widths = [min(width, max_width) for width in widths]
-    for i, row in enumerate([headers, *rows]):
-        cells = [
-            str(cell) if len(str(cell)) <= widths[j] else str(cell)[: widths[j] - 3] + "..."
-            for j, cell in enumerate(row)
-        ]
-        click.echo("  ".join(cell.ljust(widths[j]) for j, cell in enumerate(cells)).rstrip())
-        if i == 0:
-            click.echo("  ".join("-" * width for width in widths))
 
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print the runtime's JSON exactly.")

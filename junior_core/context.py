@@ -12,6 +12,7 @@ __all__ = [
     "Conversation",
     "Message",
     "ToolContext",
+    "local_context",
     "parse_slack_ts",
 ]
 
@@ -162,3 +163,30 @@ class Message:
     tool_name: str | None = None
     arguments: Any = None
     result: Any = None
+
+
+def local_context(
+    *,
+    platform: str = "local",
+    team: str = "local",
+    user: str | None = None,
+    channel: str = "cli",
+    thread: str | None = "main",
+    private: bool = False,
+) -> ToolContext:
+    """The context CLI calls run in: the OS user on platform ``local``, one local conversation."""
+    actor = Actor(platform, team, user or _os_user())
+    conversation = Conversation(
+        platform, team, channel, thread_ts=thread, visibility="private" if private else "public"
+    )
+    return ToolContext(actor=actor, conversation=conversation, tool_call_id=None)
+
+
+def _os_user() -> str:
+    import getpass
+
+    try:
+        name = getpass.getuser()
+    except (KeyError, OSError):
+        name = "user"
+    return "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in name) or "user"

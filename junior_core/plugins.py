@@ -282,13 +282,18 @@ class PluginSet:
 
     def report_error(self, name: str, message: str, exc: BaseException, *, fatal_if_strict: bool = False) -> None:
         """Record an error of a loaded plugin (a failing hook call); ``fatal_if_strict`` re-raises in strict mode."""
-        info = self.info(name)
-        if info is not None and (info.error is None or message not in info.error.split("; ")):
-            info.error = message if info.error is None else f"{info.error}; {message}"
+        self.note(name, message)
         # An exception built rather than raised has no traceback worth printing.
         log.warning("plugin %r: %s", name, message, exc_info=exc if exc.__traceback__ is not None else None)
         if self.strict and fatal_if_strict:
             raise PluginError(name, message) from exc
+
+    def note(self, plugin: object, message: str) -> None:
+        """Add ``message`` to a loaded plugin's ``error`` (the plugin object or its name), once, without logging."""
+        name = plugin if isinstance(plugin, str) else self.pm.get_name(plugin)
+        info = self.info(name) if name is not None else None
+        if info is not None and (info.error is None or message not in info.error.split("; ")):
+            info.error = message if info.error is None else f"{info.error}; {message}"
 
     def info(self, name: str) -> PluginInfo | None:
         for info in self.infos:

@@ -237,6 +237,13 @@ class Runtime:
     def plugin_set(self) -> PluginSet:
         return self._plugins
 
+    def note_plugin_problem(self, plugin: object, problem: str) -> None:
+        """Record a problem of a loaded plugin (the plugin object or its name) where ``plugins`` reports it.
+
+        For a problem the plugin has logged already (an MCP server that failed to start); nothing is logged.
+        """
+        self._plugins.note(plugin, problem)
+
     def _register_sources(self) -> None:
         for name in self._plugins.implementers("register_sources"):
             register = Register(name)

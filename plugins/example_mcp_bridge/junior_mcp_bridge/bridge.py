@@ -10,8 +10,7 @@ import unicodedata
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
-from junior_core import Tool, ToolContext, ToolError
-from junior_core.catalog import modern_schema
+from junior_core import Tool, ToolContext, ToolError, modern_schema
 from junior_mcp_bridge.config import RETRY_INTERVAL_S, ServerConfig
 from junior_mcp_bridge.connection import ServerConnection
 from junior_mcp_bridge.convert import annotations_of, local_names

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from junior_core.cli import print_table
+from junior_core import print_table
 
 __all__ = ["mcp"]
 
@@ -90,8 +90,7 @@ def check(as_json: bool) -> None:
               help="With --http: accept requests without a token. Any local process or user can then act as you.")
 def serve(http_port: int | None, no_auth: bool) -> None:
     """Run junior as an MCP server: searchTools, executeTool and direct tools over every installed source."""
-    from junior_core import Runtime
-    from junior_core.cli import local_context
+    from junior_core import Runtime, local_context
     from junior_mcp_bridge.auth import TokenError, load_tokens
     from junior_mcp_bridge.config import ConfigError
     from junior_mcp_bridge.gateway import serve as run

@@ -107,7 +107,7 @@ class ServeToken:
         return f"token-{self.name}"
 
     def context(self) -> ToolContext:
-        from junior_core.cli import local_context
+        from junior_core import local_context
 
         return local_context(platform=self.platform, team=self.team, user=self.user, channel=self.channel,
                              thread=self.thread, private=self.private)

@@ -101,7 +101,7 @@ def serve(runtime: Runtime, http_port: int | None = None, context: ToolContext |
     """
     import anyio
 
-    from junior_core.cli import local_context
+    from junior_core import local_context
 
     context = context or local_context()
     if http_port is None:

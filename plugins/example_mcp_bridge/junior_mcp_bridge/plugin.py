@@ -12,8 +12,7 @@ from junior_mcp_bridge.config import RETRY_INTERVAL_S, ServerConfig, load_config
 if TYPE_CHECKING:
     import click
 
-    from junior_core import Runtime
-    from junior_core.registry import Register
+    from junior_core import Register, Runtime
     from junior_mcp_bridge.bridge import Bridge
 
 __all__ = ["MCPBridge"]
@@ -76,14 +75,11 @@ class MCPBridge:
                 self.bridge = Bridge(self.configs, on_change=self._changed, retry_interval_s=self._retry_interval_s)
             bridge = self.bridge
             bridge.start(runtime.loop, names)
-        me = runtime.plugin_set.pm.get_name(self) or self.junior_plugin_name
-        info = runtime.plugin_set.info(me)
         self._mark_unavailable(runtime, bridge, names)
         for row in bridge.status():
-            if row["state"] == "failed" and (names is None or row["name"] in names) and info is not None:
+            if row["state"] == "failed" and (names is None or row["name"] in names):
                 # Recorded for `junior plugins`, not logged again: the connection has logged it once already.
-                problem = f"MCP server {row['name']!r} is unavailable: {row['error']}"
-                info.error = problem if info.error is None else f"{info.error}; {problem}"
+                runtime.note_plugin_problem(self, f"MCP server {row['name']!r} is unavailable: {row['error']}")
 
     @hookimpl
     def shutdown(self, runtime: Runtime) -> None:

@@ -21,7 +21,7 @@ from junior_memory.tools import SOURCE, MemoryTools
 if TYPE_CHECKING:
     import click
 
-    from junior_core.registry import Register
+    from junior_core import Register
     from junior_memory.extraction import MemoryExtractor
     from junior_memory.review import MemoryReviewer
     from junior_memory.scope import Scope
