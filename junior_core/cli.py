@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -84,12 +85,39 @@ class JuniorGroup(click.Group):
     """The top-level group; plugin commands are added when the group is built."""
 
 
+LOG_LEVEL_ENV = "JUNIOR_LOG_LEVEL"
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+def resolve_log_level(verbose: int = 0, level: str | None = None, environ: Mapping[str, str] | None = None) -> int:
+    """The level of junior's loggers: ``--log-level``, else one step down per ``-v``, else ``JUNIOR_LOG_LEVEL``,
+    else WARNING; an unknown name in the environment is WARNING (the option's choices are checked by click)."""
+    import logging
+
+    if level is not None:
+        return int(logging.getLevelName(level.upper()))
+    if verbose:
+        return logging.DEBUG if verbose > 1 else logging.INFO
+    named = (os.environ if environ is None else environ).get(LOG_LEVEL_ENV, "").strip().upper()
+    return int(logging.getLevelName(named)) if named in LOG_LEVELS else logging.WARNING
+
+
 @click.group(cls=JuniorGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="junior-core", prog_name="junior")
+@click.option("-v", "--verbose", count=True,
+              help="Log more to stderr: -v for INFO (each MCP server's stderr), -vv for DEBUG.")
+@click.option("--log-level", type=click.Choice(LOG_LEVELS, case_sensitive=False), default=None,
+              help=f"Log level of junior's loggers on stderr (default WARNING, or {LOG_LEVEL_ENV}).")
 @click.pass_context
-def cli(ctx: click.Context) -> None:
+def cli(ctx: click.Context, verbose: int, log_level: str | None) -> None:
     """junior: many tools for an agent, found with searchTools and run with executeTool."""
+    import logging
+
     ctx.ensure_object(dict)
+    logger = logging.getLogger("junior")
+    before = logger.level
+    logger.setLevel(resolve_log_level(verbose, log_level))
+    ctx.call_on_close(lambda: logger.setLevel(before))
 
 
 @cli.command()

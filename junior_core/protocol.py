@@ -179,8 +179,9 @@ def source_unavailable(tool_name: str, source_id: str, reason: str) -> dict[str,
     shown = tool_name[:200]
     return error(
         "unavailable",
+        # The reason says whether trying again later can help: for a command that is not installed it cannot.
         clip(f"{shown} belongs to source {source_id!r}, which is unavailable right now ({reason}).", 240)
-        + " Try again later, or use searchTools to find a tool in another source.",
+        + " Use searchTools to find a tool in another source meanwhile.",
         shown,
         source=source_id,
     )

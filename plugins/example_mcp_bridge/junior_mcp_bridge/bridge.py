@@ -182,6 +182,9 @@ class Bridge:
         What a server sends is untrusted and sits in searchTools' description on every turn, so it is cut to
         one plain line; a configured description is the owner's own words and is used as written.
         """
+        return self._described(name) + self.unavailable_note(name)
+
+    def _described(self, name: str) -> str:
         config = self._config(name)
         if config.description:
             return config.description
@@ -192,10 +195,20 @@ class Bridge:
         label = plain_line(conn.server_title or conn.server_name or "", NAME_LIMIT) if conn is not None else ""
         if label:
             return f"Tools of the MCP server {label}."
-        text = f"Tools of the MCP server {name!r}."
-        if conn is not None and conn.state == "failed" and not conn.listed:
-            text += f" Unavailable: {conn.problem}."
-        return text
+        return f"Tools of the MCP server {name!r}."
+
+    def unavailable_note(self, name: str) -> str:
+        """`` Unavailable: <why>.`` for a server that is down, with "try again later" only when that can help."""
+        reason = self.unavailable_reason(name)
+        return f" Unavailable: {reason}." if reason else ""
+
+    def unavailable_reason(self, name: str) -> str | None:
+        """Why server ``name`` is down, as a category the model may see, or None if it is not down."""
+        conn = self.connections.get(name)
+        if conn is None or conn.state != "failed":
+            return None
+        advice = "try again later" if conn.retryable else "it needs its configuration fixed (`junior mcp check`)"
+        return f"{conn.problem or 'not running'}; {advice}"
 
     def tools(self, name: str) -> list[Tool]:
         """The junior tools of one server: its last listing, or stubs for ``allowed_tools`` before it connects."""

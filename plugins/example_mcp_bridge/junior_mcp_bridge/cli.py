@@ -27,16 +27,14 @@ def _connect() -> list[dict[str, Any]]:
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
     bridge = Bridge(configs)
-    # These commands print each server's state themselves; the connection's warning would say it a second time.
-    log = logging.getLogger("junior.mcp")
-    level = log.level
-    log.setLevel(logging.ERROR)
+    # These commands print each server's state themselves; a warning would say it a second time (`-v` shows it).
+    for conn in bridge.connections.values():
+        conn.failure_level = logging.INFO
     try:
         bridge.start()
         return bridge.status()
     finally:
         bridge.close()
-        log.setLevel(level)
 
 
 def _no_servers() -> None:

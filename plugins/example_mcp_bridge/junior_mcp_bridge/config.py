@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     from junior_core import ToolContext
 
 __all__ = [
-    "RETRY_INTERVAL_S", "ConfigError", "ServeToken", "ServerConfig", "config_paths", "load_config", "load_serve_tokens",
+    "DEFAULT_PASS_ENV", "RETRY_INTERVAL_S", "ConfigError", "ServeToken", "ServerConfig", "config_paths", "load_config",
+    "load_serve_tokens",
 ]
 
 # How often a server that failed to start is tried again, in seconds.
@@ -24,13 +25,20 @@ RETRY_INTERVAL_S = 30.0
 
 SERVER_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_STARTUP_TIMEOUT_S = 10.0
 
 _TOML_KEYS = {
-    "command", "args", "env", "cwd", "url", "headers", "description", "allowed_tools", "timeout_s",
+    "command", "args", "env", "pass_env", "cwd", "url", "headers", "description", "allowed_tools", "timeout_s",
     "startup_timeout_s", "enabled",
 }
+# Proxy and CA settings a server needs to reach anything from a corporate network; the SDK's default
+# environment (HOME, LOGNAME, PATH, SHELL, TERM, USER) has none of them. `pass_env` replaces this list.
+DEFAULT_PASS_ENV = (
+    "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "no_proxy", "all_proxy",
+    "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
+)
 # Keys other MCP clients put in the same JSON; accepted and ignored so one file can serve them all.
 _JSON_IGNORED = {"type", "transport", "disabled", "autoApprove", "alwaysAllow", "timeout", "autoapprove"}
 
@@ -52,6 +60,8 @@ class ServerConfig:
     command: str | None = None
     args: tuple[str, ...] = ()
     env: dict[str, str] = attrs.field(factory=dict, repr=False)
+    pass_env: tuple[str, ...] = DEFAULT_PASS_ENV
+    """Names of junior's environment variables the server gets as they are (values read at each start)."""
     cwd: str | None = None
     url: str | None = None
     headers: dict[str, str] = attrs.field(factory=dict, repr=False)
@@ -308,6 +318,13 @@ def _server(origin: str, where: str, name: str, raw: dict[str, Any], environ: Ma
             out[str(key)] = _VAR.sub(lambda m: environ[m.group(1)], text)
         return out
 
+    def env_names() -> tuple[str, ...]:
+        names = strings("pass_env") or ()
+        bad = [n for n in names if not _ENV_NAME.match(n)]
+        if bad:
+            raise fail("pass_env", f"{bad[0]!r} is not an environment variable name")
+        return names
+
     def seconds(field: str, default: float) -> float:
         value = raw.get(field, default)
         if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
@@ -320,7 +337,7 @@ def _server(origin: str, where: str, name: str, raw: dict[str, Any], environ: Ma
     if url is not None and not url.startswith(("http://", "https://")):
         raise fail("url", f"must be an http:// or https:// URL, got {url!r}")
     if url is not None:
-        for field in ("args", "env", "cwd"):
+        for field in ("args", "env", "pass_env", "cwd"):
             if field in raw:
                 raise fail(field, "only applies to stdio servers (with `command`), not to `url`")
     if command is not None and "headers" in raw:
@@ -335,6 +352,7 @@ def _server(origin: str, where: str, name: str, raw: dict[str, Any], environ: Ma
         command=command,
         args=strings("args") or (),
         env=expanded_table("env"),
+        pass_env=DEFAULT_PASS_ENV if "pass_env" not in raw else env_names(),
         cwd=string("cwd"),
         url=url,
         headers=expanded_table("headers"),

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import collections
+import contextlib
 import logging
 import os
+import secrets
+import shutil
+import signal
+import sys
 import threading
 import time
-from collections.abc import Callable
+import unicodedata
+from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
+from pathlib import Path
 from typing import Any, Literal
 
 import anyio
@@ -31,6 +39,25 @@ _MAX_PAGES = 1000
 _STOP_TIMEOUT_S = 10.0
 # A burst of list_changed notifications arriving within this many seconds is one re-listing.
 RELIST_DELAY_S = 0.5
+STDERR_TAIL_LINES = 5
+"""Last lines of a server's stderr kept to explain why it failed."""
+_STDERR_LINE_LIMIT = 200
+_STDERR_SETTLE_S = 1.0
+RESTART_BACKOFF_S = (0.5, 1.0, 2.0, 4.0, 8.0)
+"""Waits before each attempt to restart a server whose session broke; after the last, the slow retry takes over."""
+RUN_VARIABLE = "JUNIOR_MCP_RUN"
+"""Set in each server's environment to a value of its own, so its daemonised children can be found and ended."""
+_REAP_GRACE_S = 2.0
+
+
+class _DropParseErrors(logging.Filter):
+    """The SDK logs each unreadable stdout line with a pydantic traceback; the connection reports it in one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Failed to parse JSONRPC message")
+
+
+logging.getLogger("mcp.client.stdio").addFilter(_DropParseErrors())
 
 
 class ServerConnection:
@@ -47,6 +74,12 @@ class ServerConnection:
         """What went wrong, in detail (paths, hosts): for the log and ``junior mcp list/check`` only."""
         self.problem: str | None = None
         """What went wrong, as a fixed category the model may see."""
+        self.retryable = True
+        """Whether trying again later can help (a timeout can; a command that is not there cannot)."""
+        self.stderr_tail: tuple[str, ...] = ()
+        """The last lines the server wrote to stderr before it failed."""
+        self.failure_level = logging.WARNING
+        """Level of the one log line a failed connect writes (commands that print the failure lower it)."""
         self.retry_interval_s = RETRY_INTERVAL_S
         self.tools: list[types.Tool] = []
         self.listed = False
@@ -69,6 +102,10 @@ class ServerConnection:
         self._relister: asyncio.Task[None] | None = None
         self.relistings = 0
         """How many times the tools were re-listed after a change (a storm of notifications counts once or twice)."""
+        self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
+        self._stderr_pump: threading.Thread | None = None
+        self._bad_line: str | None = None
+        self._restarting = False
 
     @property
     def name(self) -> str:
@@ -83,7 +120,7 @@ class ServerConnection:
     async def retry(self) -> None:
         """Connect again if the server is still down (the bridge's background retry)."""
         async with self._lock:
-            if self.state == "failed" and not self._closed:
+            if self.state == "failed" and not self._closed and not self._restarting:
                 log.debug("retrying MCP server %r", self.name)
                 await self._connect()
 
@@ -106,11 +143,13 @@ class ServerConnection:
         me = asyncio.current_task()
         started = time.perf_counter()
         session: ClientSession | None = None
+        run = secrets.token_hex(8)
+        self._bad_line = None
         try:
             async with AsyncExitStack() as stack:
                 try:
                     # Contexts are entered outside the timeout's scope: anyio scopes must nest strictly.
-                    read, write = await self._open_transport(stack)
+                    read, write = await self._open_transport(stack, run)
                     session = ClientSession(read, write, message_handler=self._on_message)
                     await stack.enter_async_context(session)
                     with anyio.fail_after(self.config.startup_timeout_s):
@@ -119,6 +158,8 @@ class ServerConnection:
                 except BaseException as exc:
                     # Reported now, not after the teardown below: a hung server takes seconds to kill.
                     if not ready.is_set():
+                        if _exited(exc):
+                            await self._settle_stderr()
                         self._failed(me, exc)
                         ready.set()
                     raise
@@ -143,19 +184,35 @@ class ServerConnection:
             if not ready.is_set():
                 self._failed(me, ConnectionError("the session ended before it was ready"))
                 ready.set()
+            if self.config.command is not None:
+                # The SDK ends the server's process group; a child that left it (setsid) is found by its run id.
+                try:
+                    await asyncio.to_thread(end_processes, run)
+                except BaseException:  # cancelled: end them without waiting
+                    end_processes(run, grace_s=0.0)
+                    raise
 
     def _failed(self, runner: asyncio.Task[Any] | None, exc: BaseException) -> None:
         """Record a failed connect, unless a newer attempt has taken over."""
         if self._runner is not runner:
             return
-        error, self.problem = _describe(exc, self.config)
+        error, self.problem, self.retryable = _describe(exc, self.config, self._bad_line)
         self.error = mask_urls(error)  # an HTTP error quotes the URL, password and all
+        self.stderr_tail = tuple(self._stderr)
+        if self.stderr_tail:
+            self.error += f"; its stderr ended with: {' | '.join(self.stderr_tail)}"
         self.state = "failed"
         self._retry_at = time.monotonic() + self.retry_interval_s
-        log.warning("MCP server %r is unavailable: %s", self.name, self.error)
+        log.log(self.failure_level, "MCP server %r is unavailable: %s", self.name, self.error)
         self._notify()
 
-    async def _open_transport(self, stack: AsyncExitStack) -> tuple[Any, Any]:
+    async def _settle_stderr(self) -> None:
+        """Give the stderr thread a moment to read what a server that just exited wrote last."""
+        pump = self._stderr_pump
+        if pump is not None and pump.is_alive():
+            await asyncio.to_thread(pump.join, _STDERR_SETTLE_S)
+
+    async def _open_transport(self, stack: AsyncExitStack, run: str) -> tuple[Any, Any]:
         config = self.config
         if config.url is not None:
             from mcp.client.streamable_http import streamable_http_client
@@ -165,9 +222,13 @@ class ServerConnection:
             streams = await stack.enter_async_context(streamable_http_client(config.url, http_client=http))
             return streams[0], streams[1]
         assert config.command is not None
-        params = StdioServerParameters(command=config.command, args=list(config.args), env=dict(config.env),
-                                       cwd=config.cwd)
-        errlog = _stderr_to_log(self.name)
+        env = server_environment(config)
+        # "replace": one invalid UTF-8 byte spoils a line (reported, and the session restarted), not the reader.
+        params = StdioServerParameters(command=resolve_command(config.command, env.get("PATH")),
+                                       args=list(config.args), env={**env, RUN_VARIABLE: run}, cwd=config.cwd,
+                                       encoding_error_handler="replace")
+        self._stderr.clear()
+        errlog, self._stderr_pump = _stderr_to_log(self.name, self._stderr)
         try:
             read, write = await stack.enter_async_context(stdio_client(params, errlog=errlog))
         finally:
@@ -204,7 +265,10 @@ class ServerConnection:
             result = await session.call_tool(tool, arguments, read_timeout_seconds=self.config.timeout_s)
         except MCPError as exc:
             if exc.code == types.CONNECTION_CLOSED:
-                await self._crashed("the server closed the connection")
+                if self._restarting:
+                    raise self._down() from None
+                if self._session is session:
+                    await self._crashed("the server closed the connection")
                 raise self._unavailable(f"MCP server {self.name!r} stopped during the call") from None
             if exc.code == types.REQUEST_TIMEOUT:
                 raise ToolError(
@@ -220,7 +284,10 @@ class ServerConnection:
                 "Check the arguments against the tool's schema, or search for another tool.",
             ) from None
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError) as exc:
-            await self._crashed(f"{type(exc).__name__}: {exc}")
+            if self._restarting:
+                raise self._down() from None
+            if self._session is session:
+                await self._crashed(f"{type(exc).__name__}: {exc}")
             raise self._unavailable(f"MCP server {self.name!r} stopped during the call") from None
         if result.is_error:
             raise ToolError("tool_failed", f"{tool} on MCP server {self.name!r} failed: {error_text(result)}")
@@ -232,18 +299,32 @@ class ServerConnection:
             return session
         if self._closed:
             raise self._unavailable(f"MCP server {self.name!r} is shut down")
+        if self._restarting:
+            raise self._down()
         async with self._lock:
             if self._session is None or self.state != "ready":
                 if time.monotonic() < self._retry_at:
-                    raise self._unavailable(
-                        f"MCP server {self.name!r} is unavailable ({self.problem}); junior retries it "
-                        f"{self.retry_interval_s:g} s after each failed attempt"
-                    )
+                    raise self._down()
                 log.info("reconnecting to MCP server %r", self.name)
                 await self._connect()
             if self._session is None:
-                raise self._unavailable(f"MCP server {self.name!r} is unavailable ({self.problem or 'not running'})")
+                raise self._down()
             return self._session
+
+    def _down(self) -> ToolError:
+        """``unavailable`` with the reason, what the server last said, and whether retrying can help."""
+        if self._restarting:
+            return ToolError("unavailable", f"MCP server {self.name!r} is being restarted after its session broke. "
+                                            "Try again in a few seconds, or use another tool.")
+        said = f" Its last words on stderr: {' | '.join(self.stderr_tail)}." if self.stderr_tail else ""
+        if self.retryable:
+            advice = (f"junior retries it {self.retry_interval_s:g} s after each failed attempt; try again later, "
+                      "or use another tool")
+        else:
+            advice = ("retrying will not help until its configuration is fixed: tell the user to run "
+                      "`junior mcp check`, and use another tool meanwhile")
+        return ToolError("unavailable", f"MCP server {self.name!r} is unavailable ({self.problem or 'not running'})."
+                                        f"{said} {advice.capitalize()}.")
 
     def _unavailable(self, message: str) -> ToolError:
         return ToolError("unavailable", f"{message}. Tell the user this tool is down, or try another tool.")
@@ -252,12 +333,15 @@ class ServerConnection:
         log.warning("MCP server %r crashed: %s; it will be restarted on the next call", self.name, reason)
         self.state, self.error, self.problem = "failed", f"crashed: {reason}", "the server exited"
         self._retry_at = 0.0  # the next call reconnects straight away
+        self._end_runner()
+
+    def _end_runner(self) -> None:
+        """Stop the session's task; its server is reaped in the background so the failing call answers at once."""
         runner, self._runner = self._runner, None
         if self._stop is not None:
             self._stop.set()
         self._session = None
         if runner is not None:
-            # Reaped in the background so the failing call answers at once.
             self._reaping.add(runner)
             runner.add_done_callback(self._reaping.discard)
 
@@ -266,7 +350,42 @@ class ServerConnection:
         if isinstance(message, types.ToolListChangedNotification):
             self._relist_soon()
         elif isinstance(message, Exception):
-            log.warning("MCP server %r sent something unreadable: %s", self.name, message)
+            line = _unreadable_line(message)
+            if self._bad_line is None:
+                self._bad_line = line
+            if self.state == "ready" and self._session is not None and not self._restarting:
+                self._spawn(self._restart(f"it wrote a line that is not JSON-RPC: {line!r}"))
+            elif self.state != "starting":
+                log.debug("MCP server %r wrote a line that is not JSON-RPC: %r", self.name, line)
+
+    async def _restart(self, reason: str) -> None:
+        """Replace a broken session: the server is restarted with back-off, and calls answer ``unavailable`` meanwhile.
+
+        A session that read a line it cannot parse may have lost an answer, so every call on it would wait for
+        its timeout; a fresh process starts from a clean stream.
+        """
+        if self._closed or self._restarting:
+            return
+        self._restarting = True
+        log.warning("MCP server %r broke its session (%s); restarting it", self.name, reason)
+        self.state, self.error, self.problem, self.retryable = "failed", f"session broke: {reason}", (
+            "its session broke; it is being restarted"), True
+        self._end_runner()
+        self._notify()
+        try:
+            for attempt, delay in enumerate(RESTART_BACKOFF_S, 1):
+                await asyncio.sleep(delay)
+                async with self._lock:
+                    if self._closed:
+                        return
+                    await self._connect()
+                if self.state == "ready":
+                    log.warning("MCP server %r restarted (attempt %d)", self.name, attempt)
+                    return
+            log.warning("MCP server %r did not restart after %d attempts; retrying every %g s", self.name,
+                        len(RESTART_BACKOFF_S), self.retry_interval_s)
+        finally:
+            self._restarting = False
 
     def _relist_soon(self) -> None:
         """Re-list once the notifications stop coming: at most one re-listing runs and one more waits.
@@ -328,21 +447,32 @@ async def _list_all(session: ClientSession) -> list[types.Tool]:
     return tools
 
 
-def _describe(exc: BaseException, config: ServerConfig) -> tuple[str, str]:
-    """``(detail, category)``: the detail may name paths, hosts or URLs, so only the category reaches the model."""
+def _describe(exc: BaseException, config: ServerConfig, bad_line: str | None = None) -> tuple[str, str, bool]:
+    """``(detail, category, retryable)``: the detail may name paths, hosts or URLs; only the category is shown
+    to the model, and ``retryable`` says whether trying again later can help."""
     if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        return _describe(exc.exceptions[0], config)
+        return _describe(exc.exceptions[0], config, bad_line)
+    if bad_line is not None:
+        return (f"not an MCP server: the first line it wrote to stdout was {bad_line!r}, not JSON-RPC",
+                "the command is not an MCP server", False)
     if isinstance(exc, TimeoutError):
         text = f"no answer within {config.startup_timeout_s:g} s of starting"
-        return text, f"the server did not answer within {config.startup_timeout_s:g} s of starting"
+        return text, f"the server did not answer within {config.startup_timeout_s:g} s of starting", True
     if isinstance(exc, FileNotFoundError) and config.command is not None:
-        return f"command not found: {config.command!r}", "the server did not start (its command was not found)"
+        where = "" if _has_path(config.command) else f" (not on PATH, nor next to {sys.executable})"
+        return (f"command not found: {config.command!r}{where}",
+                "the server did not start (its command was not found)", False)
+    if isinstance(exc, PermissionError) and config.command is not None:
+        return (f"command not executable: {config.command!r}",
+                "the server did not start (its command cannot be run)", False)
     if isinstance(exc, MCPError):
         if exc.code == types.CONNECTION_CLOSED:
-            return "the server exited before it answered (see the log for its stderr)", "the server exited"
+            return "the server exited before it answered", "the server exited", False
         return (f"the server answered with an error: {_bounded(exc.error.message)}",
-                "the server refused to start a session")
-    return _bounded(f"{type(exc).__name__}: {exc}"), "the server did not start"
+                "the server refused to start a session", False)
+    if isinstance(exc, OSError) and config.url is not None:
+        return _bounded(f"{type(exc).__name__}: {exc}"), "the server could not be reached", True
+    return _bounded(f"{type(exc).__name__}: {exc}"), "the server did not start", True
 
 
 def _bounded(text: str, limit: int = 300) -> str:
@@ -350,8 +480,109 @@ def _bounded(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _stderr_to_log(name: str) -> Any:
-    """A writable file whose lines go to the ``junior.mcp.<name>`` logger instead of the terminal."""
+def server_environment(config: ServerConfig, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """What a stdio server gets over the SDK's default environment: ``pass_env`` from junior's, then its ``env``."""
+    environ = os.environ if environ is None else environ
+    passed = {name: environ[name] for name in config.pass_env if name in environ}
+    return {**passed, **config.env}
+
+
+def _unreadable_line(exc: Exception) -> str:
+    """The stdout line the SDK could not parse, bounded (pydantic's error holds it), else the error's first line."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        try:
+            value = errors()[0].get("input")
+        except Exception:  # noqa: BLE001 - any other shape: fall back to the message
+            value = None
+        if isinstance(value, str | bytes):
+            text = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+            return _bounded(text, 80)
+    return _bounded(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, 80)
+
+
+def end_processes(run: str, grace_s: float = _REAP_GRACE_S) -> int:
+    """End every process of this user whose environment has ``JUNIOR_MCP_RUN=<run>``; how many were found.
+
+    SIGTERM, then SIGKILL after ``grace_s``. Linux only (``/proc``); elsewhere the SDK's process-group kill is all.
+    """
+    marker = f"{RUN_VARIABLE}={run}".encode()
+    found = _processes_with(marker)
+    if not found:
+        return 0
+    for pid in found:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    alive = found
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.02)
+        alive = [pid for pid in alive if _running(pid)]
+    for pid in alive:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    log.debug("ended %d leftover process(es) of an MCP server run", len(found))
+    return len(found)
+
+
+def _processes_with(marker: bytes) -> list[int]:
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return []
+    me = os.getpid()
+    found = []
+    for entry in proc.iterdir():
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:  # gone, or another user's
+            continue
+        if marker in environ.split(b"\0"):
+            found.append(int(entry.name))
+    return found
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def _exited(exc: BaseException) -> bool:
+    """Whether ``exc`` says the server's end of the connection closed (the process exited, most likely)."""
+    if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        return _exited(exc.exceptions[0])
+    return isinstance(exc, MCPError) and exc.code == types.CONNECTION_CLOSED
+
+
+def _has_path(command: str) -> bool:
+    return os.sep in command or (os.altsep is not None and os.altsep in command)
+
+
+def resolve_command(command: str, path: str | None = None) -> str:
+    """``command`` as given if it names a path or is on ``path`` (default ``PATH``); else the executable of that
+    name next to ``sys.executable``, where ``pip install`` puts a server's script; else as given (and not found).
+
+    A desktop client launching ``junior mcp serve`` rarely has junior's environment on its ``PATH``.
+    """
+    if _has_path(command) or shutil.which(command, path=path if path is not None else os.environ.get("PATH")):
+        return command
+    beside = Path(sys.executable).parent / command
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    return command
+
+
+def _printable(line: str) -> str:
+    line = "".join(ch for ch in line if unicodedata.category(ch)[0] != "C" or ch == " ")
+    return _bounded(line, _STDERR_LINE_LIMIT)
+
+
+def _stderr_to_log(name: str, tail: collections.deque[str]) -> tuple[Any, threading.Thread]:
+    """A writable file whose lines go to the ``junior.mcp.<name>`` logger instead of the terminal, and to ``tail``."""
     read_fd, write_fd = os.pipe()
     logger = logging.getLogger(f"junior.mcp.{name}")
 
@@ -360,6 +591,8 @@ def _stderr_to_log(name: str) -> Any:
             for line in stream:
                 if line.strip():
                     logger.info("%s", line.rstrip())
+                    tail.append(_printable(line))
 
-    threading.Thread(target=pump, name=f"mcp-{name}-stderr", daemon=True).start()
-    return os.fdopen(write_fd, "w")
+    thread = threading.Thread(target=pump, name=f"mcp-{name}-stderr", daemon=True)
+    thread.start()
+    return os.fdopen(write_fd, "w"), thread

@@ -134,6 +134,6 @@ def serve(runtime: Runtime, http_port: int | None = None, context: ToolContext |
         # The gateway is its own issuer: tokens come from `junior mcp token` and junior.toml, not from OAuth.
         app = server.streamable_http_app(host="127.0.0.1", token_verifier=tokens,
                                          auth=AuthSettings(issuer_url=AnyHttpUrl(url), resource_server_url=None))
-        log.warning("junior MCP gateway on %s/mcp; clients send `Authorization: Bearer <token>` (%d token(s): %s; "
+        log.info("junior MCP gateway on %s/mcp; clients send `Authorization: Bearer <token>` (%d token(s): %s; "
                     "`junior mcp token` shows the owner's)", url, len(tokens), ", ".join(tokens.names()))
     uvicorn.run(app, host="127.0.0.1", port=http_port, log_level="warning")

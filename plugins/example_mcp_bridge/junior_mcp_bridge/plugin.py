@@ -113,4 +113,4 @@ class MCPBridge:
             return
         for row in bridge.status():
             if row["enabled"] and (names is None or row["name"] in names):
-                mark(row["source"], "its MCP server is not running" if row["state"] == "failed" else None)
+                mark(row["source"], bridge.unavailable_reason(row["name"]))

@@ -165,7 +165,9 @@ def test_an_unknown_name_on_a_down_server_says_the_server_is_down(make_runtime: 
     rt = make_runtime({"missing": {"command": "/nonexistent/junior-test-server"}, "time": time_server()})
     down = rt.execute_tool("mcp__missing__git_status", {})["error"]
     assert (down["code"], down["source"]) == ("unavailable", "mcp:missing")
-    assert "not running" in down["message"] and "/nonexistent" not in down["message"]
+    assert "its command was not found" in down["message"] and "/nonexistent" not in down["message"]
+    # Retrying cannot find a command that is not installed, so the model is not told to try again later.
+    assert "try again" not in down["message"].lower() and "junior mcp check" in down["message"]
     # A server that is up: an unknown name is just unknown, with no unrelated suggestions.
     unknown = rt.execute_tool("mcp__time__git_status", {})["error"]
     assert unknown["code"] == "unknown_tool" and unknown["suggestions"] == []

@@ -216,7 +216,7 @@ async def test_each_token_calls_memory_as_its_own_actor(
     env: dict[str, str], start_gateway: Callable[..., tuple[str, Path]]
 ) -> None:
     owner_token = junior(env, "mcp", "token").stdout.strip()
-    url, stderr = start_gateway(env)
+    url, stderr = start_gateway({**env, "JUNIOR_LOG_LEVEL": "INFO"})  # the start-up line is INFO
     statuses: list[int] = []
     async with bearer_client(url, owner_token, statuses) as client:
         listed = await client.list_tools()
@@ -235,6 +235,7 @@ async def test_each_token_calls_memory_as_its_own_actor(
     assert stored_actors(env) == {"Prefers metric units": owner.key, "Prefers green tea": "local:token-alice:alice"}
     log = stderr.read_text()
     assert "owner, alice" in log and owner_token not in log and ALICE_TOKEN not in log
+    assert "INFO junior.mcp.gateway: junior MCP gateway on" in log
 
 
 @needs_memory

@@ -12,6 +12,8 @@ Modes:
   would get); each answers with its own name. ``reversed`` lists them in the opposite order.
 - ``storm``: ``storm {"count": N}`` changes its tool list N times, each with ``list_changed``, as fast as it can;
   ``listings`` answers how many ``tools/list`` requests it has served.
+- ``garble``: ``echo`` works; ``garble`` writes one byte of invalid UTF-8 as a line of its own on stdout.
+- ``daemon PATH``: at start, leaves a child in a session of its own (``setsid``) and writes its pid to PATH.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.stdio import stdio_server
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "crash"
+# The SDK's stdio server points fd 1 at stderr once it runs; a copy taken first still reaches the client.
+WIRE = os.dup(1)
 PAGE = 40
 OBJECT = {"type": "object", "properties": {"text": {"type": "string", "description": "Text to echo."}}}
 
@@ -63,6 +67,8 @@ TOOLS: dict[str, list[types.Tool]] = {
     "colliding": [tool(name, f"The tool named {name!r}.") for name in (
         "a_b_" + hashlib.sha256(b"a.b").hexdigest()[:6], "a.b", "a b", "a_b", "a-b")],
     "storm": [tool("storm", "Change the tool list `count` times."), tool("listings", "Count tools/list requests.")],
+    "garble": [tool("echo", "Echo the given text back."), tool("garble", "Write an invalid UTF-8 byte to stdout.")],
+    "daemon": [tool("echo", "Echo the given text back.")],
 }
 if MODE == "colliding" and sys.argv[2:] == ["reversed"]:
     TOOLS[MODE].reverse()
@@ -90,6 +96,10 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
     if name == "crash" or args.get("crash"):
         print("crashing on purpose", file=sys.stderr, flush=True)
         os._exit(3)
+    if name == "garble":
+        os.write(WIRE, b"\xff\n")
+        await anyio.sleep(1)
+        return types.CallToolResult(content=text("garbled"))
     if name == "fail":
         return types.CallToolResult(content=text("the widget is broken: try a smaller widget"), is_error=True)
     if name == "image":
@@ -127,6 +137,13 @@ async def main() -> None:
         time.sleep(3600)
     if MODE == "gated" and not os.path.exists(sys.argv[2]):
         sys.exit(f"{sys.argv[2]} does not exist yet")
+    if MODE == "daemon":
+        import subprocess
+
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True,
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        with open(sys.argv[2], "w") as out:
+            out.write(str(child.pid))
     print(f"misbehaving server starting in mode {MODE}", file=sys.stderr, flush=True)
     server = Server(f"misbehaving-{MODE}", version="1.0", instructions=(
         f"Misbehaving test server ({MODE}).\n\nSecond paragraph, not part of the description."

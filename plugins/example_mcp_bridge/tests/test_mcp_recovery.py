@@ -1,0 +1,65 @@
+"""A server whose session breaks is restarted; no process a server started outlives the runtime."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from mcp_bridge_helpers import MISBEHAVING, misbehaving
+
+from junior_core import Runtime
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_a_server_that_writes_invalid_utf8_is_restarted(
+    make_runtime: Callable[..., Runtime], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level("WARNING", logger="junior.mcp")
+    rt = make_runtime({"garbly": misbehaving("garble", timeout_s=20)})
+    assert rt.execute_tool("mcp__garbly__echo", {"text": "before"})["result"] == {"text": "before"}
+    garbled = rt.execute_tool("mcp__garbly__garble", {})
+    # Not a stalled session waiting out its timeout: the broken session is dropped and the call told so.
+    assert garbled["ok"] is False and garbled["error"]["code"] == "unavailable", garbled
+    meanwhile = rt.execute_tool("mcp__garbly__echo", {"text": "meanwhile"})
+    assert meanwhile.get("ok") is True or meanwhile["error"]["code"] == "unavailable", meanwhile
+    assert "MCP server 'garbly' broke its session (it wrote a line that is not JSON-RPC: '\ufffd')" in caplog.text
+    deadline = time.monotonic() + 20
+    answer: dict[str, object] = {}
+    while time.monotonic() < deadline:
+        answer = rt.execute_tool("mcp__garbly__echo", {"text": "after"})
+        if answer.get("ok"):
+            break
+        assert answer["error"]["code"] == "unavailable", answer  # type: ignore[index]
+        time.sleep(0.1)
+    assert answer == {"ok": True, "tool_name": "mcp__garbly__echo", "result": {"text": "after"}}
+    assert "MCP server 'garbly' restarted (attempt 1)" in caplog.text
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finding a daemonised child needs /proc")
+def test_a_daemonised_child_of_a_server_does_not_outlive_close(tmp_path: Path, no_orphans: None) -> None:
+    from junior_mcp_bridge import MCPBridge
+    from junior_mcp_bridge.config import ServerConfig
+
+    pid_file = tmp_path / "daemon.pid"
+    config = ServerConfig(name="daemon", origin="test", command=sys.executable,
+                          args=(MISBEHAVING, "daemon", str(pid_file)))
+    rt = Runtime(plugins=[MCPBridge([config])])
+    try:
+        assert rt.execute_tool("mcp__daemon__echo", {"text": "hi"})["result"] == {"text": "hi"}
+        daemon = int(pid_file.read_text())
+        assert alive(daemon)
+        assert os.getsid(daemon) == daemon  # it left the server's session and process group
+    finally:
+        rt.close()
+    assert not alive(daemon)
