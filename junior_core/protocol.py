@@ -37,27 +37,29 @@ MAX_QUERY = 1000
 MAX_SOURCE = 200
 MESSAGE_LIMIT = 300
 
+# One string `type` per property, and optional means not required: clients and model APIs with a single-type
+# schema dialect (Gemini's, MCP Inspector's forms) cannot use type arrays. A null value still means "absent".
 SEARCH_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "query": {
-            "type": ["string", "null"],
+            "type": "string",
             "maxLength": MAX_QUERY,
             "description": "What you want to do, in a few words. Empty or null lists tools instead of searching.",
         },
         "source": {
-            "type": ["string", "null"],
+            "type": "string",
             "maxLength": MAX_SOURCE,
             "description": "A source id from the list in this tool's description, to search only that source.",
         },
         "max_results": {
-            "type": ["integer", "null"],
+            "type": "integer",
             "minimum": 1,
             "maximum": MAX_RESULTS,
             "description": f"How many tools to return, 1 to {MAX_RESULTS} (default {DEFAULT_RESULTS}).",
         },
         "cursor": {
-            "type": ["string", "null"],
+            "type": "string",
             "maxLength": 20,
             "description": "The next_cursor of a previous answer, for the next page of the same search or listing.",
         },
@@ -73,8 +75,8 @@ EXECUTE_SCHEMA: dict[str, Any] = {
             "description": "The exact tool_name returned by searchTools, e.g. 'memory__remember'.",
         },
         "arguments": {
-            "type": ["object", "null"],
-            "description": "The tool's arguments, matching the input_schema searchTools returned.",
+            "type": "object",
+            "description": "The tool's arguments as an object, matching the input_schema searchTools returned.",
         },
     },
     "required": ["tool_name"],
@@ -250,7 +252,9 @@ def search_request(arguments: Any) -> SearchRequest:
             'searchTools takes an object such as {"query": "remember a preference"}.',
             details=[{"path": "(root)", "message": f"expected an object, got {type(arguments).__name__}"}],
         ))
-    errors = list(_validator("search").iter_errors(dict(arguments)))
+    # null is how many clients say "not given", so a null field is read as an absent one.
+    arguments = {key: value for key, value in arguments.items() if value is not None}
+    errors = list(_validator("search").iter_errors(arguments))
     if errors:
         raise Refusal(validation_error(errors, "searchTools input"))
     query = arguments.get("query")
@@ -303,11 +307,32 @@ def execute_request(arguments: Any) -> tuple[str, dict[str, Any]]:
     tool_arguments = arguments.get("arguments")
     if tool_arguments is None:  # optional: absent and null both mean no arguments
         tool_arguments = {}
+    elif isinstance(tool_arguments, str):
+        # A JSON object sent as a string: a common model mistake, and what simple clients send from a text field.
+        tool_arguments = _object_in_string(tool_arguments, named)
     if isinstance(tool_name, str) and isinstance(tool_arguments, Mapping):
         # The schema holds no more than these two checks; skipping the validator here halves dispatch time.
         return tool_name, dict(tool_arguments)
     errors = list(_validator("execute").iter_errors(dict(arguments)))
     raise Refusal(validation_error(errors, "executeTool input", named))
+
+
+def _object_in_string(text: str, tool_name: str | None) -> dict[str, Any]:
+    if not text.strip():
+        return {}
+    try:
+        value = loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        value = None
+    if isinstance(value, dict):
+        return value
+    raise Refusal(error(
+        "invalid_arguments",
+        "'arguments' must be an object of the tool's arguments (or a JSON string of one), e.g. "
+        '{"tool_name": "...", "arguments": {"query": "..."}}.',
+        tool_name,
+        details=[{"path": "arguments", "message": "a string that is not a JSON object"}],
+    ))
 
 
 def is_json(value: Any) -> bool:
