@@ -376,18 +376,24 @@ def config() -> None:
 
 
 @config.command(name="path")
-def config_path_command() -> None:
-    """Print the path of the junior.toml in effect (JUNIOR_CONFIG, else ./junior.toml)."""
-    from junior_core.config import config_path
+@click.pass_context
+def config_path_command(ctx: click.Context) -> None:
+    """Print every configuration file in effect: junior.toml (JUNIOR_CONFIG, else ./junior.toml, else the one in
+    the user config directory), then the files plugins read (e.g. the bridge's mcpServers JSON)."""
+    from junior_core.config import config_path, user_config_dir
 
     path = config_path() or Path.cwd() / "junior.toml"
     click.echo(str(path.absolute()))
     if not path.is_file():
         click.echo(
-            "There is no file there yet: copy docs/examples/junior.toml of a junior clone there, "
-            "or point JUNIOR_CONFIG at one.",
+            "There is no file there yet: copy docs/examples/junior.toml of a junior clone there (or to "
+            f"{user_config_dir() / 'junior.toml'}), or point JUNIOR_CONFIG at one.",
             err=True,
         )
+    for plugin, other in _plugins(ctx).config_files():
+        other_path = Path(other).expanduser()
+        missing = "" if other_path.is_file() else "  (missing)"
+        click.echo(f"{other_path.absolute()}  ({plugin}){missing}")
 
 
 def _fail(message: str, code: int = 2) -> NoReturn:

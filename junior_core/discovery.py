@@ -28,7 +28,8 @@ _MAX_FILTERED = 256
 class _View:
     """What searchTools answers from, computed once per catalog and policy version instead of once per query."""
 
-    def __init__(self, catalog: Catalog, version: int, exposure_of: Callable[[CatalogTool], Exposure]) -> None:
+    def __init__(self, catalog: Catalog, version: int, exposure_of: Callable[[CatalogTool], Exposure],
+                 source_hidden: Callable[[str], bool] = lambda source_id: False) -> None:
         self.version = version  # read first by the caller: a change meanwhile makes this view older, never newer
         tools = catalog.tools()
         sources = catalog.sources
@@ -41,10 +42,18 @@ class _View:
         for entry in self.visible:
             self.by_source.setdefault(entry.source_id, []).append(entry)
             self.local.setdefault((entry.source_id, entry.tool.name), entry)
-        self.source_ids = [entry.source.id for entry in sources]
+        # A source the host hides is not advertised: all of its tools are hidden, or, before it has any tools
+        # (a run-time source not listed yet), a rule hides the source id itself.
+        has_tools = {t.source_id for t in tools}
+        self.source_ids = [
+            entry.source.id for entry in sources
+            if self.by_source.get(entry.source.id)
+            or (entry.source.id not in has_tools and not source_hidden(entry.source.id))
+        ]
+        shown = set(self.source_ids)
         self.source_dicts = {
             entry.source.id: {"id": entry.source.id, "description": summarize(entry.source.description)}
-            for entry in sources
+            for entry in sources if entry.source.id in shown
         }
         self.source_texts = {entry.source.id: entry.source.description for entry in sources}
         self._tool_dicts: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
@@ -109,6 +118,10 @@ class Discovery:
         """The exposure the host's policy gives a catalog tool."""
         return self.policy.exposure(entry.tool_name, entry.source_id, entry.tool.exposure)
 
+    def _source_hidden(self, source_id: str) -> bool:
+        """Whether the host's rules hide a tool of ``source_id`` that no rule names more specifically."""
+        return self.policy.exposure(source_id.replace(":", "__") + "__", source_id, "deferred") == "hidden"
+
     def view(self) -> _View:
         """The current view, remade only when the catalog or the policy changed."""
         view = self._view
@@ -118,7 +131,7 @@ class Discovery:
         with self._view_lock:
             view = self._view
             if view is None or view.version != version:
-                view = self._view = _View(self.catalog, version, self.exposure_of)
+                view = self._view = _View(self.catalog, version, self.exposure_of, self._source_hidden)
         return view
 
     def visible(self, source_id: str | None = None) -> list[CatalogTool]:

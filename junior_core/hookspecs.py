@@ -97,6 +97,14 @@ def tool_visible(tool: Tool, tool_name: str, source: str, context: ToolContext) 
 
 
 @hookspec
+def config_files() -> Sequence[str] | None:
+    """Name the configuration files this plugin reads besides junior.toml, for ``junior config path``.
+
+    :return: paths of the files in effect (an environment variable may name them); None or ``[]`` for none.
+    """
+
+
+@hookspec
 def startup(runtime: Runtime) -> None:
     """Open resources (database engines, MCP sessions) when a runtime starts.
 
@@ -122,6 +130,7 @@ HOOK_NAMES = (
     "after_turn",
     "before_tool_execute",
     "tool_visible",
+    "config_files",
     "startup",
     "shutdown",
 )

@@ -97,9 +97,9 @@ def default_cache_dir() -> Path:
 
 def default_key_path() -> Path:
     """``index-key`` in junior's config dir (``JUNIOR_CONFIG_DIR``, else platformdirs' user config dir)."""
-    from junior_core.config import config_dir
+    from junior_core.config import user_config_dir
 
-    return config_dir() / KEY_FILE
+    return user_config_dir() / KEY_FILE
 
 
 class CacheRefused(Exception):

@@ -326,6 +326,19 @@ class PluginSet:
         """Let every plugin add its commands to ``cli``; a failing plugin is reported and the others still run."""
         self._each("register_commands", {"cli": cli}, self.startup_timeout_s)
 
+    def config_files(self) -> list[tuple[str, str]]:
+        """``(plugin, path)`` for every file a plugin says it reads; a failing plugin is reported and skipped."""
+        files: list[tuple[str, str]] = []
+        for plugin, result in self._each("config_files", {}, self.startup_timeout_s):
+            if result is None:
+                continue
+            if isinstance(result, str) or not isinstance(result, Sequence):
+                log.warning("plugin %r: config_files returned %s, not a list of paths; ignored", plugin,
+                            type(result).__name__)
+                continue
+            files.extend((plugin, str(path)) for path in result if isinstance(path, str | os.PathLike))
+        return files
+
     def startup(self, runtime: Runtime, plugin: str | None = None) -> None:
         """Run every plugin's ``startup`` (or just ``plugin``'s); a failure or overrun is the plugin's error
         (raised in strict mode)."""

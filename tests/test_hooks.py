@@ -582,3 +582,36 @@ def test_shutdown_still_runs_when_no_new_thread_can_start(make_runtime: Callable
     with mock.patch("threading.Thread.start", side_effect=refused):
         rt.close()
     assert ran_on == [threading.current_thread().name]
+
+
+def test_hook_config_files(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from junior_core import cli as cli_module
+    from junior_core.plugins import PluginSet
+
+    named = tmp_path / "calc.json"
+    named.write_text("{}")
+
+    class P:
+        @hookimpl
+        def config_files(self) -> list[str]:
+            return [str(named), str(tmp_path / "absent.json")]
+
+    class Broken:
+        @hookimpl
+        def config_files(self) -> list[str]:
+            raise RuntimeError("no files today")
+
+    def fake_load() -> PluginSet:
+        plugin_set = PluginSet(strict=False)
+        plugin_set.add(P(), "calc")
+        plugin_set.add(Broken(), "broken")
+        return plugin_set
+
+    monkeypatch.setattr(cli_module, "_load", fake_load)
+    monkeypatch.setenv("JUNIOR_CONFIG", str(tmp_path / "junior.toml"))
+    group = cli_module.build_cli()
+    result = CliRunner().invoke(group, ["config", "path"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [
+        str(tmp_path / "junior.toml"), f"{named}  (calc)", f"{tmp_path / 'absent.json'}  (calc)  (missing)",
+    ]

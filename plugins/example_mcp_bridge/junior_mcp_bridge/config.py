@@ -16,7 +16,15 @@ if TYPE_CHECKING:
     from junior_core import ToolContext
 
 __all__ = [
-    "DEFAULT_PASS_ENV", "RETRY_INTERVAL_S", "ConfigError", "ServeToken", "ServerConfig", "config_paths", "load_config",
+    "DEFAULT_PASS_ENV",
+    "RETRY_INTERVAL_S",
+    "BridgeSettings",
+    "ConfigError",
+    "ServeToken",
+    "ServerConfig",
+    "bridge_settings",
+    "config_paths",
+    "load_config",
     "load_serve_tokens",
 ]
 
@@ -123,25 +131,73 @@ class ServeToken:
                              thread=self.thread, private=self.private)
 
 
-def config_paths(environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> tuple[Path | None, Path | None]:
-    """The TOML file (``JUNIOR_CONFIG`` or ``./junior.toml`` if present) and the JSON file (``JUNIOR_MCP_CONFIG``)."""
+_SETTINGS = {"servers_file", "pass_env", "tool_cache", "tool_cache_max_age_s"}
+
+
+@attrs.frozen
+class BridgeSettings:
+    """``[plugins.mcp]`` of junior.toml: settings of the bridge as a whole."""
+
+    servers_file: Path | None = None
+    """An ``{"mcpServers": {...}}`` JSON file, as ``JUNIOR_MCP_CONFIG`` names one (the variable wins)."""
+    pass_env: tuple[str, ...] = ()
+    """Added to every stdio server's ``pass_env`` list."""
+    tool_cache: bool = True
+    """Keep each server's tool list on disk, so a new process searches it without starting the server."""
+    tool_cache_max_age_s: float = 86400.0
+
+
+def bridge_settings(environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> BridgeSettings:
+    """``[plugins.mcp]`` of the junior.toml in effect, checked; raises ``ConfigError``."""
+    from junior_core.config import ConfigError as CoreConfigError
+    from junior_core.config import config_path, plugin_settings
+
     environ = os.environ if environ is None else environ
-    cwd = Path.cwd() if cwd is None else cwd
-    toml_path: Path | None
-    if environ.get("JUNIOR_CONFIG"):
-        toml_path = Path(environ["JUNIOR_CONFIG"]).expanduser()
-    else:
-        toml_path = cwd / "junior.toml"
-        if not toml_path.is_file():
-            toml_path = None
-    json_path = Path(environ["JUNIOR_MCP_CONFIG"]).expanduser() if environ.get("JUNIOR_MCP_CONFIG") else None
-    return toml_path, json_path
+    path = config_path(environ, cwd)
+    try:
+        raw = plugin_settings("mcp", environ, path)
+    except CoreConfigError as exc:
+        raise ConfigError(str(exc)) from None
+    where = f"{path}: [plugins.mcp]"
+    unknown = sorted(set(raw) - _SETTINGS)
+    if unknown:
+        raise ConfigError(f"{where} {unknown[0]}: unknown field; use {', '.join(sorted(_SETTINGS))}")
+    servers_file = raw.get("servers_file")
+    if servers_file is not None and (not isinstance(servers_file, str) or not servers_file.strip()):
+        raise ConfigError(f"{where} servers_file: must be the path of an mcpServers JSON file")
+    pass_env = raw.get("pass_env", [])
+    if not isinstance(pass_env, list) or not all(isinstance(n, str) and _ENV_NAME.match(n) for n in pass_env):
+        raise ConfigError(f"{where} pass_env: must be a list of environment variable names")
+    cache = raw.get("tool_cache", True)
+    if not isinstance(cache, bool):
+        raise ConfigError(f"{where} tool_cache: must be true or false, got {cache!r}")
+    age = raw.get("tool_cache_max_age_s", 86400.0)
+    if isinstance(age, bool) or not isinstance(age, int | float) or age <= 0:
+        raise ConfigError(f"{where} tool_cache_max_age_s: must be a positive number of seconds, got {age!r}")
+    base = path.parent if path is not None else (Path.cwd() if cwd is None else cwd)
+    return BridgeSettings(
+        servers_file=(base / Path(servers_file).expanduser()) if servers_file else None,
+        pass_env=tuple(pass_env), tool_cache=cache, tool_cache_max_age_s=float(age),
+    )
+
+
+def config_paths(environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> tuple[Path | None, Path | None]:
+    """The TOML file in effect (``JUNIOR_CONFIG``, ``./junior.toml``, ``~/.config/junior/junior.toml``) and the
+    JSON file (``JUNIOR_MCP_CONFIG``, else ``servers_file`` of ``[plugins.mcp]``)."""
+    from junior_core.config import config_path
+
+    environ = os.environ if environ is None else environ
+    toml_path = config_path(environ, cwd)
+    if environ.get("JUNIOR_MCP_CONFIG"):
+        return toml_path, Path(environ["JUNIOR_MCP_CONFIG"]).expanduser()
+    return toml_path, bridge_settings(environ, cwd).servers_file
 
 
 def load_config(environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> list[ServerConfig]:
     """Every configured server, sorted by name; raises ``ConfigError`` on the first problem."""
     environ = os.environ if environ is None else environ
     toml_path, json_path = config_paths(environ, cwd)
+    extra_env = bridge_settings(environ, cwd).pass_env
     servers: dict[str, ServerConfig] = {}
     if toml_path is not None:
         for server in _from_toml(toml_path, environ):
@@ -154,6 +210,10 @@ def load_config(environ: Mapping[str, str] | None = None, cwd: Path | None = Non
                     f"{json_path}: server {server.name!r} is also defined in {other.origin}; rename one of them"
                 )
             servers[server.name] = server
+    if extra_env:
+        for name, server in servers.items():
+            added = tuple(n for n in extra_env if n not in server.pass_env)
+            servers[name] = attrs.evolve(server, pass_env=server.pass_env + added)
     return [servers[name] for name in sorted(servers)]
 
 

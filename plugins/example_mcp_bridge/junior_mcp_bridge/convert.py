@@ -58,8 +58,9 @@ def annotations_of(tool: Any) -> dict[str, Any] | None:
 def result_json(result: Any) -> dict[str, Any]:
     """A ``CallToolResult`` as JSON: ``text``, ``structured_content`` and any other ``content`` blocks.
 
-    Text that only repeats the structured content as JSON is dropped, so the
-    model does not read the same data twice.
+    Text that only repeats the structured content is dropped, so the model does not read the same data twice:
+    the whole of it as JSON, or, for the SDK's wrapped values (``{"result": value}``), the value as text or JSON,
+    or a list as one JSON block per item.
     """
     texts: list[str] = []
     others: list[dict[str, Any]] = []
@@ -70,7 +71,7 @@ def result_json(result: Any) -> dict[str, Any]:
             others.append(block.model_dump(by_alias=True, exclude_none=True, mode="json"))
     out: dict[str, Any] = {}
     structured = result.structured_content
-    if texts and not (structured is not None and len(texts) == 1 and _same_json(texts[0], structured)):
+    if texts and not (structured is not None and _repeats(texts, structured)):
         out["text"] = "\n".join(texts)
     if structured is not None:
         out["structured_content"] = structured
@@ -84,6 +85,21 @@ def error_text(result: Any, limit: int = 1000) -> str:
     texts = [block.text for block in result.content if getattr(block, "type", None) == "text"]
     text = " ".join(" ".join(texts).split()) or "the server gave no message"
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _repeats(texts: list[str], structured: Any) -> bool:
+    """Whether the text blocks carry nothing but ``structured`` (or the value it wraps)."""
+    candidates = [structured]
+    if isinstance(structured, dict) and list(structured) == ["result"]:
+        candidates.append(structured["result"])
+    for value in candidates:
+        if len(texts) == 1 and (_same_json(texts[0], value) or texts[0] == value):
+            return True
+        if isinstance(value, list) and value and len(texts) == len(value) and all(
+            _same_json(text, item) or text == item for text, item in zip(texts, value, strict=True)
+        ):
+            return True
+    return False
 
 
 def _same_json(text: str, value: Any) -> bool:

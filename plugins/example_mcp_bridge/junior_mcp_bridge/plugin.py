@@ -89,6 +89,13 @@ class MCPBridge:
                 self.bridge.close()
 
     @hookimpl
+    def config_files(self) -> list[str]:
+        from junior_mcp_bridge.config import config_paths
+
+        _, json_path = config_paths()
+        return [str(json_path)] if json_path is not None else []
+
+    @hookimpl
     def register_commands(self, cli: click.Group) -> None:
         from junior_mcp_bridge.cli import mcp
 

@@ -42,21 +42,39 @@ def default_path() -> Path:
 
 
 def resolve_url(url: str | None = None) -> str:
-    """An explicit URL, else ``JUNIOR_MEMORY_URL``, else the embedded SQLite file."""
+    """An explicit URL, else ``JUNIOR_MEMORY_URL``, else ``url`` of ``[plugins.memory]`` in junior.toml (``${VAR}``
+    expanded), else the embedded SQLite file."""
     if url:
         return url
     env = os.environ.get(ENV_URL, "").strip()
     if env:
         return env
+    configured = _settings().get("url")
+    if configured is not None:
+        if not isinstance(configured, str) or not configured.strip():
+            from junior_core.config import ConfigError, config_path
+
+            raise ConfigError(f"{config_path()}: [plugins.memory] url: must be a database URL string")
+        return configured.strip()
     return f"sqlite:///{default_path()}"
 
 
+def _settings() -> dict[str, object]:
+    from junior_core.config import plugin_settings
+
+    return plugin_settings("memory")
+
+
 def resolve_timeout(timeout: float | None = None) -> float:
-    """Seconds any one database wait may take: explicit, else ``JUNIOR_MEMORY_TIMEOUT``, else 5."""
+    """Seconds any one database wait may take: explicit, else ``JUNIOR_MEMORY_TIMEOUT``, else ``timeout_s`` of
+    ``[plugins.memory]``, else 5."""
     if timeout is None:
         raw = os.environ.get(ENV_TIMEOUT, "").strip()
         if not raw:
-            return DEFAULT_TIMEOUT
+            configured = _settings().get("timeout_s")
+            if configured is None:
+                return DEFAULT_TIMEOUT
+            raw = str(configured)
         try:
             timeout = float(raw)
         except ValueError:
