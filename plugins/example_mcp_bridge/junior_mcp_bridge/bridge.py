@@ -8,13 +8,16 @@ import re
 import threading
 import unicodedata
 from collections.abc import Callable, Coroutine, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from junior_core import Tool, ToolContext, ToolError, modern_schema
 from junior_mcp_bridge.config import RETRY_INTERVAL_S, ServerConfig
 from junior_mcp_bridge.connection import ServerConnection
 from junior_mcp_bridge.convert import annotations_of, local_names
 from junior_mcp_bridge.text import mask_urls
+
+if TYPE_CHECKING:
+    from junior_mcp_bridge.cache import ToolCache
 
 __all__ = ["Bridge", "BridgeLoop", "plain_line"]
 
@@ -94,11 +97,17 @@ class Bridge:
     """Connections to the enabled servers of ``configs``; ``on_change(name)`` runs when a server's tools change."""
 
     def __init__(self, configs: Sequence[ServerConfig], on_change: Callable[[str], None] | None = None,
-                 retry_interval_s: float = RETRY_INTERVAL_S) -> None:
+                 retry_interval_s: float = RETRY_INTERVAL_S, cache: ToolCache | None = None,
+                 refresh: bool = False) -> None:
+        """``cache``: keep tool lists there, and answer from a fresh one without starting the server (unless
+        ``refresh``: then every server is connected and its entry rewritten)."""
         self.configs = list(configs)
         self.connections = {c.name: ServerConnection(c, self._changed) for c in self.configs if c.enabled}
         for conn in self.connections.values():
             conn.retry_interval_s = retry_interval_s
+            conn.cache = cache
+        self.cache = cache
+        self.refresh = refresh
         self.on_change = on_change
         self.retry_interval_s = retry_interval_s
         self._loop: BridgeLoop | None = None
@@ -121,6 +130,13 @@ class Bridge:
         self._started.update(conn.name for conn in todo)
         if self._loop is None:
             self._loop = BridgeLoop(loop)
+        if not self.refresh:
+            cached = [conn for conn in todo if conn.load_cached()]
+            for conn in cached:  # its description and tools, as when it connects
+                self._changed(conn)
+            todo = [conn for conn in todo if conn not in cached]
+            if not todo:
+                return
         bound = max(conn.config.startup_timeout_s for conn in todo) + 10.0
 
         async def start_all() -> None:
@@ -301,7 +317,8 @@ class Bridge:
                 "transport": config.transport,
                 "target": config.target,
                 "enabled": config.enabled,
-                "state": conn.state if conn is not None else "disabled",
+                "state": ("cached" if conn.cached and conn.state == "stopped" else conn.state)
+                if conn is not None else "disabled",
                 "tools": len(self.tools(config.name)) if conn is not None and conn.listed else None,
                 "server": (f"{conn.server_name} {conn.server_version or ''}".strip()
                            if conn is not None and conn.server_name else None),

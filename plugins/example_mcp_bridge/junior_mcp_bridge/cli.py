@@ -18,15 +18,19 @@ def mcp() -> None:
     """MCP servers as junior sources, and junior as an MCP server."""
 
 
-def _connect() -> list[dict[str, Any]]:
+def _connect(refresh: bool = True) -> list[dict[str, Any]]:
+    """Every server's status row: connected (its tool cache rewritten), or from a fresh cache unless ``refresh``."""
     from junior_mcp_bridge.bridge import Bridge
-    from junior_mcp_bridge.config import ConfigError, load_config
+    from junior_mcp_bridge.cache import ToolCache
+    from junior_mcp_bridge.config import ConfigError, bridge_settings, load_config
 
     try:
         configs = load_config()
+        settings = bridge_settings()
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
-    bridge = Bridge(configs)
+    cache = ToolCache(max_age_s=settings.tool_cache_max_age_s) if settings.tool_cache else None
+    bridge = Bridge(configs, cache=cache, refresh=refresh)
     # These commands print each server's state themselves; a warning would say it a second time (`-v` shows it).
     for conn in bridge.connections.values():
         conn.failure_level = logging.INFO
@@ -44,9 +48,10 @@ def _no_servers() -> None:
 
 @mcp.command(name="list")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def list_servers(as_json: bool) -> None:
-    """Configured servers, their state and tool counts (connects to each)."""
-    rows = _connect()
+@click.option("--refresh", is_flag=True, help="Connect to every server and update its cached tool list.")
+def list_servers(as_json: bool, refresh: bool) -> None:
+    """Configured servers, their state and tool counts (from the tool cache where fresh, else connecting)."""
+    rows = _connect(refresh)
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
@@ -61,7 +66,7 @@ def list_servers(as_json: bool) -> None:
 @mcp.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def check(as_json: bool) -> None:
-    """Connect to each enabled server and report; exits 1 if any is unavailable."""
+    """Connect to each enabled server, report, and update its cached tool list; exits 1 if any is unavailable."""
     rows = _connect()
     failed = [r for r in rows if r["state"] == "failed"]
     if as_json:

@@ -17,7 +17,7 @@ import unicodedata
 from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 import mcp_types as types
@@ -28,6 +28,9 @@ from junior_core import ToolError
 from junior_mcp_bridge.config import RETRY_INTERVAL_S, ServerConfig
 from junior_mcp_bridge.convert import error_text, result_json
 from junior_mcp_bridge.text import mask_urls
+
+if TYPE_CHECKING:
+    from junior_mcp_bridge.cache import ToolCache
 
 __all__ = ["ServerConnection", "State"]
 
@@ -78,6 +81,10 @@ class ServerConnection:
         """Whether trying again later can help (a timeout can; a command that is not there cannot)."""
         self.stderr_tail: tuple[str, ...] = ()
         """The last lines the server wrote to stderr before it failed."""
+        self.cache: ToolCache | None = None
+        """Where the tool list is kept between processes (None: not kept)."""
+        self.cached = False
+        """Whether ``tools`` came from the cache and the server has not been connected since."""
         self.failure_level = logging.WARNING
         """Level of the one log line a failed connect writes (commands that print the failure lower it)."""
         self.retry_interval_s = RETRY_INTERVAL_S
@@ -112,6 +119,36 @@ class ServerConnection:
         return self.config.name
 
     # -- lifecycle ----------------------------------------------------------------------------
+    def load_cached(self) -> bool:
+        """Take the tool list from the cache, if a fresh one is there; the server then starts on the first call."""
+        if self.cache is None or self.listed:
+            return self.listed
+        listing = self.cache.load(self.config)
+        if listing is None:
+            return False
+        try:
+            tools = [types.Tool.model_validate(tool) for tool in listing.tools]
+        except ValueError as exc:
+            log.info("cached tool list of MCP server %r is not valid (%s); the server will be asked", self.name, exc)
+            return False
+        self.server_name, self.server_title = listing.server_name, listing.server_title
+        self.server_version, self.instructions = listing.server_version, listing.instructions
+        self.protocol_version = listing.protocol_version
+        self.tools, self.listed, self.cached = tools, True, True
+        log.debug("MCP server %r: %d tools from the cache", self.name, len(tools))
+        return True
+
+    def _store(self) -> None:
+        if self.cache is None:
+            return
+        from junior_mcp_bridge.cache import CachedListing
+
+        self.cache.store(self.config, CachedListing(
+            tools=[tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in self.tools],
+            server_name=self.server_name, server_title=self.server_title, server_version=self.server_version,
+            instructions=self.instructions, protocol_version=self.protocol_version, written=time.time(),
+        ))
+
     async def start(self) -> None:
         """Connect and list tools within ``startup_timeout_s``; a failure is recorded, never raised."""
         async with self._lock:
@@ -168,7 +205,8 @@ class ServerConnection:
                     self.server_name, self.server_title, self.server_version = info.name, info.title, info.version
                     self.instructions = init.instructions
                     self.protocol_version = init.protocol_version
-                    self.tools, self.listed = tools, True
+                    self.tools, self.listed, self.cached = tools, True, False
+                    self._store()
                     self._session = session
                     self.state = "ready"
                     self.connect_s = time.perf_counter() - started
@@ -415,6 +453,7 @@ class ServerConnection:
             return
         if session is self._session:
             self.tools = tools
+            self._store()
             log.info("MCP server %r changed its tools; now %d", self.name, len(tools))
             self._notify()
 

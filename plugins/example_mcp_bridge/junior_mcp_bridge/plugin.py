@@ -25,8 +25,12 @@ class MCPBridge:
 
     junior_plugin_name = "mcp"
 
-    def __init__(self, configs: list[ServerConfig] | None = None, retry_interval_s: float = RETRY_INTERVAL_S) -> None:
+    def __init__(self, configs: list[ServerConfig] | None = None, retry_interval_s: float = RETRY_INTERVAL_S,
+                 tool_cache: bool | None = None) -> None:
+        """``tool_cache``: keep tool lists across processes; default, ``tool_cache`` of ``[plugins.mcp]`` (on)
+        when the configuration is read from junior.toml, off for ``configs`` given here (tests, embedding)."""
         self._configs = configs
+        self._tool_cache = tool_cache
         self._retry_interval_s = retry_interval_s
         self._runtime: Runtime | None = None
         self.bridge: Bridge | None = None
@@ -37,7 +41,10 @@ class MCPBridge:
     def configs(self) -> list[ServerConfig]:
         if self._configs is None:
             self._configs = load_config()
+            self._configs_from_file = True
         return self._configs
+
+    _configs_from_file = False
 
     @hookimpl
     def register_sources(self, register: Register) -> None:
@@ -72,7 +79,8 @@ class MCPBridge:
             if self.bridge is None:
                 from junior_mcp_bridge.bridge import Bridge
 
-                self.bridge = Bridge(self.configs, on_change=self._changed, retry_interval_s=self._retry_interval_s)
+                self.bridge = Bridge(self.configs, on_change=self._changed, retry_interval_s=self._retry_interval_s,
+                                     cache=self._cache())
             bridge = self.bridge
             bridge.start(runtime.loop, names)
         self._mark_unavailable(runtime, bridge, names)
@@ -80,6 +88,21 @@ class MCPBridge:
             if row["state"] == "failed" and (names is None or row["name"] in names):
                 # Recorded for `junior plugins`, not logged again: the connection has logged it once already.
                 runtime.note_plugin_problem(self, f"MCP server {row['name']!r} is unavailable: {row['error']}")
+
+    def _cache(self) -> Any:
+        from junior_mcp_bridge.config import bridge_settings
+
+        wanted, max_age = self._tool_cache, None
+        if wanted is None or wanted:
+            settings = bridge_settings()
+            max_age = settings.tool_cache_max_age_s
+            if wanted is None:
+                wanted = settings.tool_cache and self._configs_from_file
+        if not wanted:
+            return None
+        from junior_mcp_bridge.cache import ToolCache
+
+        return ToolCache(max_age_s=max_age) if max_age is not None else ToolCache()
 
     @hookimpl
     def shutdown(self, runtime: Runtime) -> None:

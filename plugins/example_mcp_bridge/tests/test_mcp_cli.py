@@ -23,7 +23,8 @@ def make_env(tmp_path: Path, hung: bool) -> dict[str, str]:
     if hung:
         servers["hung"] = misbehaving("hang", startup_timeout_s=1)
     config = write_toml(tmp_path / "junior.toml", servers)
-    return {**os.environ, "JUNIOR_CONFIG": str(config), "JUNIOR_LOAD_PLUGINS": "mcp"}
+    return {**os.environ, "JUNIOR_CONFIG": str(config), "JUNIOR_LOAD_PLUGINS": "mcp",
+            "JUNIOR_CACHE_DIR": str(tmp_path / "cache")}
 
 
 @pytest.fixture
@@ -59,6 +60,12 @@ def test_list_shows_state_and_tool_counts(env: dict[str, str], no_orphans: None)
     assert (rows["time"]["state"], rows["time"]["tools"]) == ("ready", 2)
     assert rows["missing"]["state"] == "failed"
     assert rows["off"]["state"] == "disabled"
+    # The second time the tool list comes from the cache; --refresh connects again.
+    again = {row["name"]: row for row in json.loads(junior(env, "mcp", "list", "--json").stdout)}
+    assert (again["time"]["state"], again["time"]["tools"]) == ("cached", 2)
+    assert again["missing"]["state"] == "failed"  # a failure is never cached
+    refreshed = {row["name"]: row for row in json.loads(junior(env, "mcp", "list", "--json", "--refresh").stdout)}
+    assert refreshed["time"]["state"] == "ready"
 
 
 def test_invalid_config_is_one_clear_error(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ Modes:
 - ``storm``: ``storm {"count": N}`` changes its tool list N times, each with ``list_changed``, as fast as it can;
   ``listings`` answers how many ``tools/list`` requests it has served.
 - ``garble``: ``echo`` works; ``garble`` writes one byte of invalid UTF-8 as a line of its own on stdout.
+- With ``MISBEHAVING_START_LOG`` set, every mode appends its pid to that file when it starts.
 - ``daemon PATH``: at start, leaves a child in a session of its own (``setsid``) and writes its pid to PATH.
 """
 
@@ -133,6 +134,9 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
 
 
 async def main() -> None:
+    if os.environ.get("MISBEHAVING_START_LOG"):  # lets a test count how often the server was started
+        with open(os.environ["MISBEHAVING_START_LOG"], "a") as log:
+            log.write(f"{os.getpid()}\n")
     if MODE == "hang":
         time.sleep(3600)
     if MODE == "gated" and not os.path.exists(sys.argv[2]):
