@@ -8,7 +8,11 @@ Start-up: the bridge connecting to three stdio servers (mcp-server-time, mcp-ser
 repository, and the SDK-based test server) at once, against each of them alone. Target: all three <= the
 slowest single one + 20%.
 
-    python benchmarks/mcp.py                 # 500 calls per variant, 5 start-up rounds
+`junior search`: the whole command, a new process each time, with four bridged stdio servers (time, git, and
+two SDK test servers), answered from the tool cache against the same command with ``tool_cache = false`` (every
+process starts every server, as before the cache). Target: cached / uncached median <= 0.2.
+
+    python benchmarks/mcp.py                 # 500 calls per variant, 5 start-up rounds, 5 searches each
     python benchmarks/mcp.py --calls 100 --rounds 2
 """
 
@@ -95,6 +99,35 @@ def startup(configs: list[Any]) -> float:
     return elapsed
 
 
+def cli_searches(repo: Path, rounds: int) -> tuple[list[float], list[float]]:
+    """Seconds per ``junior search`` process with four bridged servers: from the tool cache, and without it."""
+    servers = {
+        "time": (str(BIN / "mcp-server-time"), ["--local-timezone", "UTC"]),
+        "git": (str(BIN / "mcp-server-git"), ["--repository", str(repo)]),
+        "errs": (sys.executable, [str(TEST_SERVER), "error"]),
+        "paged": (sys.executable, [str(TEST_SERVER), "paged"]),
+    }
+    lines = []
+    for name, (command, args) in servers.items():
+        lines += [f"[mcp.servers.{name}]", f"command = {command!r}".replace("'", '"'),
+                  "args = [" + ", ".join(f'"{a}"' for a in args) + "]", ""]
+    figures: dict[bool, list[float]] = {True: [], False: []}
+    for cached in (True, False):
+        config = repo / f"junior-{cached}.toml"
+        config.write_text("\n".join(lines) + f"\n[plugins.mcp]\ntool_cache = {str(cached).lower()}\n")
+        env = {**os.environ, "JUNIOR_CONFIG": str(config), "JUNIOR_LOAD_PLUGINS": "mcp",
+               "JUNIOR_CACHE_DIR": str(repo / f"cache-{cached}")}
+        for i in range(rounds + 1):
+            start = time.perf_counter()
+            done = subprocess.run([str(BIN / "junior"), "search", "current time"], env=env, capture_output=True,
+                                  text=True, timeout=120)
+            elapsed = time.perf_counter() - start
+            assert "mcp__time__get_current_time" in done.stdout, done.stdout + done.stderr
+            if i:  # the first run fills the cache (and the search index) for both variants
+                figures[cached].append(elapsed)
+    return figures[True], figures[False]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=500)
@@ -129,6 +162,11 @@ def main() -> None:
         slowest = max(singles.values())
         print(f"all three at once                {together:6.2f} s   vs slowest single {together / slowest:.2f}x, "
               f"vs one after another {sum(singles.values()):.2f} s")
+        print(f"\n== junior search, four bridged servers, median of {opts.rounds} processes ==")
+        cached, uncached = cli_searches(repo, opts.rounds)
+        print(f"tool_cache = false (every server started)  {statistics.median(uncached):6.2f} s")
+        print(f"from the tool cache (no server started)    {statistics.median(cached):6.2f} s   ratio "
+              f"{statistics.median(cached) / statistics.median(uncached):.2f}")
         print(f"(machine load average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
 
 

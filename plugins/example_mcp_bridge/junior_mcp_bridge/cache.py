@@ -15,7 +15,7 @@ import attrs
 
 from junior_mcp_bridge.config import ServerConfig
 
-__all__ = ["CachedListing", "ToolCache", "cache_key", "default_dir"]
+__all__ = ["CachedListing", "ToolCache", "ToolInfo", "cache_key", "default_dir"]
 
 log = logging.getLogger("junior.mcp")
 FORMAT = 1
@@ -41,6 +41,28 @@ def cache_key(config: ServerConfig) -> str:
         "headers": sorted(config.headers.items()),
     }
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:32]
+
+
+@attrs.frozen
+class ToolInfo:
+    """A tool as ``tools/list`` described it, read back from the cache: what the bridge needs of an MCP ``Tool``."""
+
+    name: str
+    input_schema: dict[str, Any]
+    description: str | None = None
+    title: str | None = None
+    annotations: dict[str, Any] | None = None
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ToolInfo | None:
+        """From the wire spelling (``inputSchema``); None for an entry that is not a tool."""
+        name, schema = data.get("name"), data.get("inputSchema")
+        if not isinstance(name, str) or not isinstance(schema, dict):
+            return None
+        text = {key: data[key] if isinstance(data.get(key), str) else None for key in ("description", "title")}
+        annotations = data.get("annotations")
+        return cls(name=name, input_schema=schema, annotations=annotations if isinstance(annotations, dict) else None,
+                   **text)
 
 
 @attrs.frozen

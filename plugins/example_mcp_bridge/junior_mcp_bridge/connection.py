@@ -20,9 +20,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
-import mcp_types as types
-from mcp import ClientSession, StdioServerParameters, stdio_client
-from mcp.shared.exceptions import MCPError
 
 from junior_core import ToolError
 from junior_mcp_bridge.config import RETRY_INTERVAL_S, ServerConfig
@@ -30,7 +27,13 @@ from junior_mcp_bridge.convert import error_text, result_json
 from junior_mcp_bridge.text import mask_urls
 
 if TYPE_CHECKING:
-    from junior_mcp_bridge.cache import ToolCache
+    import mcp_types as types
+    from mcp import ClientSession
+
+    from junior_mcp_bridge.cache import ToolCache, ToolInfo
+
+# The MCP SDK is imported where a session is opened, not here: a process answering from the tool cache
+# (`junior search`) never needs it, and importing it costs more than the rest of the command.
 
 __all__ = ["ServerConnection", "State"]
 
@@ -88,7 +91,7 @@ class ServerConnection:
         self.failure_level = logging.WARNING
         """Level of the one log line a failed connect writes (commands that print the failure lower it)."""
         self.retry_interval_s = RETRY_INTERVAL_S
-        self.tools: list[types.Tool] = []
+        self.tools: list[types.Tool | ToolInfo] = []
         self.listed = False
         self.server_name: str | None = None
         self.server_title: str | None = None
@@ -126,11 +129,9 @@ class ServerConnection:
         listing = self.cache.load(self.config)
         if listing is None:
             return False
-        try:
-            tools = [types.Tool.model_validate(tool) for tool in listing.tools]
-        except ValueError as exc:
-            log.info("cached tool list of MCP server %r is not valid (%s); the server will be asked", self.name, exc)
-            return False
+        from junior_mcp_bridge.cache import ToolInfo
+
+        tools = [info for info in map(ToolInfo.from_json, listing.tools) if info is not None]
         self.server_name, self.server_title = listing.server_name, listing.server_title
         self.server_version, self.instructions = listing.server_version, listing.instructions
         self.protocol_version = listing.protocol_version
@@ -144,7 +145,8 @@ class ServerConnection:
         from junior_mcp_bridge.cache import CachedListing
 
         self.cache.store(self.config, CachedListing(
-            tools=[tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in self.tools],
+            tools=[tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in self.tools
+                   if hasattr(tool, "model_dump")],
             server_name=self.server_name, server_title=self.server_title, server_version=self.server_version,
             instructions=self.instructions, protocol_version=self.protocol_version, written=time.time(),
         ))
@@ -179,6 +181,8 @@ class ServerConnection:
         """
         me = asyncio.current_task()
         started = time.perf_counter()
+        from mcp import ClientSession
+
         session: ClientSession | None = None
         run = secrets.token_hex(8)
         self._bad_line = None
@@ -259,6 +263,8 @@ class ServerConnection:
             http = await stack.enter_async_context(create_mcp_http_client(headers=dict(config.headers)))
             streams = await stack.enter_async_context(streamable_http_client(config.url, http_client=http))
             return streams[0], streams[1]
+        from mcp import StdioServerParameters, stdio_client
+
         assert config.command is not None
         env = server_environment(config)
         # "replace": one invalid UTF-8 byte spoils a line (reported, and the session restarted), not the reader.
@@ -298,6 +304,9 @@ class ServerConnection:
     # -- calls --------------------------------------------------------------------------------
     async def call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """Call one tool; every failure is a ``ToolError`` the model can act on."""
+        import mcp_types as types
+        from mcp.shared.exceptions import MCPError
+
         session = await self._ready_session()
         try:
             result = await session.call_tool(tool, arguments, read_timeout_seconds=self.config.timeout_s)
@@ -385,6 +394,8 @@ class ServerConnection:
 
     # -- change notifications -----------------------------------------------------------------
     async def _on_message(self, message: Any) -> None:
+        import mcp_types as types
+
         if isinstance(message, types.ToolListChangedNotification):
             self._relist_soon()
         elif isinstance(message, Exception):
@@ -472,6 +483,8 @@ class ServerConnection:
 
 async def _list_all(session: ClientSession) -> list[types.Tool]:
     """Every page of ``tools/list``."""
+    import mcp_types as types
+
     tools: list[types.Tool] = []
     cursor: str | None = None
     seen: set[str] = set()
@@ -489,6 +502,9 @@ async def _list_all(session: ClientSession) -> list[types.Tool]:
 def _describe(exc: BaseException, config: ServerConfig, bad_line: str | None = None) -> tuple[str, str, bool]:
     """``(detail, category, retryable)``: the detail may name paths, hosts or URLs; only the category is shown
     to the model, and ``retryable`` says whether trying again later can help."""
+    import mcp_types as types
+    from mcp.shared.exceptions import MCPError
+
     if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         return _describe(exc.exceptions[0], config, bad_line)
     if bad_line is not None:
@@ -594,6 +610,9 @@ def _exited(exc: BaseException) -> bool:
     """Whether ``exc`` says the server's end of the connection closed (the process exited, most likely)."""
     if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         return _exited(exc.exceptions[0])
+    import mcp_types as types
+    from mcp.shared.exceptions import MCPError
+
     return isinstance(exc, MCPError) and exc.code == types.CONNECTION_CLOSED
 
 

@@ -48,7 +48,8 @@ def annotations_of(tool: Any) -> dict[str, Any] | None:
     raw = tool.annotations
     if raw is None:
         return None
-    dumped = raw.model_dump(by_alias=True, exclude_none=True, mode="json")
+    # A dict: the wire spelling, as the tool cache keeps it.
+    dumped = raw if isinstance(raw, dict) else raw.model_dump(by_alias=True, exclude_none=True, mode="json")
     picked = {key: dumped[key] for key in ANNOTATION_KEYS if key in dumped}
     if "title" in picked and not isinstance(picked["title"], str):
         del picked["title"]

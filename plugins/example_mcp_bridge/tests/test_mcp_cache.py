@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
 from junior_mcp_bridge import MCPBridge, load_config
 from mcp_bridge_helpers import misbehaving, write_toml
 
