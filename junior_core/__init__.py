@@ -19,6 +19,7 @@ from junior_core.hookspecs import hookimpl
 from junior_core.registry import Register
 
 if TYPE_CHECKING:
+    from junior_core.config import config_path, plugin_settings
     from junior_core.functions import Param, tool
     from junior_core.runtime import Runtime
     from junior_core.tables import print_table
@@ -40,11 +41,13 @@ __all__ = [
     "ToolContext",
     "ToolDefinitionError",
     "ToolError",
+    "config_path",
     "hookimpl",
     "local_context",
     "make_tool_name",
     "modern_schema",
     "parse_slack_ts",
+    "plugin_settings",
     "print_table",
     "tool",
 ]
@@ -66,4 +69,8 @@ def __getattr__(name: str) -> Any:
         from junior_core.tables import print_table
 
         return print_table
+    if name in ("config_path", "plugin_settings"):  # for plugins' own settings; read when a plugin configures itself
+        from junior_core import config
+
+        return getattr(config, name)
     raise AttributeError(f"module 'junior_core' has no attribute {name!r}")

@@ -149,8 +149,8 @@ class BridgeSettings:
 
 def bridge_settings(environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> BridgeSettings:
     """``[plugins.mcp]`` of the junior.toml in effect, checked; raises ``ConfigError``."""
-    from junior_core.config import ConfigError as CoreConfigError
-    from junior_core.config import config_path, plugin_settings
+    from junior_core import ConfigError as CoreConfigError
+    from junior_core import config_path, plugin_settings
 
     environ = os.environ if environ is None else environ
     path = config_path(environ, cwd)
@@ -184,7 +184,7 @@ def bridge_settings(environ: Mapping[str, str] | None = None, cwd: Path | None =
 def config_paths(environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> tuple[Path | None, Path | None]:
     """The TOML file in effect (``JUNIOR_CONFIG``, ``./junior.toml``, ``~/.config/junior/junior.toml``) and the
     JSON file (``JUNIOR_MCP_CONFIG``, else ``servers_file`` of ``[plugins.mcp]``)."""
-    from junior_core.config import config_path
+    from junior_core import config_path
 
     environ = os.environ if environ is None else environ
     toml_path = config_path(environ, cwd)

@@ -52,7 +52,7 @@ def resolve_url(url: str | None = None) -> str:
     configured = _settings().get("url")
     if configured is not None:
         if not isinstance(configured, str) or not configured.strip():
-            from junior_core.config import ConfigError, config_path
+            from junior_core import ConfigError, config_path
 
             raise ConfigError(f"{config_path()}: [plugins.memory] url: must be a database URL string")
         return configured.strip()
@@ -60,7 +60,7 @@ def resolve_url(url: str | None = None) -> str:
 
 
 def _settings() -> dict[str, object]:
-    from junior_core.config import plugin_settings
+    from junior_core import plugin_settings
 
     return plugin_settings("memory")
 
