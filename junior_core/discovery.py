@@ -217,7 +217,7 @@ class Discovery:
         """
         query, source_id, limit, offset = request.query, request.source, request.limit, request.offset
         view = self.view()
-        base: dict[str, Any] = {"query": query or None, "source": source_id}
+        base: dict[str, Any] = {"ok": True, "query": query or None, "source": source_id}
         counts = {"total_catalog_tools": len(view.eligible(None, hidden))}
         if source_id is not None and source_id not in view.source_dicts:
             known = view.source_ids

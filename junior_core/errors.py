@@ -7,12 +7,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from junior_core.llm.agent import Turn
 
 __all__ = [
     "ConfigError",
     "JuniorError",
     "ModelConfigError",
+    "ModelError",
     "PluginError",
     "RegistrationError",
     "ToolDefinitionError",
@@ -36,6 +40,23 @@ class ToolError(JuniorError):
         self.code = code
         self.message = message
         self.details = details
+
+
+
+class ModelError(JuniorError):
+    """The model could not answer: unreachable, refused the request, or sent something unreadable.
+
+    ``model`` is the model's name (``openai-compatible:http://127.0.0.1:8080/v1#local``), ``reason`` what went
+    wrong. Raised by ``run_turn``/``arun_turn``, ``turn`` is the partial turn: the tool calls already made and
+    their results (a memory may have been saved), with ``stop_reason == "model_error"``; ``after_turn`` has already
+    seen it. The SDK's own exception is the ``__cause__``.
+    """
+
+    def __init__(self, model: str, reason: str, turn: Turn | None = None) -> None:
+        super().__init__(f"model {model} failed: {reason}")
+        self.model = model
+        self.reason = reason
+        self.turn = turn
 
 
 class PluginError(JuniorError):

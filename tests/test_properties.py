@@ -44,6 +44,7 @@ SEARCH_INPUT = JSON | st.fixed_dictionaries(
 )
 EXECUTE_INPUT = JSON | st.fixed_dictionaries({}, optional={"tool_name": NAMES | JSON, "arguments": JSON, "text": JSON})
 SEARCH_KEYS = {
+    "ok",
     "query",
     "source",
     "sources",
@@ -75,7 +76,7 @@ def test_search_tools_answers_any_json(runtime: Runtime, arguments: Any) -> None
     if "error" in out:
         assert _is_error(out) and out["error"]["code"] == "invalid_arguments"
     else:
-        assert SEARCH_KEYS <= set(out)
+        assert SEARCH_KEYS <= set(out) and out["ok"] is True
         assert out["returned_tools"] == len(out["tools"]) <= 20
 
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from junior_core.errors import ModelError
 from junior_core.llm.types import ModelClient, ModelConfigError
 
-__all__ = ["ModelClient", "ModelConfigError", "model_from_env", "model_from_spec"]
+__all__ = ["ModelClient", "ModelConfigError", "ModelError", "model_from_env", "model_from_spec"]
 
 
 def model_from_spec(spec: str, env: Mapping[str, str] | None = None) -> ModelClient:

@@ -10,13 +10,16 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 import attrs
 
 from junior_core.context import Message, ToolContext
+from junior_core.errors import ModelError
 from junior_core.llm.types import ChatItem, ModelClient, ModelReply, ModelRequest, ToolCall
 from junior_core.protocol import EXECUTE_TOOL, error
 
 if TYPE_CHECKING:
     from junior_core.runtime import Runtime
 
-__all__ = ["DEFAULT_INSTRUCTIONS", "ToolCallRecord", "ToolResult", "Toolbox", "Turn", "arun_turn", "run_turn"]
+__all__ = [
+    "DEFAULT_INSTRUCTIONS", "StopReason", "ToolCallRecord", "ToolResult", "Toolbox", "Turn", "arun_turn", "run_turn",
+]
 
 DEFAULT_MAX_STEPS = 8
 
@@ -69,7 +72,8 @@ class RuntimeToolbox:
 
 @attrs.frozen
 class ToolCallRecord:
-    """One tool call of a turn: the model-facing ``name`` (``searchTools``, ``executeTool``...) and what it returned."""
+    """One tool call of a turn: the call's ``id``, the model-facing ``name`` (``searchTools``, ``executeTool``...),
+    the decoded ``arguments`` the model sent, and the ``result`` dict it got back (``{"ok": ..., ...}``)."""
 
     id: str
     name: str
@@ -88,17 +92,28 @@ class ToolCallRecord:
         return self.name
 
 
+StopReason = Literal["answered", "max_steps", "model_error"]
+
+
 @attrs.frozen
 class Turn:
-    """A finished turn: the final answer, every tool call, and the transcript ``after_turn`` saw."""
+    """One turn, finished or stopped by a model failure (documented in docs/architecture.md, "A bot turn").
+
+    ``text``: the final answer ("" when the model failed before answering); ``transcript``: this turn's user
+    messages, the tool calls as ``Message("tool", ...)`` and the answer, exactly what ``after_turn`` saw;
+    ``tool_calls``: one ``ToolCallRecord`` per call, in order; ``steps``: model calls made; ``stop_reason``:
+    ``answered``, ``max_steps`` (the last reply still asked for tools), or ``model_error`` (``error`` says why);
+    ``system``: the system prompt sent; ``context_blocks``: the ``prompt_context`` blocks injected (recall).
+    """
 
     text: str
     transcript: tuple[Message, ...]
     tool_calls: tuple[ToolCallRecord, ...]
     steps: int
-    stop_reason: Literal["answered", "max_steps"]
+    stop_reason: StopReason
     system: str
     context_blocks: tuple[str, ...] = ()
+    error: str | None = None
 
 
 def _speaker(message: Message) -> str:
@@ -157,7 +172,8 @@ class _TurnState:
         self.transcript: list[Message] = list(self.new)
         self.records: list[ToolCallRecord] = []
         self.text = ""
-        self.stop: Literal["answered", "max_steps"] = "max_steps"
+        self.stop: StopReason = "max_steps"
+        self.error: str | None = None
         self.steps = 0
         self.system = ""
         self.blocks: tuple[str, ...] = ()
@@ -208,10 +224,25 @@ class _TurnState:
         )
 
     def finish(self) -> Turn:
-        self.transcript.append(Message("assistant", text=self.text))
+        if self.text or self.stop != "model_error":
+            self.transcript.append(Message("assistant", text=self.text))
         return Turn(
-            self.text, tuple(self.transcript), tuple(self.records), self.steps, self.stop, self.system, self.blocks
+            self.text, tuple(self.transcript), tuple(self.records), self.steps, self.stop, self.system, self.blocks,
+            self.error,
         )
+
+    def failed(self, model: ModelClient, exc: Exception) -> tuple[Turn, ModelError]:
+        """The partial turn after the model raised ``exc``, and the ``ModelError`` to raise with it.
+
+        A client's own ``ModelError`` gives its reason; the cause stays the SDK's exception.
+        """
+        name = str(getattr(model, "name", "") or type(model).__name__)
+        reason = exc.reason if isinstance(exc, ModelError) else f"{type(exc).__name__}: {exc}"
+        self.stop, self.error, self.text = "model_error", reason, ""
+        turn = self.finish()
+        error = ModelError(name, reason, turn)
+        error.__cause__ = (exc.__cause__ or exc) if isinstance(exc, ModelError) else exc
+        return turn, error
 
 
 def run_turn(
@@ -232,12 +263,21 @@ def run_turn(
     without calling a tool or ``max_steps`` model calls were made, then calls
     ``after_turn`` with this turn's messages. ``messages`` is the conversation so
     far; the user messages after the last assistant message are this turn's.
+
+    When the model fails (unreachable, an HTTP error, an unreadable reply), ``after_turn`` still sees what
+    happened and ``ModelError`` is raised naming the model, with the partial ``Turn`` as ``.turn``.
     """
     state = _TurnState(context, messages, max_steps)
     tools = toolbox if toolbox is not None else RuntimeToolbox(runtime)
     state.begin(instructions, runtime.prompt_context(context, state.user_text), tools.model_tools(context))
     while (request := state.next_request()) is not None:
-        for tool_call in state.take(model.complete(request)):
+        try:
+            reply = model.complete(request)
+        except Exception as exc:  # noqa: BLE001 - whatever the client raised, the turn ends as a ModelError
+            turn, error = state.failed(model, exc)
+            runtime.after_turn(context, turn.transcript)
+            raise error  # noqa: B904 - failed() set the cause: the SDK's exception, not a client's wrapper
+        for tool_call in state.take(reply):
             result = state.refusal(tool_call) or tools.call(
                 tool_call.name, tool_call.arguments, context.for_call(tool_call.id)
             )
@@ -261,7 +301,7 @@ async def arun_turn(
 
     Hooks run on worker threads, tools through ``acall_model_tool`` (async
     handlers on their source's own loop, awaited from the caller's), and the model through its ``acomplete`` when
-    it has one, otherwise its ``complete`` on a worker thread.
+    it has one, otherwise its ``complete`` on a worker thread. A model failure is a ``ModelError``, as there.
     """
     state = _TurnState(context, messages, max_steps)
     tools = toolbox if toolbox is not None else RuntimeToolbox(runtime)
@@ -269,7 +309,15 @@ async def arun_turn(
     state.begin(instructions, await runtime.aprompt_context(context, state.user_text), offered)
     acomplete = getattr(model, "acomplete", None)
     while (request := state.next_request()) is not None:
-        reply = await acomplete(request) if acomplete is not None else await asyncio.to_thread(model.complete, request)
+        try:
+            if acomplete is not None:
+                reply = await acomplete(request)
+            else:
+                reply = await asyncio.to_thread(model.complete, request)
+        except Exception as exc:  # noqa: BLE001 - whatever the client raised, the turn ends as a ModelError
+            turn, error = state.failed(model, exc)
+            await runtime.aafter_turn(context, turn.transcript)
+            raise error  # noqa: B904 - failed() set the cause: the SDK's exception, not a client's wrapper
         for tool_call in state.take(reply):
             result = state.refusal(tool_call) or await tools.acall(
                 tool_call.name, tool_call.arguments, context.for_call(tool_call.id)

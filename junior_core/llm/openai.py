@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from junior_core.adapters import to_openai_tools
+from junior_core.errors import ModelError
 from junior_core.llm.types import (
     ChatItem,
     ModelReply,
@@ -170,4 +171,28 @@ class OpenAIChatModel:
 
     def complete(self, request: ModelRequest) -> ModelReply:
         body = openai_request(self.model, request, **self.params)
-        return parse_openai_response(dump_response(self.client.chat.completions.create(**body)))
+        try:
+            response = self.client.chat.completions.create(**body)
+        except Exception as exc:
+            raise ModelError(self.name, self._reason(exc)) from exc
+        try:
+            return parse_openai_response(dump_response(response))
+        except (ValueError, TypeError, AttributeError, KeyError) as exc:
+            raise ModelError(self.name, f"the server's answer is not a Chat Completions response ({exc})") from exc
+
+    def _reason(self, exc: Exception) -> str:
+        """What went wrong, in words that say what to check (the SDK's own exception stays the cause)."""
+        base_url = str(getattr(self.client, "base_url", "") or "").rstrip("/")
+        status = getattr(exc, "status_code", None)
+        if status == 404 and base_url and not base_url.endswith("/v1"):
+            return (
+                f"{base_url}/chat/completions answered 404 Not Found; an OpenAI-compatible base URL usually ends "
+                f"in /v1, e.g. openai-compatible:{base_url}/v1#{self.model}"
+            )
+        if status is not None:
+            return f"{base_url or 'the server'} answered HTTP {status}: {exc}"
+        if type(exc).__name__ in ("APIConnectionError", "APITimeoutError"):
+            cause = exc.__cause__ or exc.__context__
+            detail = f" ({type(cause).__name__}: {cause})" if cause is not None else ""
+            return f"cannot reach {base_url or 'the server'}: {exc}{detail}"
+        return f"{type(exc).__name__}: {exc}"

@@ -7,7 +7,9 @@ point ``pytest11``), which adds the fixtures ``junior_runtime`` and
 - ``RuntimeFactory``: runtimes from given plugins and/or installed entry points, closed together;
 - ``make_context``: a ``ToolContext`` with valid Slack-shaped ids;
 - ``assert_ok``, ``assert_error``, ``assert_found``: check an answer the model would see;
-- ``ScriptedModel``, ``say``, ``call``: a model whose answers are written in Python.
+- ``ScriptedModel``, ``say``, ``call``: a model whose answers are written in Python;
+- ``ChatCompletionsServer``: a scripted model served over HTTP in the real Chat Completions wire format, for a
+  bot that builds its own client from a model spec.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from junior_core.context import Actor, Conversation, ToolContext
 from junior_core.llm.types import call, say
 from junior_core.testing.scripted import Script, ScriptedModel, ScriptView
+from junior_core.testing.server import ChatCompletionsServer
 
 if TYPE_CHECKING:
     from junior_core.runtime import Runtime
@@ -30,6 +33,7 @@ __all__ = [
     "MESSAGE_TS",
     "TEAM_ID",
     "USER_ID",
+    "ChatCompletionsServer",
     "ContextFactory",
     "RuntimeFactory",
     "Script",
