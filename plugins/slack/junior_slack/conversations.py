@@ -1,0 +1,108 @@
+"""From a Slack event to junior's live context: who speaks, where, how private it is, and what was said before."""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from junior_core import Actor, Conversation, Message, parse_slack_ts
+
+__all__ = ["HISTORY_LIMIT", "Visibility", "clean_text", "conversation_for", "thread_history"]
+
+log = logging.getLogger("junior.slack")
+
+Visibility = Literal["public", "private"]
+HISTORY_LIMIT = 20  # earlier thread messages given to the model, newest kept
+HISTORY_PAGE = 200  # one conversations.replies page: the bound on what one event may fetch
+VISIBILITY_TTL_S = 600.0  # a channel made private is seen as private within this long
+_CACHE_MAX = 10_000
+
+
+class Visibilities:
+    """Each channel's visibility from ``conversations.info``, cached; when Slack cannot say, ``private``.
+
+    Unknown is private on purpose: memory said there would otherwise reach every public channel.
+    """
+
+    def __init__(self, ttl_s: float = VISIBILITY_TTL_S) -> None:
+        self.ttl_s = ttl_s
+        self._cache: dict[str, tuple[Visibility, float]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, client: Any, channel: str, channel_type: str | None = None) -> Visibility:
+        if channel_type in ("im", "mpim", "group") or channel.startswith("D"):
+            return "private"  # the event already says so; no API call
+        now = time.monotonic()
+        with self._lock:
+            hit = self._cache.get(channel)
+        if hit is not None and hit[1] > now:
+            return hit[0]
+        visibility: Visibility
+        try:
+            info = client.conversations_info(channel=channel)["channel"]
+            private = info.get("is_private") or info.get("is_im") or info.get("is_mpim") or info.get("is_group")
+            visibility = "private" if private else "public"
+        except Exception as exc:  # noqa: BLE001 - SlackApiError, a network error: either way Slack did not say
+            log.warning("conversations.info for %s failed (%s); treating the channel as private", channel, exc)
+            return "private"  # not cached: the next event asks again
+        with self._lock:
+            if len(self._cache) >= _CACHE_MAX:
+                self._cache.clear()
+            self._cache[channel] = (visibility, now + self.ttl_s)
+        return visibility
+
+
+def clean_text(text: str, bot_user_id: str | None) -> str:
+    """The message without the mention of the bot (``<@U123>``)."""
+    if bot_user_id:
+        text = re.sub(rf"<@{re.escape(bot_user_id)}(\|[^>]*)?>", "", text)
+    return re.sub(r"[ \t]{2,}", " ", text).strip()
+
+
+def conversation_for(team_id: str, event: Mapping[str, Any], visibility: Visibility) -> tuple[Actor, Conversation]:
+    """The actor and conversation of a user's message event; a bad timestamp raises ``ValueError``."""
+    actor = Actor("slack", team_id, str(event.get("user") or ""))
+    conversation = Conversation(
+        "slack", team_id, str(event.get("channel") or ""),
+        thread_ts=event.get("thread_ts"), message_ts=event.get("ts"), visibility=visibility,
+    )
+    return actor, conversation
+
+
+def thread_history(
+    client: Any, team_id: str, conversation: Conversation, bot_user_id: str | None, bot_id: str | None,
+    *, limit: int = HISTORY_LIMIT,
+) -> list[Message]:
+    """The thread's messages before this one (at most ``limit``, newest kept): people's as user messages with
+    their actor, the bot's own as assistant messages; other bots' are left out. Empty outside a thread or when
+    Slack cannot be asked."""
+    if conversation.thread_ts is None or conversation.message_ts is None or limit < 1:
+        return []
+    current = float(parse_slack_ts(conversation.message_ts))
+    try:
+        answer = client.conversations_replies(
+            channel=conversation.channel_id, ts=conversation.thread_ts, limit=HISTORY_PAGE
+        )
+    except Exception as exc:  # noqa: BLE001 - without history the turn still runs
+        log.warning("conversations.replies for %s failed (%s); answering without the thread", conversation, exc)
+        return []
+    history: list[Message] = []
+    for raw in answer.get("messages") or ():
+        try:
+            ts = float(parse_slack_ts(str(raw.get("ts", ""))))
+        except ValueError:
+            continue
+        if ts >= current:
+            continue
+        text = clean_text(str(raw.get("text") or ""), bot_user_id)
+        if not text:
+            continue
+        if (bot_user_id and raw.get("user") == bot_user_id) or (bot_id and raw.get("bot_id") == bot_id):
+            history.append(Message("assistant", text))
+        elif raw.get("user") and not raw.get("bot_id") and not raw.get("subtype"):
+            history.append(Message("user", text, actor=Actor("slack", team_id, str(raw["user"]))))
+    return history[-limit:]

@@ -1,0 +1,188 @@
+"""A local Slack Web API, signed Events API requests, and a scripted model for the junior-slack tests.
+
+``FakeSlack`` is an ``http.server`` on 127.0.0.1 answering the four Web API methods the app calls
+(``auth.test``, ``conversations.info``, ``conversations.replies``, ``chat.postMessage``) and recording every
+request; slack-sdk's ``WebClient`` reaches it through ``SLACK_API_URL``. Events are signed with slack-sdk's own
+``SignatureVerifier`` and sent over HTTP, so Bolt checks them exactly as it checks Slack's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Generator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from junior_core.llm.types import ModelReply, call, say
+from junior_core.testing import ChatCompletionsServer, ScriptView
+
+TEAM = "T0TEAM001"
+BOT_USER = "U0JUNIOR1"
+BOT_ID = "B0JUNIOR1"
+SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
+POSTGRES_URL = os.environ.get("JUNIOR_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+
+
+class FakeSlack:
+    """The Web API methods junior-slack calls, answered from ``channels`` and ``threads``; requests recorded."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.channels: dict[str, dict[str, Any]] = {}
+        self.threads: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        self._lock = threading.Condition()
+        self._ts = 1700009000
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _handle(self) -> None:
+                parts = urlsplit(self.path)
+                params: dict[str, Any] = dict(parse_qsl(parts.query))
+                raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+                if raw:
+                    if "json" in (self.headers.get("content-type") or ""):
+                        params.update(json.loads(raw))
+                    else:
+                        params.update(parse_qsl(raw.decode()))
+                params["_token"] = (self.headers.get("authorization") or "").removeprefix("Bearer ")
+                payload = fake.answer(parts.path.rsplit("/", 1)[-1], params)
+                data = json.dumps(payload).encode()
+                self.send_response(200)
+                self.send_header("content-type", "application/json; charset=utf-8")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = _handle
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}/api/"
+        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+
+    def answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        with self._lock:
+            self.calls.append((method, params))
+            self._lock.notify_all()
+            if params["_token"] != "xoxb-test-token":
+                return {"ok": False, "error": "invalid_auth"}
+            if method == "auth.test":
+                return {"ok": True, "url": "https://junior-test.slack.com/", "team": "Test", "user": "junior",
+                        "team_id": TEAM, "user_id": BOT_USER, "bot_id": BOT_ID, "is_enterprise_install": False}
+            if method == "conversations.info":
+                channel = self.channels.get(params.get("channel", ""))
+                return {"ok": True, "channel": channel} if channel else {"ok": False, "error": "channel_not_found"}
+            if method == "conversations.replies":
+                key = (params.get("channel", ""), params.get("ts", ""))
+                return {"ok": True, "messages": list(self.threads.get(key, [])), "has_more": False}
+            if method == "chat.postMessage":
+                self._ts += 1
+                ts = f"{self._ts}.000100"
+                message = {"type": "message", "user": BOT_USER, "bot_id": BOT_ID, "text": params.get("text", ""),
+                           "ts": ts}
+                if params.get("thread_ts"):
+                    self.threads.setdefault((params["channel"], params["thread_ts"]), []).append(message)
+                return {"ok": True, "channel": params.get("channel"), "ts": ts, "message": message}
+            return {"ok": False, "error": "unknown_method"}
+
+    def posts(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return [params for method, params in self.calls if method == "chat.postMessage"]
+
+    def count(self, method: str) -> int:
+        with self._lock:
+            return sum(1 for m, _ in self.calls if m == method)
+
+    def wait_for_post(
+        self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 60.0, skip: int = 0
+    ) -> dict[str, Any]:
+        """The first posted message ``predicate`` accepts (after ``skip`` such messages), waiting for it."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while True:
+                matches = [p for m, p in self.calls if m == "chat.postMessage" and predicate(p)]
+                if len(matches) > skip:
+                    return matches[skip]
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    posted = [p.get("text") for m, p in self.calls if m == "chat.postMessage"]
+                    raise AssertionError(f"no such message was posted within {timeout} s; posted: {posted}")
+                self._lock.wait(left)
+
+    def close(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
+def event_body(event: dict[str, Any], event_id: str, team: str = TEAM) -> dict[str, Any]:
+    """An Events API ``event_callback`` envelope, as Slack sends it."""
+    return {
+        "token": "legacy-verification-token", "team_id": team, "api_app_id": "A0JUNIOR1", "event": event,
+        "type": "event_callback", "event_id": event_id, "event_time": int(float(event.get("ts", "1700000000"))),
+        "authorizations": [{"enterprise_id": None, "team_id": team, "user_id": BOT_USER, "is_bot": True,
+                            "is_enterprise_install": False}],
+        "is_ext_shared_channel": False,
+    }
+
+
+def dm(user: str, channel: str, text: str, ts: str, **extra: Any) -> dict[str, Any]:
+    return {"type": "message", "channel_type": "im", "channel": channel, "user": user, "text": text, "ts": ts,
+            "team": TEAM, **extra}
+
+
+def mention(user: str, channel: str, text: str, ts: str, **extra: Any) -> dict[str, Any]:
+    return {"type": "app_mention", "channel": channel, "user": user, "text": f"<@{BOT_USER}> {text}", "ts": ts,
+            "team": TEAM, **extra}
+
+
+def send(url: str, body: dict[str, Any], *, secret: str = SECRET, retry: int | None = None) -> int:
+    """POST ``body`` to the Events API endpoint, signed with ``secret`` as Slack signs it; the HTTP status."""
+    from slack_sdk.signature import SignatureVerifier
+
+    raw = json.dumps(body)
+    timestamp = str(int(time.time()))
+    signature = SignatureVerifier(secret).generate_signature(timestamp=timestamp, body=raw)
+    headers = {"content-type": "application/json", "x-slack-request-timestamp": timestamp,
+               "x-slack-signature": signature or ""}
+    if retry is not None:
+        headers.update({"x-slack-retry-num": str(retry), "x-slack-retry-reason": "http_timeout"})
+    request = urllib.request.Request(url, data=raw.encode(), headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as exc:
+        return int(exc.code)
+
+
+class Brain:
+    """The scripted model: remembers on request, answers from recalled memory, and can go down mid-turn."""
+
+    def __init__(self) -> None:
+        self.server: ChatCompletionsServer | None = None
+
+    def script(self, view: ScriptView) -> Generator[ModelReply, Any, None] | ModelReply:
+        text = view.user_text.split(": ", 1)[-1]
+        if text.lower().startswith(("remember that ", "break after remembering that ")):
+            return self._remember(text.split(" that ", 1)[1], breaks=text.lower().startswith("break"))
+        if text.lower().startswith("how do we"):
+            recalled = [line for line in view.system.splitlines() if line.startswith("- procedure")]
+            return say(f"From memory: {recalled[0].split(': ', 1)[1]}" if recalled else "I don't know that yet.")
+        earlier = [m.text for m in view.request.messages[:-1] if m.role == "user"]
+        return say(f"echo: {text} (after {len(earlier)} earlier)")
+
+    def _remember(self, content: str, *, breaks: bool) -> Generator[ModelReply, Any, None]:
+        yield call("searchTools", {"query": "remember a team procedure", "source": "memory"})
+        saved = yield call("executeTool", {"tool_name": "memory__remember",
+                                           "arguments": {"content": content, "kind": "procedure"}})
+        if breaks:
+            assert self.server is not None
+            self.server.fail(503)
+        yield say(f"Saved ({saved['result']['visible_to']}).")

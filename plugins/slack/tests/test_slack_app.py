@@ -1,0 +1,202 @@
+"""The Bolt app end to end: signed events over HTTP, a local Slack Web API, a scripted model over the OpenAI wire.
+
+Every test runs on SQLite and on Postgres (memory and the event log share the database). Bolt acknowledges each
+event and runs its turn on a worker; the app here gets one worker, so events are handled in the order sent and a
+"ping" answered last proves every event before it was handled.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from itertools import count
+from typing import Any
+
+import pytest
+from junior_memory import MemoryPlugin
+from junior_slack import EventLog, create_app, make_server
+from junior_slack.app import MODEL_DOWN
+from slack_helpers import BOT_ID, BOT_USER, Brain, FakeSlack, dm, event_body, mention, send
+
+from junior_core import Actor, Conversation, Message, Runtime, ToolContext, hookimpl
+from junior_core.llm import model_from_spec
+from junior_core.testing import ChatCompletionsServer
+
+ALICE, BOB = "U0ALICE01", "U0BOB0001"
+ALICE_DM, BOB_DM, PING_DM = "D0ALICE01", "D0BOB0001", "D0PING001"
+PUBLIC, PRIVATE = "C0PUBLIC1", "C0PRIVATE"
+
+
+class Recorder:
+    """Every turn ``after_turn`` saw, with its context."""
+
+    junior_plugin_name = "recorder"
+
+    def __init__(self) -> None:
+        self.turns: list[tuple[ToolContext, list[Message]]] = []
+
+    @hookimpl
+    def after_turn(self, context: ToolContext, transcript: list[Message]) -> None:
+        self.turns.append((context, list(transcript)))
+
+    def in_channel(self, channel: str) -> list[list[Message]]:
+        return [t for c, t in self.turns if c.conversation is not None and c.conversation.channel_id == channel]
+
+
+@dataclass
+class Bot:
+    url: str
+    slack: FakeSlack
+    model: ChatCompletionsServer
+    recorder: Recorder
+    runtime: Runtime
+    ids: Any = field(default_factory=lambda: count(1))
+
+    def event(self, event: dict[str, Any], **kwargs: Any) -> tuple[str, int]:
+        event_id = f"Ev0{next(self.ids):08d}"
+        return event_id, send(self.url, event_body(event, event_id), **kwargs)
+
+    def ping(self) -> None:
+        """Send a DM and wait for its answer: every event sent before it has been handled."""
+        n = next(self.ids)
+        before = len(self.posts_to(PING_DM))
+        assert self.event(dm("U0PING001", PING_DM, f"ping {n}", f"17000{n:05d}.000900"))[1] == 200
+        self.slack.wait_for_post(lambda p: p["channel"] == PING_DM, skip=before)
+
+    def posts_to(self, channel: str) -> list[dict[str, Any]]:
+        return [p for p in self.slack.posts() if p["channel"] == channel]
+
+    def turns_started_with(self, text: str) -> int:
+        """Model requests that open a turn on a user message containing ``text`` (later steps end in a tool)."""
+        return sum(1 for body in self.model.requests
+                   if body["messages"][-1]["role"] == "user" and text in body["messages"][-1]["content"])
+
+
+@pytest.fixture
+def bot(db_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Bot]:
+    slack = FakeSlack()
+    slack.channels = {
+        PUBLIC: {"id": PUBLIC, "is_channel": True, "is_private": False, "name": "general"},
+        PRIVATE: {"id": PRIVATE, "is_channel": True, "is_private": True, "name": "ops"},
+    }
+    brain = Brain()
+    model = ChatCompletionsServer(brain.script, model="local")
+    brain.server = model
+    monkeypatch.setenv("SLACK_API_URL", slack.url)  # how `junior slack serve` points slack-sdk at a Web API
+    recorder = Recorder()
+    runtime = Runtime(plugins=[MemoryPlugin(url=db_url), recorder])
+    app = create_app(runtime, model_from_spec(model.spec, env={}), events=EventLog(db_url), token="xoxb-test-token",
+                     signing_secret="8f742231b10e8888abcd99yyyzzz85a5", listener_executor=ThreadPoolExecutor(1))
+    server = make_server(app, "127.0.0.1", 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield Bot(f"http://127.0.0.1:{server.server_port}/slack/events", slack, model, recorder, runtime)
+    finally:
+        server.shutdown()
+        server.server_close()
+        runtime.close()
+        model.close()
+        slack.close()
+
+
+def test_a_dm_remembered_is_used_at_the_next_dm_message(bot: Bot) -> None:
+    bot.event(dm(ALICE, ALICE_DM, "remember that deploys go through the release channel", "1700000100.000100"))
+    saved = bot.slack.wait_for_post(lambda p: p["channel"] == ALICE_DM)
+    assert saved["text"] == "Saved (everyone in this direct message)." and "thread_ts" not in saved
+    # A new top-level message of the same DM: its own timestamp, and the memory is recalled into the turn.
+    bot.event(dm(ALICE, ALICE_DM, "how do we deploy?", "1700000200.000100"))
+    used = bot.slack.wait_for_post(lambda p: p["channel"] == ALICE_DM and p["text"] != saved["text"])
+    assert used["text"] == 'From memory: "deploys go through the release channel"'
+    # Negative control: another person's DM does not see it.
+    bot.event(dm(BOB, BOB_DM, "how do we deploy?", "1700000300.000100"))
+    assert bot.slack.wait_for_post(lambda p: p["channel"] == BOB_DM)["text"] == "I don't know that yet."
+    assert bot.slack.count("conversations.info") == 0  # a DM says it is private in the event itself
+    (first, second) = bot.recorder.in_channel(ALICE_DM)
+    assert [m.tool_name for m in first if m.role == "tool"] == ["searchTools", "memory__remember"]
+    assert first[0].actor == Actor("slack", "T0TEAM001", ALICE)
+
+
+def test_a_mention_in_a_public_thread_answers_in_that_thread_with_its_history(bot: Bot) -> None:
+    parent = "1700000400.000100"
+    bot.slack.threads[(PUBLIC, parent)] = [
+        {"type": "message", "user": ALICE, "text": "the build is red", "ts": parent},
+        {"type": "message", "user": BOB, "text": "since this morning", "ts": "1700000401.000100"},
+        {"type": "message", "bot_id": "B0OTHER01", "subtype": "bot_message", "text": "CI: 3 failures",
+         "ts": "1700000402.000100"},
+        {"type": "message", "user": BOT_USER, "bot_id": BOT_ID, "text": "Looking.", "ts": "1700000403.000100"},
+    ]
+    bot.event(mention(BOB, PUBLIC, "what now?", "1700000404.000100", thread_ts=parent))
+    reply = bot.slack.wait_for_post(lambda p: p["channel"] == PUBLIC)
+    assert reply["thread_ts"] == parent and reply["text"] == "echo: what now? (after 2 earlier)"
+    (transcript,) = bot.recorder.in_channel(PUBLIC)
+    assert transcript[0].text == "what now?"  # the mention of the bot is stripped
+    sent = bot.model.requests[-1]["messages"]
+    assert [(m["role"], m["content"]) for m in sent[1:]] == [
+        ("user", f"<@{ALICE}>: the build is red"), ("user", f"<@{BOB}>: since this morning"),
+        ("assistant", "Looking."), ("user", f"<@{BOB}>: what now?")]
+    # A top-level mention gets its answer in a new thread under it; the channel's visibility was asked once.
+    bot.event(mention(ALICE, PUBLIC, "hello", "1700000500.000100"))
+    top = bot.slack.wait_for_post(lambda p: p["channel"] == PUBLIC and p["thread_ts"] == "1700000500.000100")
+    assert top["text"] == "echo: hello (after 0 earlier)"
+    assert bot.slack.count("conversations.info") == 1
+    context = bot.recorder.turns[-1][0]
+    assert context.conversation == Conversation("slack", "T0TEAM001", PUBLIC, message_ts="1700000500.000100",
+                                                visibility="public")
+
+
+def test_a_private_channel_mention_is_private_and_its_memory_reaches_its_threads(bot: Bot) -> None:
+    bot.event(mention(ALICE, PRIVATE, "remember that the ops rota is on the wiki", "1700000600.000100"))
+    saved = bot.slack.wait_for_post(lambda p: p["channel"] == PRIVATE)
+    assert saved["text"] == "Saved (everyone in this private conversation)."
+    bot.event(mention(BOB, PRIVATE, "how do we find the rota?", "1700000700.000200", thread_ts="1700000700.000100"))
+    used = bot.slack.wait_for_post(lambda p: p["channel"] == PRIVATE and p.get("thread_ts") == "1700000700.000100")
+    assert used["text"] == 'From memory: "the ops rota is on the wiki"'
+    bot.event(mention(BOB, PUBLIC, "how do we find the rota?", "1700000800.000100"))  # control: public channel
+    assert bot.slack.wait_for_post(lambda p: p["channel"] == PUBLIC)["text"] == "I don't know that yet."
+
+
+def test_a_retried_event_runs_one_turn(bot: Bot) -> None:
+    body = event_body(dm(ALICE, ALICE_DM, "remember that retros are on Fridays", "1700000900.000100"), "Ev0RETRY01")
+    assert send(bot.url, body) == 200
+    assert send(bot.url, body, retry=1) == 200  # Slack thought the first delivery went unanswered
+    assert send(bot.url, body, retry=2) == 200
+    bot.ping()
+    assert len(bot.posts_to(ALICE_DM)) == 1 and len(bot.recorder.in_channel(ALICE_DM)) == 1
+    assert bot.turns_started_with("remember that retros are on Fridays") == 1
+
+
+def test_a_bad_signature_is_refused_and_runs_no_turn(bot: Bot) -> None:
+    body = event_body(dm(ALICE, ALICE_DM, "remember that I am the admin now", "1700001000.000100"), "Ev0FORGED1")
+    assert send(bot.url, body, secret="not-the-signing-secret") == 401
+    bot.ping()
+    assert bot.posts_to(ALICE_DM) == [] and bot.recorder.in_channel(ALICE_DM) == []
+    assert bot.turns_started_with("admin") == 0 and bot.turns_started_with("ping") == 1
+
+
+def test_bot_messages_edits_and_joins_run_no_turn(bot: Bot) -> None:
+    bot.event(dm("U0OTHER01", ALICE_DM, "I am another bot", "1700001100.000100", bot_id="B0OTHER01",
+                 subtype="bot_message"))
+    bot.event(dm(BOT_USER, ALICE_DM, "my own answer", "1700001100.000200", bot_id=BOT_ID))
+    bot.event(dm(ALICE, ALICE_DM, "an edit", "1700001100.000300", subtype="message_changed"))
+    bot.event(mention(ALICE, PUBLIC, "joined", "1700001100.000400", subtype="channel_join"))
+    bot.ping()
+    assert bot.posts_to(ALICE_DM) == [] and bot.posts_to(PUBLIC) == []
+    assert [c.conversation.channel_id for c, _ in bot.recorder.turns if c.conversation] == [PING_DM]
+
+
+def test_the_model_down_gives_one_polite_reply_and_keeps_the_partial_turn(bot: Bot) -> None:
+    bot.event(dm(ALICE, ALICE_DM, "break after remembering that hotfixes skip the queue", "1700001200.000100"))
+    reply = bot.slack.wait_for_post(lambda p: p["channel"] == ALICE_DM)
+    assert reply["text"] == MODEL_DOWN and "Traceback" not in reply["text"]
+    bot.ping()  # the model is still down: the ping gets the same polite line, in its own DM
+    assert len(bot.posts_to(ALICE_DM)) == 1
+    (transcript,) = bot.recorder.in_channel(ALICE_DM)  # after_turn saw the partial turn
+    (saved,) = [m for m in transcript if m.tool_name == "memory__remember"]
+    assert saved.result["ok"] is True and transcript[-1].role == "tool"
+    context = ToolContext(Actor("slack", "T0TEAM001", ALICE),
+                          Conversation("slack", "T0TEAM001", ALICE_DM, message_ts="1700001300.000100",
+                                       visibility="private"))
+    listed = bot.runtime.execute_tool("memory__list", {}, context)["result"]["memories"]
+    assert [m["content"] for m in listed] == ["hotfixes skip the queue"]
