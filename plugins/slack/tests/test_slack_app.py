@@ -113,7 +113,7 @@ def test_a_dm_remembered_is_used_at_the_next_dm_message(bot: Bot) -> None:
     bot.event(dm(BOB, BOB_DM, "how do we deploy?", "1700000300.000100"))
     assert bot.slack.wait_for_post(lambda p: p["channel"] == BOB_DM)["text"] == "I don't know that yet."
     assert bot.slack.count("conversations.info") == 0  # a DM says it is private in the event itself
-    (first, second) = bot.recorder.in_channel(ALICE_DM)
+    (first, _second) = bot.recorder.in_channel(ALICE_DM)
     assert [m.tool_name for m in first if m.role == "tool"] == ["searchTools", "memory__remember"]
     assert first[0].actor == Actor("slack", "T0TEAM001", ALICE)
 
