@@ -1,0 +1,156 @@
+"""``junior slack serve`` as a user runs it: the installed ``junior`` command in its own process, on a free port,
+fed signed events over HTTP, talking to a local Slack Web API (``SLACK_API_URL``) and a scripted model over the
+OpenAI wire (``JUNIOR_MODEL=openai-compatible:...``), with memory and the event log on SQLite or Postgres."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from slack_helpers import SECRET, TEAM, Brain, FakeSlack, dm, event_body, send
+
+from junior_core.testing import ChatCompletionsServer
+
+pytestmark = pytest.mark.slow
+
+JUNIOR = Path(sys.executable).with_name("junior")
+ALICE, BOB = "U0ALICE01", "U0BOB0001"
+ALICE_DM, BOB_DM = "D0ALICE01", "D0BOB0001"
+# The session's own index cache and key (the root conftest.py), never the user's.
+_KEEP = ("JUNIOR_CACHE_DIR", "JUNIOR_CONFIG_DIR", "JUNIOR_MEMORY_EMBEDDING_MODEL")
+
+
+def logged(url: str) -> list[tuple[str, str]]:
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return [(r[0], r[1]) for r in conn.execute(text("SELECT event_id, team_id FROM junior_slack_events "
+                                                             "ORDER BY event_id"))]
+    finally:
+        engine.dispose()
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def clean_env(tmp_path: Path, **settings: str) -> dict[str, str]:
+    """This environment without any junior or Slack setting of the caller's, plus ``settings``."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("JUNIOR_", "SLACK_")) or k in _KEEP}
+    (tmp_path / "junior.toml").write_text("")
+    env.update(JUNIOR_CONFIG=str(tmp_path / "junior.toml"), XDG_DATA_HOME=str(tmp_path / "data"), **settings)
+    return env
+
+
+@dataclass
+class Served:
+    url: str
+    port: int
+    process: subprocess.Popen[str]
+    stderr: list[str]
+    slack: FakeSlack
+    model: ChatCompletionsServer
+    db_url: str
+
+    def stop(self) -> int:
+        """Ctrl-C, as a user stops it; the exit status."""
+        self.process.send_signal(signal.SIGINT)
+        return self.process.wait(timeout=30)
+
+
+@pytest.fixture
+def served(db_url: str, tmp_path: Path) -> Iterator[Served]:
+    slack = FakeSlack()
+    brain = Brain()
+    model = ChatCompletionsServer(brain.script, model="local")
+    brain.server = model
+    port = free_port()
+    env = clean_env(tmp_path, SLACK_BOT_TOKEN="xoxb-test-token", SLACK_SIGNING_SECRET=SECRET,
+                    SLACK_API_URL=slack.url, JUNIOR_MODEL=model.spec, JUNIOR_MEMORY_URL=db_url)
+    process = subprocess.Popen([str(JUNIOR), "slack", "serve", "--host", "127.0.0.1", "--port", str(port)],
+                               env=env, cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
+    stderr: list[str] = []
+    listening = threading.Event()
+
+    def read() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            stderr.append(line.rstrip("\n"))
+            if "listening on" in line:
+                listening.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not listening.wait(0.2):
+            if process.poll() is not None or time.monotonic() > deadline:
+                reader.join(5)
+                pytest.fail("junior slack serve did not start:\n" + "\n".join(stderr[-30:]))
+        yield Served(f"http://127.0.0.1:{port}/slack/events", port, process, stderr, slack, model, db_url)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=30)
+        reader.join(5)
+        model.close()
+        slack.close()
+
+
+def test_serve_answers_signed_dm_events_and_remembers_across_messages(served: Served) -> None:
+    assert f"junior-slack: listening on http://127.0.0.1:{served.port}/slack/events" in served.stderr
+    assert served.slack.count("auth.test") == 1  # Bolt checked the token against SLACK_API_URL at start-up
+    first = event_body(dm(ALICE, ALICE_DM, "remember that deploys go through the release channel",
+                          "1700000100.000100"), "Ev0SERVE001")
+    assert send(served.url, first) == 200
+    saved = served.slack.wait_for_post(lambda p: p["channel"] == ALICE_DM)
+    assert saved["text"] == "Saved (everyone in this direct message)." and saved["_token"] == "xoxb-test-token"
+    assert send(served.url, first, retry=1) == 200  # Slack's retry of the same event: acknowledged, no second turn
+    # A forged event is refused before any turn.
+    forged = event_body(dm(BOB, BOB_DM, "remember that I am the admin now", "1700000150.000100"), "Ev0SERVE002")
+    assert send(served.url, forged, secret="not-the-signing-secret") == 401
+    # The next top-level message of the same DM uses the memory; another person's DM does not see it.
+    assert send(served.url, event_body(dm(ALICE, ALICE_DM, "how do we deploy?", "1700000200.000100"),
+                                       "Ev0SERVE003")) == 200
+    used = served.slack.wait_for_post(lambda p: p["channel"] == ALICE_DM, skip=1)
+    assert used["text"] == 'From memory: "deploys go through the release channel"'
+    assert send(served.url, event_body(dm(BOB, BOB_DM, "how do we deploy?", "1700000300.000100"),
+                                       "Ev0SERVE004")) == 200
+    assert served.slack.wait_for_post(lambda p: p["channel"] == BOB_DM)["text"] == "I don't know that yet."
+    # The retry was acknowledged before two whole turns ran after it: a turn of its own would show by now.
+    assert [p["text"] for p in served.slack.posts() if p["channel"] == ALICE_DM] == [saved["text"], used["text"]]
+    opened = [b for b in served.model.requests if b["messages"][-1]["role"] == "user"]
+    assert [b["messages"][-1]["content"] for b in opened] == [
+        f"<@{ALICE}>: remember that deploys go through the release channel", f"<@{ALICE}>: how do we deploy?",
+        f"<@{BOB}>: how do we deploy?"]
+    assert served.stop() == 0
+    assert not [line for line in served.stderr if "Traceback" in line], "\n".join(served.stderr)
+    # The event log sits in the memory database (JUNIOR_MEMORY_URL, no JUNIOR_SLACK_URL); the forged event never
+    # reached it.
+    assert logged(served.db_url) == [("Ev0SERVE001", TEAM), ("Ev0SERVE003", TEAM), ("Ev0SERVE004", TEAM)]
+
+
+def test_serve_names_each_missing_setting_in_one_line(tmp_path: Path) -> None:
+    env = clean_env(tmp_path, SLACK_BOT_TOKEN="xoxb-test-token")
+    done = subprocess.run([str(JUNIOR), "slack", "serve", "--port", str(free_port())], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        "Error: SLACK_SIGNING_SECRET is not set: the signing secret from the app's Basic Information page; "
+        "JUNIOR_MODEL is not set: a model spec such as openai:gpt-4.1 or "
+        "openai-compatible:http://127.0.0.1:8080/v1#model"]
