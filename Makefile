@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PLUGINS := $(wildcard plugins/*/pyproject.toml)
 EXAMPLES := $(wildcard docs/examples/*/pyproject.toml)
-DISTS := . plugins/memory plugins/example_mcp_bridge
+DISTS := . plugins/memory plugins/example_mcp_bridge plugins/slack
 # setuptools reports every editable install in a warning block; the install works, so the blocks are noise.
 QUIET := PYTHONWARNINGS="ignore:Editable installation" PIP_DISABLE_PIP_VERSION_CHECK=1
 
@@ -46,7 +46,7 @@ lint: install
 bench: install
 	for b in benchmarks/[!_]*.py; do $(BIN)/python $$b || exit 1; done
 
-# The three wheels, for `pip install --find-links dist junior-memory` on a machine without a clone.
+# The four wheels, for `pip install --find-links dist junior-memory` on a machine without a clone.
 dist: install
 	rm -rf dist
 	$(QUIET) $(BIN)/python -m pip wheel --quiet --no-deps --no-build-isolation --wheel-dir dist $(DISTS)

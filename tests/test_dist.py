@@ -1,4 +1,4 @@
-"""The three distributions as wheels: built, installed into a fresh venv without a clone, their entry points seen.
+"""The four distributions as wheels: built, installed into a fresh venv without a clone, their entry points seen.
 
 Slow (a few seconds): the venv borrows the test venv's third-party packages through a ``.pth`` line instead of
 downloading them, so only junior's own wheels are installed, from the built files alone (``--no-index``).
@@ -20,7 +20,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECTS = {"junior-core": ROOT, "junior-memory": ROOT / "plugins/memory",
-            "junior-mcp-bridge": ROOT / "plugins/example_mcp_bridge"}
+            "junior-mcp-bridge": ROOT / "plugins/example_mcp_bridge", "junior-slack": ROOT / "plugins/slack"}
 pytestmark = pytest.mark.slow
 
 # The session's own index cache and key (conftest.py), never the user's.
@@ -61,17 +61,23 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (Path(purelib) / "borrowed.pth").write_text(str(_third_party(tmp / "borrowed")) + "\n")
     done = subprocess.run(
         [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-index",
-         "--find-links", str(wheels), "junior-memory", "junior-mcp-bridge"],
+         "--find-links", str(wheels), "junior-memory", "junior-mcp-bridge", "junior-slack"],
         capture_output=True, text=True,
     )
     assert done.returncode == 0, done.stderr
     return env_dir
 
 
-def test_make_dist_builds_the_three_wheels_it_documents() -> None:
+def test_make_dist_builds_the_wheels_it_documents() -> None:
     makefile = (ROOT / "Makefile").read_text()
-    assert "DISTS := . plugins/memory plugins/example_mcp_bridge" in makefile
+    assert "DISTS := . plugins/memory plugins/example_mcp_bridge plugins/slack\n" in makefile
     assert "--wheel-dir dist $(DISTS)" in makefile
+    # Every distribution in the clone is built, and the README says which wheels that makes.
+    assert {str(p.parent.relative_to(ROOT)) for p in ROOT.glob("plugins/*/pyproject.toml")} == \
+        {str(p.relative_to(ROOT)) for p in PROJECTS.values()} - {"."}
+    readme = (ROOT / "README.md").read_text()
+    (line,) = [line for line in readme.splitlines() if line.startswith("make dist ")]
+    assert [name.replace("-", "_") in line for name in PROJECTS] == [True] * len(PROJECTS), line
 
 
 def test_wheels_install_without_a_clone_and_their_plugins_load(installed: Path, tmp_path: Path) -> None:
@@ -82,9 +88,14 @@ def test_wheels_install_without_a_clone_and_their_plugins_load(installed: Path, 
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     plugins = {p["name"]: p for p in json.loads(done.stdout)}
-    assert set(plugins) == {"memory", "mcp"}, plugins  # not the clone's example plugin: this is the wheels alone
+    assert set(plugins) == {"memory", "mcp", "slack"}, plugins  # not the clone's example plugin: the wheels alone
     assert (plugins["memory"]["distribution"], plugins["memory"]["status"]) == ("junior-memory", "loaded")
     assert (plugins["mcp"]["distribution"], plugins["mcp"]["status"]) == ("junior-mcp-bridge", "loaded")
+    assert (plugins["slack"]["distribution"], plugins["slack"]["status"]) == ("junior-slack", "loaded")
+    # The slack entry point's command is on the installed junior, and says what it lacks before starting.
+    served = subprocess.run([str(installed / "bin" / "junior"), "slack", "serve"], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert served.returncode == 1 and served.stderr.startswith("Error: SLACK_BOT_TOKEN is not set"), served.stderr
     where = subprocess.run([str(installed / "bin" / "python"), "-c", "import junior_core; print(junior_core.__file__)"],
                            cwd=tmp_path, capture_output=True, text=True, check=True).stdout
     assert where.startswith(str(installed)), where
