@@ -9,11 +9,12 @@ import json
 import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Literal
+from typing import Any
 
 import attrs
 
 from junior_core.errors import RegistrationError
+from junior_core.exposure import Exposure, check_exposure
 
 __all__ = [
     "ANNOTATION_HINTS",
@@ -35,7 +36,6 @@ MAX_TOOL_NAME = 64
 MAX_SCHEMA_CHARS = 50_000
 """Largest ``input_schema`` as JSON text: searchTools shows it to the model in every result that lists the tool."""
 ANNOTATION_HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
-EXPOSURES = ("deferred", "direct", "hidden")
 
 Handler = Callable[[dict[str, Any], Any], Any]
 """``handler(arguments, context)``: sync or async, returns a JSON-serialisable value."""
@@ -159,11 +159,6 @@ def _check_annotations(instance: object, attribute: attrs.Attribute[Any], value:
             raise ValueError(f"unknown annotation {key!r}: use {', '.join(ANNOTATION_HINTS)} or title")
 
 
-def _check_exposure(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if value not in EXPOSURES:
-        raise ValueError(f"exposure must be one of {', '.join(EXPOSURES)}, got {value!r}")
-
-
 def _check_handler(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if not callable(value):
         raise ValueError(f"handler must be callable, got {type(value).__name__}")
@@ -212,7 +207,7 @@ class Tool:
     annotations: dict[str, Any] | None = attrs.field(
         default=None, converter=_freeze_mapping, validator=_check_annotations
     )
-    exposure: Literal["deferred", "direct", "hidden"] = attrs.field(default="deferred", validator=_check_exposure)
+    exposure: Exposure = attrs.field(default="deferred", validator=check_exposure)
     timeout_s: float | None = attrs.field(default=None, validator=_check_timeout)
     keywords: tuple[str, ...] = attrs.field(default=(), converter=_to_keywords, validator=_check_keywords)
 
@@ -225,7 +220,7 @@ class Tool:
         description: str | None = None,
         keywords: Iterable[str] | None = None,
         annotations: Mapping[str, Any] | None = None,
-        exposure: Literal["deferred", "direct", "hidden"] | None = None,
+        exposure: Exposure | None = None,
         timeout_s: float | None = None,
     ) -> Tool:
         """A tool whose ``input_schema`` comes from ``fn``'s type hints and description from its docstring.

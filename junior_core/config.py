@@ -1,4 +1,5 @@
-"""``junior.toml``: where it is, the core's ``[tools]`` table of exposure rules, and plugins' ``[plugins.<name>]``."""
+"""``junior.toml``: where it is, reading it, and plugins' ``[plugins.<name>]`` tables (``[tools]`` is read in
+``junior_core.exposure``)."""
 
 from __future__ import annotations
 
@@ -9,18 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from junior_core.errors import ConfigError
-from junior_core.policy import ExposureRule
 
 __all__ = [
-    "CONFIG_DIR_ENV", "CONFIG_ENV", "ConfigError", "config_path", "plugin_settings", "tool_rules", "user_config_dir",
+    "CONFIG_DIR_ENV", "CONFIG_ENV", "ConfigError", "config_path", "plugin_settings", "read_file", "user_config_dir",
 ]
 
 CONFIG_ENV = "JUNIOR_CONFIG"
 CONFIG_DIR_ENV = "JUNIOR_CONFIG_DIR"
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-# Read in this order and a later rule wins a tie: of two equally specific patterns, hidden beats direct and
-# direct beats deferred (hiding is the safe side of a tie; direct is a host's explicit choice).
-_KEYS = ("deferred", "direct", "hidden")
 
 
 def user_config_dir(environ: Mapping[str, str] | None = None) -> Path:
@@ -56,7 +53,7 @@ def plugin_settings(name: str, environ: Mapping[str, str] | None = None, path: P
     path = config_path(environ) if path is None else path
     if path is None:
         return {}
-    plugins = _read(path).get("plugins", {})
+    plugins = read_file(path).get("plugins", {})
     if not isinstance(plugins, dict):
         raise ConfigError(f"{path}: [plugins] must be a table of [plugins.<name>] tables")
     table = plugins.get(name, {})
@@ -79,7 +76,8 @@ def plugin_settings(name: str, environ: Mapping[str, str] | None = None, path: P
     return {key: expand(value, key) for key, value in table.items()}
 
 
-def _read(path: Path) -> dict[str, Any]:
+def read_file(path: Path) -> dict[str, Any]:
+    """The TOML document in ``path``; ``ConfigError`` naming the file when it cannot be read or parsed."""
     import tomllib
 
     try:
@@ -88,30 +86,3 @@ def _read(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot read the configuration file ({exc.strerror or exc})") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
-
-
-def tool_rules(path: Path | None) -> list[ExposureRule]:
-    """The exposure rules of ``[tools]`` in ``path`` (none without a file or table); raises ``ConfigError``."""
-    if path is None:
-        return []
-    table = _read(path).get("tools", {})
-    if not isinstance(table, dict):
-        raise ConfigError(f"{path}: [tools] must be a table of deferred, direct and hidden lists")
-    unknown = sorted(set(table) - set(_KEYS))
-    if unknown:
-        raise ConfigError(f"{path}: [tools] {unknown[0]}: unknown field; use {', '.join(_KEYS)}")
-    rules: list[ExposureRule] = []
-    seen: dict[str, str] = {}
-    for exposure in _KEYS:
-        patterns = table.get(exposure, [])
-        if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
-            raise ConfigError(f"{path}: [tools] {exposure}: must be a list of tool_name or source id patterns")
-        for pattern in patterns:
-            if pattern in seen:
-                raise ConfigError(f"{path}: [tools] {exposure}: {pattern!r} is also in {seen[pattern]}; keep one")
-            seen[pattern] = exposure
-            try:
-                rules.append(ExposureRule(pattern, exposure, origin=str(path)))  # type: ignore[arg-type]
-            except ValueError as exc:
-                raise ConfigError(f"{path}: [tools] {exposure}: {exc}") from None
-    return rules

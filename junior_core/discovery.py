@@ -5,37 +5,34 @@ from __future__ import annotations
 import difflib
 import logging
 import threading
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from junior_core import protocol
 from junior_core.analysis import summarize
+from junior_core.exposure import NOTHING_HIDDEN
 from junior_core.search import SearchIndex
 
 if TYPE_CHECKING:
     from junior_core.catalog import Catalog, CatalogTool
+    from junior_core.exposure import Reach, Table
     from junior_core.index_cache import IndexCache
-    from junior_core.policy import Exposure, ExposurePolicy
 
-__all__ = ["NOTHING_HIDDEN", "Discovery"]
+__all__ = ["Discovery"]
 
 log = logging.getLogger("junior.search")
-NOTHING_HIDDEN: frozenset[str] = frozenset()
 _MAX_FILTERED = 256
 """Filtered tool lists kept per view: one per (tools hidden for some actor, source) seen."""
 
 
 class _View:
-    """What searchTools answers from, computed once per catalog and policy version instead of once per query."""
+    """What searchTools answers from, computed once per exposure table (catalog and policy version)."""
 
-    def __init__(self, catalog: Catalog, version: int, exposure_of: Callable[[CatalogTool], Exposure],
-                 source_hidden: Callable[[str], bool] = lambda source_id: False) -> None:
-        self.version = version  # read first by the caller: a change meanwhile makes this view older, never newer
-        tools = catalog.tools()
+    def __init__(self, catalog: Catalog, table: Table) -> None:
+        self.table = table
+        self.version = table.version
+        tools = table.tools
         sources = catalog.sources
-        self.exposure = {t.tool_name: exposure_of(t) for t in tools}
-        self.visible = [t for t in tools if self.exposure[t.tool_name] != "hidden"]
-        self.direct = [t for t in self.visible if self.exposure[t.tool_name] == "direct"]
+        self.visible = table.visible
         self.by_name = {t.tool_name: t for t in self.visible}
         self.by_source: dict[str, list[CatalogTool]] = {entry.source.id: [] for entry in sources}
         self.local: dict[tuple[str, str], CatalogTool] = {}
@@ -48,7 +45,7 @@ class _View:
         self.source_ids = [
             entry.source.id for entry in sources
             if self.by_source.get(entry.source.id)
-            or (entry.source.id not in has_tools and not source_hidden(entry.source.id))
+            or (entry.source.id not in has_tools and not table.hides_source(entry.source.id))
         ]
         shown = set(self.source_ids)
         self.source_dicts = {
@@ -97,11 +94,11 @@ class _View:
 
 
 class Discovery:
-    """Answers searchTools over one catalog, as the host's exposure policy shows it."""
+    """Answers searchTools over one catalog, as ``reach`` (the host's exposure rules) shows it."""
 
-    def __init__(self, catalog: Catalog, policy: ExposurePolicy, cache: IndexCache | None = None) -> None:
+    def __init__(self, catalog: Catalog, reach: Reach, cache: IndexCache | None = None) -> None:
         self.catalog = catalog
-        self.policy = policy
+        self.reach = reach
         self.index = SearchIndex(cache=cache)
         self._view: _View | None = None
         self._view_lock = threading.Lock()
@@ -111,27 +108,19 @@ class Discovery:
     # -- per catalog and policy version --------------------------------------------------------
     @property
     def version(self) -> int:
-        """Increases whenever the catalog or the policy changes: both counters only grow, so their sum does."""
-        return self.catalog.version + self.policy.version
-
-    def exposure_of(self, entry: CatalogTool) -> Exposure:
-        """The exposure the host's policy gives a catalog tool."""
-        return self.policy.exposure(entry.tool_name, entry.source_id, entry.tool.exposure)
-
-    def _source_hidden(self, source_id: str) -> bool:
-        """Whether the host's rules hide a tool of ``source_id`` that no rule names more specifically."""
-        return self.policy.exposure(source_id.replace(":", "__") + "__", source_id, "deferred") == "hidden"
+        """Increases whenever the catalog or the policy changes."""
+        return self.reach.version
 
     def view(self) -> _View:
-        """The current view, remade only when the catalog or the policy changed."""
+        """The current view, remade only when the exposure table (the catalog or the policy) changed."""
+        table = self.reach.table()
         view = self._view
-        version = self.version
-        if view is not None and view.version == version:
+        if view is not None and view.table is table:
             return view
         with self._view_lock:
             view = self._view
-            if view is None or view.version != version:
-                view = self._view = _View(self.catalog, version, self.exposure_of, self._source_hidden)
+            if view is None or view.table is not table:
+                view = self._view = _View(self.catalog, table)
         return view
 
     def visible(self, source_id: str | None = None) -> list[CatalogTool]:

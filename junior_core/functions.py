@@ -8,14 +8,16 @@ and handler are built by ``junior_core.signatures`` when a function is registere
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from junior_core.errors import ToolDefinitionError
+
+if TYPE_CHECKING:
+    from junior_core.exposure import Exposure
 
 __all__ = ["Param", "ToolDefinitionError", "ToolOptions", "tool"]
 
 F = TypeVar("F", bound=Callable[..., Any])
-Exposure = Literal["deferred", "direct", "hidden"]
 
 MARK = "__junior_tool__"
 

@@ -11,7 +11,6 @@ import logging
 import os
 import threading
 import weakref
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,11 +23,11 @@ from junior_core._limits import nesting_error, too_deep
 from junior_core._workers import BackgroundLoop, Call, DaemonPool, Guarded, HandlerExit, HungCalls, Ticket
 from junior_core.analysis import summarize
 from junior_core.catalog import Catalog, CatalogTool, Tool
-from junior_core.context import Actor, Conversation, Message, ToolContext
-from junior_core.discovery import NOTHING_HIDDEN, Discovery
+from junior_core.context import Message, ToolContext
+from junior_core.discovery import Discovery
 from junior_core.errors import RegistrationError, ToolError
+from junior_core.exposure import Exposure, ExposurePolicy, ExposureRule, Reach, host_rules
 from junior_core.plugins import PluginInfo, PluginSet, load, strict_from_env
-from junior_core.policy import Exposure, ExposurePolicy, ExposureRule
 from junior_core.protocol import (
     EXECUTE_DESCRIPTION,
     EXECUTE_SCHEMA,
@@ -52,8 +51,6 @@ DEFAULT_MAX_RESULT_CHARS = 100_000
 """Longest tool result, as JSON text, given to the model; a longer one is cut and marked ``truncated``."""
 SLOW_STEP_S = 0.5
 """An async handler that holds its event loop this long in one step is logged as blocking."""
-MAX_VISIBILITY_ENTRIES = 1024
-"""Actors and conversations whose hidden tools are remembered (per catalog and policy version), oldest dropped."""
 _NO_CONTEXT = ToolContext()
 
 
@@ -111,17 +108,16 @@ class Runtime:
         self.max_result_chars = max_result_chars
         self.lazy_sources = lazy_sources
         self.catalog = Catalog()
-        self.policy = ExposurePolicy(_exposure_rules(config, exposure))
+        self.policy = ExposurePolicy(host_rules(config, exposure))
+        self._plugins = _plugin_set if _plugin_set is not None else load(list(plugins), strict=strict)
+        self._plugins.set_deadlines(hook_timeout_s=hook_timeout_s, startup_timeout_s=startup_timeout_s)
+        self.reach = Reach(self.catalog, self.policy, self._plugins)
         cache = None
         if index_cache is not False:
             from junior_core.index_cache import IndexCache
 
             cache = IndexCache(None if index_cache is True else Path(index_cache))
-        self.discovery = Discovery(self.catalog, self.policy, cache=cache)
-        self._visibility: OrderedDict[tuple[Actor | None, Conversation | None], tuple[int, frozenset[str]]] = (
-            OrderedDict()
-        )
-        self._visibility_lock = threading.Lock()
+        self.discovery = Discovery(self.catalog, self.reach, cache=cache)
         self._hung = HungCalls(max_hung_per_source)
         self._pool = DaemonPool(self._hung)
         self._loop = BackgroundLoop("junior-io")
@@ -129,8 +125,6 @@ class Runtime:
         self._closed = False
         self._close_lock = threading.Lock()
         self._validators: dict[str, tuple[Tool, Check | None, Any]] = {}
-        self._plugins = _plugin_set if _plugin_set is not None else load(list(plugins), strict=strict)
-        self._plugins.set_deadlines(hook_timeout_s=hook_timeout_s, startup_timeout_s=startup_timeout_s)
         ref = weakref.ref(self)
 
         def close_at_exit() -> None:
@@ -335,57 +329,23 @@ class Runtime:
 
     def exposure_of(self, tool_name: str) -> Exposure:
         """The exposure a catalog tool has after the host's rules; ``KeyError`` for an unknown tool_name."""
-        entry = self.catalog.get(tool_name)
-        if entry is None:
-            raise KeyError(f"no tool named {tool_name!r} in the catalog")
-        return self.discovery.view().exposure.get(tool_name) or self.discovery.exposure_of(entry)
+        return self.reach.exposure_of(tool_name)
 
     def visible_tools(self, context: ToolContext | None = None) -> list[CatalogTool]:
         """The tools the model may reach in ``context`` (deferred and direct, none hidden for it), by tool_name."""
-        hidden = self._hidden_for(context or _NO_CONTEXT)
-        return [entry for entry in self.discovery.view().visible if entry.tool_name not in hidden]
-
-    def _hidden_for(self, context: ToolContext) -> frozenset[str]:
-        """The tool_names ``tool_visible`` hides from the context's actor and conversation, asked once per version."""
-        if not self._plugins.implements("tool_visible"):
-            return NOTHING_HIDDEN
-        view = self.discovery.view()
-        # Per channel and thread, not per message: every Slack message has a new message_ts.
-        conversation = context.conversation
-        if conversation is not None and conversation.message_ts is not None:
-            conversation = attrs.evolve(conversation, message_ts=None)
-        key = (context.actor, conversation)
-        cached = self._visibility.get(key)
-        if cached is not None and cached[0] == view.version:
-            return cached[1]
-        hidden = self._plugins.tool_visible(view.visible, ToolContext(context.actor, conversation))
-        if hidden is None:  # a hook failed: fail closed for this call, ask again on the next
-            return frozenset(view.by_name)
-        with self._visibility_lock:
-            self._visibility[key] = (view.version, hidden)
-            self._visibility.move_to_end(key)
-            while len(self._visibility) > MAX_VISIBILITY_ENTRIES:
-                self._visibility.popitem(last=False)
-        return hidden
+        return self.reach.visible(context)
 
     # -- the model's tools ---------------------------------------------------------------------
     def model_tools(self, context: ToolContext | None = None) -> list[dict[str, Any]]:
         """searchTools, executeTool and every direct tool not hidden for ``context``, as ``{"name", ...}``."""
-        view = self.discovery.view()
-        hidden = self._hidden_for(context or _NO_CONTEXT)
         tools = [
-            {"name": SEARCH_TOOLS, "description": view.description, "input_schema": SEARCH_SCHEMA},
+            {"name": SEARCH_TOOLS, "description": self.discovery.view().description, "input_schema": SEARCH_SCHEMA},
             {"name": EXECUTE_TOOL, "description": EXECUTE_DESCRIPTION, "input_schema": EXECUTE_SCHEMA},
         ]
-        for entry in view.direct:
-            if entry.tool_name not in hidden:
-                tools.append(
-                    {
-                        "name": entry.tool_name,
-                        "description": entry.tool.description,
-                        "input_schema": entry.tool.input_schema,
-                    }
-                )
+        tools += [
+            {"name": e.tool_name, "description": e.tool.description, "input_schema": e.tool.input_schema}
+            for e in self.reach.visible(context, "direct")
+        ]
         return tools
 
     def search_tools(
@@ -479,9 +439,9 @@ class Runtime:
                 return self._clear(self._reachable(tool_name, context), args, context)
             if name == SEARCH_TOOLS:
                 request = protocol.search_request(arguments)
-                return Answered(self.discovery.search(request, self._hidden_for(context)))
+                return Answered(self.discovery.search(request, self.reach.hidden_for(context)))
             if not isinstance(name, str):
-                return Answered(self.discovery.unknown_tool(repr(name)[:200], self._hidden_for(context)))
+                return Answered(self.discovery.unknown_tool(repr(name)[:200], self.reach.hidden_for(context)))
             entry = self._reachable(name[:200], context, direct=True)  # a direct tool, called by its own name
             if not isinstance(arguments, Mapping):
                 return Answered(error("invalid_arguments", f"{name} takes an object of arguments.", entry.tool_name))
@@ -515,17 +475,12 @@ class Runtime:
 
         A tool hidden from the context's actor or conversation is refused exactly as a name that does not exist.
         """
-        entry = self.catalog.get(tool_name)
-        hidden = self._hidden_for(context)
-        exposure: str | None = None
-        if entry is not None and tool_name not in hidden:
-            exposure = self.discovery.view().exposure.get(tool_name) or self.discovery.exposure_of(entry)
-        if exposure is None or (direct and exposure != "direct"):
-            raise Refusal(self.discovery.unknown_tool(tool_name, hidden))
-        if exposure == "hidden":
+        found = self.reach.find(tool_name, context, direct=direct)
+        if found == "unknown":
+            raise Refusal(self.discovery.unknown_tool(tool_name, self.reach.hidden_for(context)))
+        if found == "hidden":
             raise Refusal(protocol.not_for_the_model(tool_name))
-        assert entry is not None
-        return entry
+        return found
 
     def _clear(self, entry: CatalogTool, args: dict[str, Any], context: ToolContext) -> Prepared:
         """Validate ``args`` and ask the ``before_tool_execute`` policies; raises ``Refusal``."""
@@ -761,12 +716,3 @@ class Runtime:
     def __repr__(self) -> str:
         counts = f"sources={len(self.catalog.sources)} tools={len(self.catalog)} plugins={len(self._plugins.loaded)}"
         return f"<Runtime {counts}>"
-
-
-def _exposure_rules(config: bool | str | os.PathLike[str], exposure: Mapping[str, str] | None) -> list[ExposureRule]:
-    """The file's ``[tools]`` rules, then the constructor's (which win a tie)."""
-    from junior_core.config import config_path, tool_rules
-
-    rules = tool_rules(config_path() if config is True else Path(config) if config is not False else None)
-    return rules + [ExposureRule(pattern, value, origin="api") for pattern, value in (exposure or {}).items()]  # type: ignore[arg-type]
-

@@ -23,10 +23,11 @@ import attrs
 
 from junior_core.context import ToolContext
 from junior_core.errors import ToolDefinitionError, ToolError
-from junior_core.functions import MARK, Exposure, Param, ToolOptions
+from junior_core.functions import MARK, Param, ToolOptions
 
 if TYPE_CHECKING:
     from junior_core.catalog import Tool
+    from junior_core.exposure import Exposure
 
 __all__ = ["Signature", "analyse", "parse_docstring", "tool_from_function"]
 

@@ -225,8 +225,7 @@ class AnthropicToolSearch:
 
     def _deferred(self, context: ToolContext | None) -> list[CatalogTool]:
         """The deferred tools (after the host's exposure rules) the model may reach in ``context``."""
-        runtime = self.runtime
-        return [e for e in runtime.visible_tools(context) if runtime.exposure_of(e.tool_name) == "deferred"]
+        return self.runtime.reach.visible(context, "deferred")
 
     def deferred_names(self, context: ToolContext | None = None) -> set[str]:
         return {e.tool_name for e in self._deferred(context)}
