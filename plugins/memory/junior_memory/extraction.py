@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -12,9 +13,10 @@ import attrs
 
 from junior_core import Actor, Message, ToolContext, ToolError
 from junior_memory.content import check_content, content_hash
+from junior_memory.rules import STOP_WORDS
 from junior_memory.scope import KINDS, Kind, Scope, personal_scope, write_scope
 
-__all__ = ["MAX_PER_TURN", "Candidate", "MemoryExtractor", "accept", "skip_reason", "turn_key"]
+__all__ = ["MAX_PER_TURN", "SUPPORT", "Candidate", "MemoryExtractor", "accept", "skip_reason", "turn_key"]
 
 log = logging.getLogger("junior.memory")
 
@@ -74,17 +76,78 @@ def _speakers(transcript: Sequence[Message]) -> set[Actor]:
     return {m.actor for m in transcript if m.role == "user" and m.actor is not None}
 
 
-def _successful_tool(message: Message) -> bool:
-    if message.role != "tool":
-        return False
-    result = message.result
-    if isinstance(result, dict) and "ok" in result:
-        return result["ok"] is True
-    return result is not None
+# Scripts written without spaces between words: a run of them is compared by overlapping character pairs.
+_UNSPACED = (
+    (0x0E00, 0x0EFF),  # Thai, Lao
+    (0x1000, 0x109F),  # Myanmar
+    (0x1100, 0x11FF),  # Hangul Jamo
+    (0x1780, 0x17FF),  # Khmer
+    (0x2E80, 0x9FFF),  # CJK radicals, kana, CJK ideographs
+    (0xA960, 0xA97F),  # Hangul Jamo extended
+    (0xAC00, 0xD7FF),  # Hangul syllables
+    (0xF900, 0xFAFF),  # CJK compatibility ideographs
+    (0xFF66, 0xFF9F),  # half-width katakana
+    (0x20000, 0x3FFFF),  # CJK extensions
+)
+_WORD = re.compile(r"[^\W_]+")
+SUPPORT = 0.5  # the share of a memory's words that must come from what the speaker wrote
+
+
+def _unspaced(char: str) -> bool:
+    code = ord(char)
+    return any(low <= code <= high for low, high in _UNSPACED)
+
+
+def _tokens(text: str) -> tuple[list[str], list[str]]:
+    """``(words, pairs)``: words of spaced scripts, and character pairs of unspaced runs (a lone character alone)."""
+    words: list[str] = []
+    pairs: list[str] = []
+    for match in _WORD.finditer(text.casefold()):
+        run = match.group()
+        start = 0
+        for index in range(1, len(run) + 1):
+            if index < len(run) and _unspaced(run[index]) == _unspaced(run[start]):
+                continue
+            part = run[start:index]
+            if _unspaced(part[0]):
+                pairs.extend([part[i:i + 2] for i in range(len(part) - 1)] or [part])
+            else:
+                words.append(part)
+            start = index
+    return words, pairs
+
+
+def _same_word(word: str, said: str) -> bool:
+    """The same stem told apart by a short ending (prefer/prefers, run/running, stage/staging)."""
+    if any(c.isdigit() for c in word + said):
+        return False  # 02 and 0200 are different times
+    shared = next((i for i, (a, b) in enumerate(zip(word, said, strict=False)) if a != b), min(len(word), len(said)))
+    return shared >= 3 and shared >= min(len(word), len(said)) - 2
+
+
+def _support(content: str, said: str) -> float:
+    """The share of ``content``'s words (stop words aside) that appear in ``said``, allowing for word endings."""
+    words, pairs = _tokens(content)
+    kept = [w for w in words if w not in STOP_WORDS] or words
+    if not kept and not pairs:
+        return 0.0
+    said_words, said_pairs = _tokens(said)
+    exact, said_pair_set = set(said_words), set(said_pairs)
+    by_stem: dict[str, list[str]] = {}
+    for word in exact:
+        by_stem.setdefault(word[:3], []).append(word)  # words that share a stem share its first three letters
+    found = sum(1 for w in kept if w in exact or any(_same_word(w, s) for s in by_stem.get(w[:3], ())))
+    found += sum(1 for p in pairs if p in said_pair_set)
+    return found / (len(kept) + len(pairs))
 
 
 def _admit(candidate: Any, transcript: Sequence[Message], context: ToolContext) -> tuple[str, Scope] | str:
-    """The content and scope to store, or why the candidate is dropped."""
+    """The content and scope to store, or why the candidate is dropped.
+
+    Only what the speaking user wrote is a source: every cited message must be one of theirs, and the memory
+    must be made of their words. Tool results (a fetched page, an issue body), the assistant's text and other
+    people's messages are context the extractor may read, never what a memory rests on.
+    """
     if not isinstance(candidate, Candidate):
         return f"not a Candidate: {type(candidate).__name__}"
     if candidate.kind not in KINDS:
@@ -93,6 +156,9 @@ def _admit(candidate: Any, transcript: Sequence[Message], context: ToolContext) 
         content = check_content(candidate.content)
     except ToolError as exc:
         return exc.message
+    speaker = context.actor
+    if speaker is None:
+        return "no actor in context: nobody is speaking, so nothing is theirs to keep"
     cited = []
     for index in candidate.cites:
         if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(transcript):
@@ -100,6 +166,11 @@ def _admit(candidate: Any, transcript: Sequence[Message], context: ToolContext) 
         cited.append(transcript[index])
     if not cited:
         return "cites no message"
+    if not all(m.role == "user" and m.actor == speaker for m in cited):
+        return "cites a message the speaker did not write (a tool result, the assistant or another person)"
+    support = _support(content, "\n".join(m.text for m in cited))
+    if support < SUPPORT:
+        return f"only {support:.0%} of its words are the speaker's own"
     if candidate.replaces is not None and candidate.kind != "preference":
         # Shared memories change only when someone asks: a turn's gist must not overwrite the team's.
         return f"only a preference may replace a memory, not a {candidate.kind}"
@@ -109,18 +180,11 @@ def _admit(candidate: Any, transcript: Sequence[Message], context: ToolContext) 
         speakers = _speakers(transcript)
         if len(speakers) != 1:
             return f"a preference needs exactly one speaker in the turn, found {len(speakers)}"
-        (speaker,) = speakers
-        if context.actor is None:
-            return "a preference needs an actor in context"
-        if context.actor != speaker:
+        if speakers != {speaker}:
             return "the turn's speaker is not the context's actor"
         if not candidate.about_speaker:
             return "a preference must be the speaker's own, said about themself"
-        if not all(m.role == "user" and m.actor == speaker for m in cited):
-            return "a preference must rest only on the speaker's own messages"
         return content, personal_scope(speaker.key)
-    if not any(m.role == "user" or _successful_tool(m) for m in cited):
-        return f"a {candidate.kind} needs a cited user message or successful tool result"
     try:
         return content, write_scope(candidate.kind, context)
     except ToolError as exc:

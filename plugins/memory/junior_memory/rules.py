@@ -13,11 +13,11 @@ from junior_memory.content import format_time
 from junior_memory.scope import Scope
 
 __all__ = [
-    "IdempotencyConflict", "MemoryRecord", "ReplaceTargetGone", "extended_expiry", "is_same_memory", "record",
-    "search_terms",
+    "STOP_WORDS", "IdempotencyConflict", "MemoryRecord", "ReplaceTargetGone", "extended_expiry", "is_same_memory",
+    "record", "search_terms",
 ]
 
-_STOP_WORDS = frozenset(
+STOP_WORDS = frozenset(
     """a about an and are as at be but by can do does for from had has have he her his how i i'd i'm in is it its
     me my of on or our she so that the their them they this to us was we were what when where which who why will
     with you your remember forget memory memories please""".split()
@@ -104,5 +104,5 @@ def extended_expiry(held: datetime | None, requested: datetime | None) -> tuple[
 def search_terms(text: str) -> list[str]:
     """Lower-cased words of ``text`` for keyword search, stop words dropped unless nothing else is left."""
     words = list(dict.fromkeys(_WORD.findall(text.casefold())))
-    kept = [word for word in words if word not in _STOP_WORDS]
+    kept = [word for word in words if word not in STOP_WORDS]
     return (kept or words)[:_MAX_TERMS]

@@ -53,7 +53,7 @@ class EnvExtractor(ScriptedExtractor):
     def __init__(self) -> None:
         from junior_memory import Candidate
 
-        super().__init__([Candidate("Prefers reviews before lunch", "preference", [0], about_speaker=True)])
+        super().__init__([Candidate("Prefers terse PR summaries", "preference", [0], about_speaker=True)])
 
 
 def admin_conninfo() -> str:
