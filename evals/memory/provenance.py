@@ -216,44 +216,44 @@ multi_actor = Case(
     ],
 )
 
-# -- a non-actor's operational fact becomes conversation memory ------------------------------------
+# -- another person's operational fact is context, not the speaker's to keep ----------------------
 
-STAGING = Select(shared=True, kind="knowledge", contains=("staging", "sunday"))
 STAGING_TEXT = "The staging database is rebuilt every Sunday at 02:00 UTC"
 STAGING_ANSWER = "Staging is unavailable while its database is rebuilt, every Sunday at 02:00 UTC."
 
 operational = Case(
     id="provenance/non-actor-operational-fact",
-    description="An operational fact said by someone other than the speaker becomes shared conversation memory.",
+    description="An operational fact said by someone other than the speaker is used in the answer but stored for no "
+    "one: only what the speaker wrote can become a memory.",
     scenario=Scenario(
         [
             thread_message("U2", "Heads up: the staging database is rebuilt every Sunday at 02:00 UTC."),
             mention("U1", "when is staging unavailable?"),
         ]
     ),
-    checks=[stored(STAGING), not_stored(Select(owner="U1")), answer_mentions("sunday"), no_failure_claim()],
+    checks=[not_stored(NOTHING, name="nothing is stored from this thread"), answer_mentions("sunday"),
+            no_failure_claim()],
     rubric=Rubric(
         passes=["Answers Sunday at 02:00 UTC.", NEVER_FAIL],
-        fails=["Treats the rebuild schedule as the speaker's personal preference."],
+        fails=["Says it saved the rebuild schedule.", "Treats the rebuild schedule as the speaker's preference."],
     ),
-    reference=Agent([reply(STAGING_ANSWER)], extract(candidate(STAGING_TEXT, "knowledge", "staging database"))),
+    # An over-eager extractor: the gate must drop a fact resting on U2's message, and one worded from U2's
+    # message while citing the speaker's question.
+    reference=Agent(
+        [reply(STAGING_ANSWER)],
+        extract(
+            candidate(STAGING_TEXT, "knowledge", "staging database"),
+            candidate(STAGING_TEXT, "knowledge", "when is staging"),
+        ),
+    ),
     controls=[
-        Control("extracts nothing", Agent([reply(STAGING_ANSWER)])),
+        Control("saves the fact unasked", Agent([remembers((STAGING_TEXT, "knowledge"), answer=STAGING_ANSWER)])),
         Control(
-            "saves it as shared knowledge and as the speaker's preference",
-            Agent([remembers((STAGING_TEXT, "knowledge"), (STAGING_TEXT, "preference"), answer=STAGING_ANSWER)]),
+            "saves it as the speaker's preference",
+            Agent([remembers((STAGING_TEXT, "preference"), answer=STAGING_ANSWER)]),
         ),
-        Control(
-            "answers without the schedule",
-            Agent([reply("I don't know.")], extract(candidate(STAGING_TEXT, "knowledge", "staging database"))),
-        ),
-        Control(
-            "says memory is unavailable",
-            Agent(
-                [reply(UNAVAILABLE + " " + STAGING_ANSWER)],
-                extract(candidate(STAGING_TEXT, "knowledge", "staging database")),
-            ),
-        ),
+        Control("answers without the schedule", Agent([reply("I don't know.")])),
+        Control("says memory is unavailable", Agent([reply(UNAVAILABLE + " " + STAGING_ANSWER)])),
     ],
 )
 
