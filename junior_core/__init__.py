@@ -22,6 +22,7 @@ from junior_core.registry import Register
 if TYPE_CHECKING:
     from junior_core.config import config_path, plugin_settings
     from junior_core.functions import Param, tool
+    from junior_core.options import RuntimeOptions
     from junior_core.runtime import Runtime
     from junior_core.tables import print_table
 
@@ -38,6 +39,7 @@ __all__ = [
     "Register",
     "RegistrationError",
     "Runtime",
+    "RuntimeOptions",
     "Source",
     "Tool",
     "ToolContext",
@@ -62,6 +64,10 @@ def __getattr__(name: str) -> Any:
         from junior_core.runtime import Runtime
 
         return Runtime
+    if name == "RuntimeOptions":
+        from junior_core.options import RuntimeOptions
+
+        return RuntimeOptions
     if name in ("tool", "Param"):
         # Marking costs nothing; the schema generator (junior_core.signatures) loads when a tool is registered.
         from junior_core import functions

@@ -34,7 +34,7 @@ def _runtime(ctx: click.Context, need: str | Sequence[str] = ()) -> Runtime:
     if "runtime" not in obj:
         from junior_core.runtime import Runtime
 
-        runtime = Runtime(_plugin_set=_plugins(ctx), lazy_sources=True)
+        runtime = Runtime(_plugins(ctx), lazy_sources=True)
         ctx.call_on_close(runtime.close)
         obj["runtime"] = runtime
         obj["listed"] = set()

@@ -6,11 +6,14 @@ import functools
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from junior_core._limits import loads
+
+if TYPE_CHECKING:
+    from junior_core.errors import ToolError
 
 __all__ = [
     "EXECUTE_DESCRIPTION",
@@ -342,3 +345,101 @@ def is_json(value: Any) -> bool:
     except (TypeError, ValueError, RecursionError):
         return False
     return True
+
+
+# -- executeTool's answers -----------------------------------------------------------------------
+def result(tool_name: str, value: Any) -> dict[str, Any]:
+    """A tool's result, as the model receives it."""
+    return {"ok": True, "tool_name": tool_name, "result": value}
+
+
+def truncated(tool_name: str, text: str, limit: int) -> dict[str, Any]:
+    """A result too long for the model: the start of its JSON ``text``, marked ``truncated`` with the full size."""
+    return {
+        "ok": True,
+        "tool_name": tool_name,
+        "result": text[:limit],
+        "truncated": {
+            "original_chars": len(text),
+            "shown_chars": limit,
+            "message": (
+                f"The result was {len(text):,} characters of JSON, too long to show; 'result' is its first "
+                f"{limit:,} characters, as text. Ask for less (a narrower query, a smaller limit, one page) "
+                "if you need the rest."
+            ),
+        },
+    }
+
+
+def tool_error(tool_name: str, exc: ToolError) -> tuple[dict[str, Any], bool]:
+    """The answer to a handler's ``ToolError``, and whether its details were dropped for not being JSON."""
+    body = error(str(exc.code), str(exc.message), tool_name)
+    details = {k: v for k, v in exc.details.items() if k not in body["error"]}
+    if not is_json(details):
+        return body, True
+    body["error"].update(details)
+    return body, False
+
+
+def tool_failed(tool_name: str) -> dict[str, Any]:
+    """``tool_failed`` for a handler that raised (the traceback goes to the host's log)."""
+    return error(
+        "tool_failed",
+        f"{tool_name} failed with an internal error (details are in the host's log). "
+        "Try again once; if it fails again, tell the user the tool is failing.",
+        tool_name,
+    )
+
+
+def not_json(tool_name: str) -> dict[str, Any]:
+    """``tool_failed`` for a result that cannot be encoded as JSON."""
+    return error(
+        "tool_failed",
+        f"{tool_name} returned a result that could not be encoded as JSON (logged for the operator). "
+        "Try a different tool or report the problem.",
+        tool_name,
+    )
+
+
+def timed_out(tool_name: str, seconds: float) -> dict[str, Any]:
+    """``timeout`` for a call past its time limit."""
+    return error(
+        "timeout",
+        f"{tool_name} did not finish within {seconds:g} s. Try again later, or with a smaller request.",
+        tool_name,
+    )
+
+
+def source_busy(tool_name: str, source_id: str, hung: int) -> dict[str, Any]:
+    """``unavailable`` for a source with too many calls still running past their time limit."""
+    return error(
+        "unavailable",
+        f"Source {source_id!r} is not responding: {hung} of its calls are still running past "
+        f"their time limit. Do not retry it now; use a tool of another source, or tell the user {source_id!r} "
+        "is not responding.",
+        tool_name,
+    )
+
+
+def runtime_closed(tool_name: str) -> dict[str, Any]:
+    """``unavailable`` for a call made once the runtime is closing."""
+    return error("unavailable", "The runtime is closed; no tools can run.", tool_name)
+
+
+def broken_schema(tool_name: str) -> dict[str, Any]:
+    """``tool_failed`` for a tool whose own input schema cannot be used to validate (a ``$ref`` to nowhere)."""
+    return error(
+        "tool_failed",
+        f"{tool_name} cannot be called: its input schema is broken (logged for the operator). Use another tool.",
+        tool_name,
+    )
+
+
+def internal_error(shown: str | None) -> dict[str, Any]:
+    """``tool_failed`` for a call that could not be prepared because of junior's own error (logged)."""
+    return error(
+        "tool_failed",
+        "The call could not be prepared because of an internal error (logged for the operator). "
+        "Try again once; if it fails again, tell the user.",
+        shown,
+    )

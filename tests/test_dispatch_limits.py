@@ -136,9 +136,9 @@ def test_an_async_handler_that_blocks_stalls_only_its_own_source(
 def test_a_blocking_step_of_an_async_handler_is_logged_naming_the_tool(
     make_runtime: Callable[..., Runtime], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    import junior_core.runtime
+    import junior_core.execution
 
-    monkeypatch.setattr(junior_core.runtime, "SLOW_STEP_S", 0.0)  # every step counts as slow
+    monkeypatch.setattr(junior_core.execution, "SLOW_STEP_S", 0.0)  # every step counts as slow
 
     async def sleeps(arguments: dict[str, Any], context: Any) -> str:
         time.sleep(0.001)

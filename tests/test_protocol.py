@@ -54,9 +54,9 @@ def test_every_call_path_answers_the_same(make_runtime: Callable[..., Runtime]) 
 def test_preparation_is_typed_prepared_or_answered(make_runtime: Callable[..., Runtime]) -> None:
     rt = make_runtime(notes_plugin())
     ctx = ToolContext()
-    step = rt._prepare("executeTool", {"tool_name": "notes__add_note", "arguments": {"text": "x"}}, ctx)
+    step = rt._dispatch.model_call("executeTool", {"tool_name": "notes__add_note", "arguments": {"text": "x"}}, ctx)
     assert isinstance(step, Prepared) and step.entry.tool_name == "notes__add_note" and step.arguments == {"text": "x"}
-    refused = rt._prepare("executeTool", {"tool_name": "notes__nope"}, ctx)
+    refused = rt._dispatch.model_call("executeTool", {"tool_name": "notes__nope"}, ctx)
     assert isinstance(refused, Answered) and refused.answer["error"]["code"] == "unknown_tool"
-    searched = rt._prepare("searchTools", '{"query": "note"}', ctx)
+    searched = rt._dispatch.model_call("searchTools", '{"query": "note"}', ctx)
     assert isinstance(searched, Answered) and searched.answer["returned_tools"] > 0

@@ -6,7 +6,9 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from junior_core import Runtime, Source, Tool
+import pytest
+
+from junior_core import Runtime, RuntimeOptions, Source, Tool
 from junior_core.adapters import to_anthropic_tools, to_openai_tools
 from junior_core.testing import assert_error, assert_ok
 from tests.conftest import OBJECT, SourcePlugin
@@ -124,3 +126,46 @@ def test_hung_handlers_do_not_grow_threads_without_bound() -> None:
     release.set()
     assert queued.result(5) == "ran" and all(f.result(5) for f in hung)
     pool.close()
+
+
+# -- one set of options for every constructor -------------------------------------------------------------
+def test_options_and_keywords_set_the_same_fields_and_keywords_win(make_runtime: Callable[..., Runtime]) -> None:
+    def big(arguments: dict[str, Any], context: Any) -> str:
+        return "x" * 5000
+
+    plugin = SourcePlugin(Source("y", "Y."), [Tool("big", "Big.", OBJECT, big)])
+    small = make_runtime(plugin, options=RuntimeOptions(max_result_chars=1000, default_timeout_s=7))
+    assert small.execute_tool("y__big")["truncated"]["shown_chars"] == 1000
+    assert small.default_timeout_s == 7
+    wider = make_runtime(plugin, options=RuntimeOptions(max_result_chars=1000), max_result_chars=3000)
+    assert wider.execute_tool("y__big")["truncated"]["shown_chars"] == 3000
+    assert "truncated" not in make_runtime(plugin).execute_tool("y__big")
+
+
+def test_an_unknown_option_is_refused_naming_it() -> None:
+    with pytest.raises(TypeError, match="'max_result_char' is not a runtime option"):
+        Runtime(plugins=[], max_result_char=10)
+    with pytest.raises(TypeError):
+        RuntimeOptions(max_result_char=10)  # type: ignore[call-arg]
+
+
+async def test_open_async_takes_every_option() -> None:
+    options = RuntimeOptions(hook_timeout_s=0.5, startup_timeout_s=7.0, max_result_chars=1000, index_cache=False)
+    async with Runtime.open_async([], options=options, max_hung_per_source=2) as rt:
+        assert (rt.plugin_set.hook_timeout_s, rt.plugin_set.startup_timeout_s) == (0.5, 7.0)
+        assert rt.options.max_result_chars == 1000 and rt.options.max_hung_per_source == 2
+        assert rt.options.index_cache is False
+
+
+def test_search_tools_pages_with_the_cursor_of_the_last_answer(make_runtime: Callable[..., Runtime]) -> None:
+    tools = [Tool(f"tool_{i}", f"Tool number {i}.", OBJECT, lambda a, c: None) for i in range(5)]
+    rt = make_runtime(SourcePlugin(Source("many", "Many tools."), tools))
+    seen: list[str] = []
+    page = rt.search_tools(None, "many", 2)
+    for _ in range(3):  # five tools, two a page
+        seen += [t["tool_name"] for t in page["tools"]]
+        if "next_cursor" not in page:
+            break
+        page = rt.search_tools(None, "many", 2, cursor=page["next_cursor"])
+    assert seen == [f"many__tool_{i}" for i in range(5)]
+    assert rt.search_tools(None, "many", 2, cursor="nope")["error"]["code"] == "invalid_arguments"

@@ -118,7 +118,7 @@ class RuntimeFactory:
                 plugin_set = load(None, strict=strict)
             for plugin in plugins:
                 plugin_set.add(plugin)
-            runtime = Runtime(strict=strict, _plugin_set=plugin_set, **kwargs)
+            runtime = Runtime(plugin_set, **kwargs)
         self.made.append(runtime)
         return runtime
 
