@@ -18,6 +18,7 @@ from evals.harness import Case, CaseReport, RunResult, report_json, results_tabl
 SUITES = {
     "workflows": "evals.memory.workflows",
     "provenance": "evals.memory.provenance",
+    "continuity": "evals.memory.continuity",
     "discovery": "evals.discovery",
 }
 

@@ -21,7 +21,7 @@ import attrs
 
 from evals.backends import Backend
 from evals.distractors import Distractors
-from evals.scenario import Scenario, Seed
+from evals.scenario import AnyScenario, Seed
 from junior_core import Runtime, ToolContext
 from junior_core.llm.agent import Turn, run_turn
 from junior_core.llm.types import ModelClient, say
@@ -39,6 +39,7 @@ __all__ = [
     "RunResult",
     "Select",
     "check",
+    "not_seen",
     "run_case",
 ]
 
@@ -124,9 +125,10 @@ class Select:
     """A selection of memory rows: scope and subject, kind, content words, source_key, state.
 
     ``owner``: a user's personal memories (scope ``personal``, subject the actor key).
-    ``shared``: the conversation scope of the scenario (the workspace in a public channel, the thread in a
-    private one). ``written_in``: rows whose source_key is the scenario's thread (``thread``), the seed thread
-    (``seed``), or anywhere (None). ``state``: ``active``, ``archived`` or ``any``.
+    ``shared``: the conversation scope of the scenario (the workspace in a public channel, the channel itself in
+    a private one; for a ``Timeline``, its home conversation's). ``written_in``: rows whose source_key is the
+    scenario's thread (``thread``), the seed thread (``seed``), or anywhere (None). ``state``: ``active``,
+    ``archived`` or ``any``.
     """
 
     owner: str | None = None
@@ -157,7 +159,7 @@ class Select:
         return " ".join(parts)
 
     def apply(
-        self, rows: Iterable[dict[str, Any]], scenario: Scenario, seed_source_keys: Sequence[str]
+        self, rows: Iterable[dict[str, Any]], scenario: AnyScenario, seed_source_keys: Sequence[str]
     ) -> list[dict[str, Any]]:
         out = []
         for row in rows:
@@ -170,8 +172,7 @@ class Select:
             ):
                 continue
             if self.shared:
-                key = scenario.workspace_key if scenario.visibility == "public" else scenario.source_key
-                if not (row["scope"] == "conversation" and row["subject_key"] == key):
+                if not (row["scope"] == "conversation" and row["subject_key"] == scenario.shared_key):
                     continue
             if self.kind is not None and row["kind"] != self.kind:
                 continue
@@ -193,7 +194,7 @@ class Select:
 class Outcome:
     """What a run left behind: the turns and the database rows."""
 
-    scenario: Scenario
+    scenario: AnyScenario
     turns: tuple[Turn, ...]
     rows: tuple[dict[str, Any], ...]
     seed_source_keys: tuple[str, ...]
@@ -319,6 +320,35 @@ def no_save_claim(*, name: str = "no answer claims something was saved") -> Chec
     return Check(name, fn)
 
 
+def not_seen(selection: Select, *, turn: int, name: str | None = None) -> Check:
+    """Turn ``turn`` was not handed the selected memories (recall block, tool results) and its answer does not
+    say them (their content, or every word of the selection's ``contains``).
+
+    An empty selection fails: with nothing stored there is nothing that could have leaked, and passing would
+    say nothing.
+    """
+
+    def fn(outcome: Outcome) -> str | None:
+        found = outcome.select(selection)
+        if not found:
+            return f"nothing that could leak: no {selection.describe()} ({outcome.rows_summary()})"
+        seen = outcome.turns[turn]
+        answer = seen.text.lower()
+        for row in found:
+            content = str(row["content"])
+            words = selection.contains and all(w.lower() in answer for w in selection.contains)
+            if content.lower() in answer or words:
+                return f"the answer says it: {seen.text[:120]!r}"
+            if content in seen.system or any(content in block for block in seen.context_blocks):
+                return f"recall handed it {content!r}"
+            for call in seen.tool_calls:
+                if content in json.dumps(call.result, ensure_ascii=False, default=str):
+                    return f"{call.tool_name} returned {content!r}"
+        return None
+
+    return Check(name or f"turn {turn + 1} is not given and does not say the {selection.describe()}", fn, db=True)
+
+
 def no_tool_calls(*, turn: int = -1, name: str | None = None) -> Check:
     def fn(outcome: Outcome) -> str | None:
         calls = outcome.turns[turn].tool_calls
@@ -360,7 +390,7 @@ class Case:
 
     id: str
     description: str
-    scenario: Scenario
+    scenario: AnyScenario
     checks: tuple[Check, ...] = attrs.field(converter=_tuple)
     reference: Agent
     controls: tuple[Control, ...] = attrs.field(converter=_tuple)

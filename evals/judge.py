@@ -22,7 +22,7 @@ def render_outcome(outcome: Outcome) -> str:
     """The run as the judge reads it: thread, tool calls, answers, and the memories stored."""
     lines = ["Conversation and tool calls:"]
     for index, turn in enumerate(outcome.turns, start=1):
-        lines.append(f"-- turn {index}")
+        lines.append(f"-- turn {index}, in {outcome.scenario.where(index - 1)}")
         for message in turn.transcript:
             if message.role == "user":
                 who = message.actor.user_id if message.actor else "someone"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any, Literal
 
@@ -9,7 +10,10 @@ import attrs
 
 from junior_core import Actor, Conversation, Message, ToolContext, parse_slack_ts
 
-__all__ = ["BASE_TS", "Event", "Scenario", "Seed", "TurnInput", "mention", "thread_message"]
+__all__ = [
+    "BASE_TS", "AnyScenario", "Event", "Place", "Scenario", "Seed", "Timeline", "TurnInput", "mention",
+    "thread_message",
+]
 
 BASE_TS = 1700000000
 TEAM = "T1"
@@ -103,6 +107,15 @@ class Scenario:
     def workspace_key(self) -> str:
         return f"slack:{self.team}"
 
+    @property
+    def shared_key(self) -> str:
+        """The conversation scope's key: the workspace for a public channel, the channel for a private one."""
+        return self.workspace_key if self.visibility == "public" else f"slack:{self.team}:{self.channel}"
+
+    def where(self, turn: int) -> str:
+        """Where mention number ``turn`` was said, in words."""
+        return f"{self.visibility} channel {self.channel}, thread {self.thread_ts}"
+
     def actor(self, user: str) -> Actor:
         return Actor("slack", self.team, user)
 
@@ -131,3 +144,153 @@ class Scenario:
             yield TurnInput(context, tuple(history), turn)
             history.append(Message("assistant", answers[turn] if turn < len(answers) else ""))
             turn += 1
+
+
+# -- timelines: several conversations -------------------------------------------------------------
+
+CHANNEL_ID = re.compile(r"^[CDG][A-Z0-9]{1,20}$")
+
+
+@attrs.frozen
+class Place:
+    """A conversation a timeline's messages are said in: a channel and its visibility, and a thread label.
+
+    ``thread=None``: every message is top-level, its own conversation, with no earlier messages handed to the
+    bot (a DM, or a mention at the top of a channel: what junior-slack sees). Messages with the same label share
+    one thread, rooted at the first of them. Channel ids follow Slack: ``D...`` a DM (always private),
+    ``C...``/``G...`` a channel.
+    """
+
+    channel: str
+    visibility: Literal["public", "private"]
+    thread: str | None = None
+    team: str = TEAM
+
+    def __attrs_post_init__(self) -> None:
+        if not CHANNEL_ID.match(self.channel):
+            raise ValueError(f"Place.channel must be a Slack channel id like 'D1', 'C1' or 'G1', got {self.channel!r}")
+        if self.channel.startswith("D") and self.visibility != "private":
+            raise ValueError(f"{self.channel} is a direct message, and a direct message is private")
+        if self.visibility not in ("public", "private"):
+            raise ValueError(f"Place.visibility must be 'public' or 'private', got {self.visibility!r}")
+
+    def describe(self) -> str:
+        kind = "DM" if self.channel.startswith("D") else f"{self.visibility} channel"
+        where = f"thread {self.thread!r}" if self.thread else "top level"
+        return f"{kind} {self.channel} ({where})"
+
+
+def _steps(steps: Any) -> tuple[tuple[Place, Event], ...]:
+    out = []
+    for index, step in enumerate(tuple(steps), start=1):
+        place, event = step
+        if not isinstance(place, Place) or not isinstance(event, Event):
+            raise TypeError(f"a timeline holds (Place, Event) pairs, got {step!r}")
+        if place.thread is None and event.kind != "mention":
+            raise ValueError(
+                f"step {index}: a top-level message that does not mention the bot never reaches it; "
+                "give the place a thread, or make it a mention"
+            )
+        out.append((place, event if event.ts is not None else attrs.evolve(event, ts=f"{BASE_TS}.{index:06d}")))
+    return tuple(out)
+
+
+@attrs.frozen
+class Timeline:
+    """Messages in several conversations of one workspace, in order; the first one's conversation is *home*.
+
+    Each mention is a turn in its own conversation, handed the earlier messages of its thread only (none at
+    the top level), as junior-slack hands them. Checks read home like a ``Scenario``'s thread: ``source_key``,
+    ``visibility`` and the shared scope are home's.
+    """
+
+    steps: tuple[tuple[Place, Event], ...] = attrs.field(converter=_steps)
+
+    def __attrs_post_init__(self) -> None:
+        if not any(e.kind == "mention" for _, e in self.steps):
+            raise ValueError("a timeline needs at least one mention, or the bot never answers")
+        seen: dict[tuple[str, str], str] = {}
+        for place, _ in self.steps:
+            known = seen.setdefault((place.team, place.channel), place.visibility)
+            if known != place.visibility:
+                raise ValueError(f"channel {place.channel} is both {known} and {place.visibility} in one timeline")
+
+    @property
+    def events(self) -> tuple[Event, ...]:
+        return tuple(e for _, e in self.steps)
+
+    @property
+    def home(self) -> Place:
+        return self.steps[0][0]
+
+    @property
+    def team(self) -> str:
+        return self.home.team
+
+    @property
+    def channel(self) -> str:
+        return self.home.channel
+
+    @property
+    def visibility(self) -> Literal["public", "private"]:
+        return self.home.visibility
+
+    def _root(self, place: Place) -> str | None:
+        """The ts of the thread's first message, or None at the top level."""
+        if place.thread is None:
+            return None
+        return next(e.ts for p, e in self.steps if p == place)
+
+    @property
+    def source_key(self) -> str:
+        """The source_key of home's first message: what a memory written there carries."""
+        place, event = self.steps[0]
+        return f"slack:{place.team}:{place.channel}:{self._root(place) or event.ts}"
+
+    @property
+    def workspace_key(self) -> str:
+        return f"slack:{self.team}"
+
+    @property
+    def shared_key(self) -> str:
+        return self.workspace_key if self.visibility == "public" else f"slack:{self.team}:{self.channel}"
+
+    def actor(self, user: str) -> Actor:
+        return Actor("slack", self.team, user)
+
+    def actor_key(self, user: str) -> str:
+        return self.actor(user).key
+
+    def conversation(self, message_ts: str | None = None, thread_ts: str | None = None) -> Conversation:
+        """A conversation at home (seeds are written there)."""
+        return Conversation("slack", self.team, self.channel, thread_ts=thread_ts, message_ts=message_ts,
+                            visibility=self.visibility)
+
+    def place_of(self, turn: int) -> Place:
+        """Where mention number ``turn`` (0-based, in order) was said."""
+        return [p for p, e in self.steps if e.kind == "mention"][turn]
+
+    def where(self, turn: int) -> str:
+        return self.place_of(turn).describe()
+
+    def turns(self, answers: list[str]) -> Iterator[TurnInput]:
+        """Each mention as a turn in its own conversation; ``answers`` receives the bot's replies in order."""
+        threads: dict[Place, list[Message]] = {}
+        turn = 0
+        for place, event in self.steps:
+            actor = Actor("slack", place.team, event.user)
+            history = threads.setdefault(place, []) if place.thread is not None else []
+            history.append(Message("user", event.text, actor=actor))
+            if event.kind != "mention":
+                continue
+            # The thread's first message is itself top-level: Slack sends no thread_ts with it.
+            root = self._root(place)
+            conversation = Conversation("slack", place.team, place.channel,
+                                        thread_ts=root if root != event.ts else None, message_ts=event.ts,
+                                        visibility=place.visibility)
+            yield TurnInput(ToolContext(actor, conversation), tuple(history), turn)
+            history.append(Message("assistant", answers[turn] if turn < len(answers) else ""))
+            turn += 1
+
+
+AnyScenario = Scenario | Timeline

@@ -22,6 +22,7 @@ from evals.harness import (
     check,
     no_failure_claim,
     no_save_claim,
+    not_seen,
     not_stored,
     removal_check,
     stored,
@@ -216,3 +217,24 @@ def test_run_without_a_model_is_skipped_loudly(
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     assert main(["run", "--model", "openai:gpt-4.1"]) == 0
     assert "SKIPPED: openai:gpt-4.1: OPENAI_API_KEY is not set" in capsys.readouterr().err
+
+
+def test_not_seen_fails_when_the_memory_reached_the_turn_or_its_answer_and_on_nothing_stored() -> None:
+    from junior_core.llm.agent import ToolCallRecord, Turn
+
+    shared = row(scope="conversation", subject_key="slack:T1", kind="procedure",
+                 content="Deploys go through the release channel")
+    check_ = not_seen(Select(shared=True, contains=("deploys", "release channel")), turn=0, name="unseen")
+
+    def seen(text: str = "I don't know that yet.", system: str = "You are junior.", found: str = "") -> str | None:
+        calls = (ToolCallRecord("c1", "executeTool", {}, {"ok": True, "result": {"memories": [found]}}),)
+        turn = Turn(text, (), calls, 2, "answered", system)
+        return check_.fn(Outcome(SCENARIO, (turn,), (shared,), ()))
+
+    assert seen() is None
+    assert "the answer says it" in (seen("From memory: deploys go through the release channel.") or "")
+    assert "the answer says it" in (seen("Deploys? Through the Release Channel, always.") or "")  # its words
+    assert "recall handed it" in (seen(system='- procedure: "Deploys go through the release channel"') or "")
+    assert "executeTool returned" in (seen(found="Deploys go through the release channel") or "")
+    nothing = Outcome(SCENARIO, (Turn("I don't know that yet.", (), (), 1, "answered", ""),), (), ())
+    assert "nothing that could leak" in (check_.fn(nothing) or "")
