@@ -95,20 +95,21 @@ def serve(http_port: int | None, no_auth: bool) -> None:
     """Run junior as an MCP server: searchTools, executeTool and direct tools over every installed source."""
     from junior_core import Runtime, local_context
     from junior_mcp_bridge.auth import TokenError, load_tokens
-    from junior_mcp_bridge.config import ConfigError
+    from junior_mcp_bridge.config import ConfigError, bridge_settings
     from junior_mcp_bridge.gateway import serve as run
 
     if no_auth and http_port is None:
         raise click.UsageError("--no-auth only applies to --http; stdio has no network clients to authenticate")
     context = local_context()
-    tokens = None
-    if http_port is not None and not no_auth:
+    tokens = limits = None
+    if http_port is not None:
         try:  # before the runtime starts, so a bad token file or config costs no server start-up
-            tokens = load_tokens(context)
+            tokens = None if no_auth else load_tokens(context)
+            limits = bridge_settings().gateway
         except (TokenError, ConfigError) as exc:
             raise click.ClickException(str(exc)) from None
     with Runtime.from_entry_points() as runtime:
-        run(runtime, http_port, context, tokens=tokens, no_auth=no_auth)
+        run(runtime, http_port, context, tokens=tokens, no_auth=no_auth, limits=limits)
 
 
 @mcp.command()

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
+from junior_mcp_bridge.limits import GatewayLimits, gateway_limits
+
 if TYPE_CHECKING:
     from junior_core import ToolContext
 
@@ -131,7 +133,7 @@ class ServeToken:
                              thread=self.thread, private=self.private)
 
 
-_SETTINGS = {"servers_file", "pass_env", "tool_cache", "tool_cache_max_age_s"}
+_SETTINGS = {"servers_file", "pass_env", "tool_cache", "tool_cache_max_age_s", "gateway"}
 
 
 @attrs.frozen
@@ -145,6 +147,8 @@ class BridgeSettings:
     tool_cache: bool = True
     """Keep each server's tool list on disk, so a new process searches it without starting the server."""
     tool_cache_max_age_s: float = 86400.0
+    gateway: GatewayLimits = attrs.field(factory=GatewayLimits)
+    """``[plugins.mcp.gateway]``: what HTTP clients of ``junior mcp serve --http`` can hold."""
 
 
 def bridge_settings(environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> BridgeSettings:
@@ -174,10 +178,14 @@ def bridge_settings(environ: Mapping[str, str] | None = None, cwd: Path | None =
     age = raw.get("tool_cache_max_age_s", 86400.0)
     if isinstance(age, bool) or not isinstance(age, int | float) or age <= 0:
         raise ConfigError(f"{where} tool_cache_max_age_s: must be a positive number of seconds, got {age!r}")
+    try:
+        gateway = gateway_limits(raw.get("gateway"), f"{path}: [plugins.mcp.gateway]")
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     base = path.parent if path is not None else (Path.cwd() if cwd is None else cwd)
     return BridgeSettings(
         servers_file=(base / Path(servers_file).expanduser()) if servers_file else None,
-        pass_env=tuple(pass_env), tool_cache=cache, tool_cache_max_age_s=float(age),
+        pass_env=tuple(pass_env), tool_cache=cache, tool_cache_max_age_s=float(age), gateway=gateway,
     )
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -12,6 +14,7 @@ if TYPE_CHECKING:
 
     from junior_core import Runtime, ToolContext
     from junior_mcp_bridge.auth import TokenTable
+    from junior_mcp_bridge.limits import GatewayLimits
 
 __all__ = ["INSTRUCTIONS", "build_server", "serve"]
 
@@ -92,12 +95,13 @@ def _version() -> str:
 
 
 def serve(runtime: Runtime, http_port: int | None = None, context: ToolContext | None = None,
-          tokens: TokenTable | None = None, no_auth: bool = False) -> None:
+          tokens: TokenTable | None = None, no_auth: bool = False, limits: GatewayLimits | None = None) -> None:
     """Serve ``runtime`` over stdio, or over streamable HTTP on 127.0.0.1:``http_port``; returns when done.
 
     Over HTTP, every request must carry a bearer token of ``tokens`` (default: the owner's token file and
     ``[mcp.serve.tokens]``); only ``no_auth=True`` serves without, letting any local process or user act as
-    the owner.
+    the owner. What clients can hold (sessions, connections, time to send a request, log lines) is bounded by
+    ``limits`` (default: ``[plugins.mcp.gateway]``).
     """
     import anyio
 
@@ -117,6 +121,15 @@ def serve(runtime: Runtime, http_port: int | None = None, context: ToolContext |
         return
     import uvicorn
 
+    from junior_mcp_bridge.auth import OWNER
+    from junior_mcp_bridge.connections import connection_cap, protocol_class
+    from junior_mcp_bridge.limits import rate_limited_logs
+    from junior_mcp_bridge.sessions import SessionLimiter, bearer_client
+
+    if limits is None:
+        from junior_mcp_bridge.config import bridge_settings
+
+        limits = bridge_settings().gateway
     url = f"http://127.0.0.1:{http_port}"
     if not no_auth and tokens is None:
         from junior_mcp_bridge.auth import load_tokens
@@ -124,7 +137,9 @@ def serve(runtime: Runtime, http_port: int | None = None, context: ToolContext |
         tokens = load_tokens(context)
     server = build_server(runtime, context, None if no_auth else tokens)
     if no_auth or tokens is None:
-        app = server.streamable_http_app(host="127.0.0.1")
+        app = server.streamable_http_app(host="127.0.0.1", session_idle_timeout=limits.session_idle_s,
+                                         max_sessions=limits.total_sessions)
+        match = None
         log.warning("junior MCP gateway on %s/mcp WITHOUT authentication (--no-auth): any local process or user "
                     "can call every tool as %s, memory included", url, context.actor.key if context.actor else "-")
     else:
@@ -133,7 +148,45 @@ def serve(runtime: Runtime, http_port: int | None = None, context: ToolContext |
 
         # The gateway is its own issuer: tokens come from `junior mcp token` and junior.toml, not from OAuth.
         app = server.streamable_http_app(host="127.0.0.1", token_verifier=tokens,
-                                         auth=AuthSettings(issuer_url=AnyHttpUrl(url), resource_server_url=None))
+                                         auth=AuthSettings(issuer_url=AnyHttpUrl(url), resource_server_url=None),
+                                         session_idle_timeout=limits.session_idle_s,
+                                         max_sessions=limits.total_sessions)
+        match = tokens.match
         log.info("junior MCP gateway on %s/mcp; clients send `Authorization: Bearer <token>` (%d token(s): %s; "
                     "`junior mcp token` shows the owner's)", url, len(tokens), ", ".join(tokens.names()))
-    uvicorn.run(app, host="127.0.0.1", port=http_port, log_level="warning")
+    log.info("gateway bounds: %d sessions for the owner, %d for other tokens (%d each), idle sessions closed "
+             "after %g s; %d connections; %g s for a request's headers and %g s for its body",
+             limits.owner_sessions, limits.max_sessions, limits.sessions_per_token, limits.session_idle_s,
+             connection_cap(limits), limits.header_timeout_s, limits.body_timeout_s)
+
+    def client_of(headers: Any) -> str | None:
+        return bearer_client(headers, match, OWNER)
+
+    bounded = SessionLimiter(app, limits, lambda scope: client_of(scope.get("headers", [])), OWNER)
+    # uvicorn's own logging setup is skipped (log_config=None): its lines go through junior's handlers, where
+    # the rate limit applies. The h11 protocol is named explicitly: it is the one the read timeouts extend.
+    config = uvicorn.Config(bounded, host="127.0.0.1", port=http_port, log_config=None, log_level="warning",
+                            access_log=False, http=protocol_class(limits, client_of, OWNER), lifespan="on")
+    with rate_limited_logs(limits.log_lines_per_minute), _sigterm_unwinds():
+        uvicorn.Server(config).run()
+
+
+@contextlib.contextmanager
+def _sigterm_unwinds() -> Iterator[None]:
+    """After a graceful stop uvicorn raises the signal that stopped it again; a SIGTERM then ends the process as
+    ``SystemExit`` rather than at once, so the runtime still closes (bridged servers end, logs are flushed)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

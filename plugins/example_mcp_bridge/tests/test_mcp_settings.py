@@ -30,7 +30,7 @@ def test_plugin_table_names_the_json_file_and_more_variables(tmp_path: Path) -> 
     assert configs["git"].pass_env == ("GIT_DIR", "GITHUB_TOKEN")
     assert "GITHUB_TOKEN" in configs["time"].pass_env and "HTTPS_PROXY" in configs["time"].pass_env
     path.write_text('[plugins.mcp]\ntool_cahce = false\n')
-    with pytest.raises(ConfigError, match=r"\[plugins.mcp\] tool_cahce: unknown field; use pass_env, servers_file"):
+    with pytest.raises(ConfigError, match=r"\[plugins.mcp\] tool_cahce: unknown field; use gateway, pass_env, servers_file"):
         bridge_settings({"JUNIOR_CONFIG": str(path)})
 
 
