@@ -18,6 +18,7 @@ from junior_core.errors import (
 )
 from junior_core.hookspecs import hookimpl
 from junior_core.registry import Register
+from junior_core.text import clean_json, clean_text
 
 if TYPE_CHECKING:
     from junior_core.config import config_path, plugin_settings
@@ -45,6 +46,8 @@ __all__ = [
     "ToolContext",
     "ToolDefinitionError",
     "ToolError",
+    "clean_json",
+    "clean_text",
     "config_path",
     "hookimpl",
     "local_context",

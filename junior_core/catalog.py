@@ -15,6 +15,7 @@ import attrs
 
 from junior_core.errors import RegistrationError
 from junior_core.exposure import Exposure, check_exposure
+from junior_core.text import clean_json, clean_text
 
 __all__ = [
     "ANNOTATION_HINTS",
@@ -61,6 +62,10 @@ def _check_source_id(instance: object, attribute: attrs.Attribute[Any], value: o
         )
 
 
+def _clean(value: Any) -> Any:
+    return clean_text(value) if isinstance(value, str) else value
+
+
 def _check_description(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"{type(instance).__name__} {attribute.name} must be a non-empty string, got {value!r}")
@@ -68,10 +73,13 @@ def _check_description(instance: object, attribute: attrs.Attribute[Any], value:
 
 @attrs.frozen
 class Source:
-    """A named group of tools, e.g. ``Source("memory", "Long-term memory ...")``."""
+    """A named group of tools, e.g. ``Source("memory", "Long-term memory ...")``.
+
+    The description is kept as ``junior_core.text.clean_text`` leaves it (no escapes, control or format characters).
+    """
 
     id: str = attrs.field(validator=_check_source_id)
-    description: str = attrs.field(validator=_check_description)
+    description: str = attrs.field(converter=_clean, validator=_check_description)
 
 
 def _check_local_name(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -169,8 +177,21 @@ def _check_timeout(instance: object, attribute: attrs.Attribute[Any], value: obj
         raise ValueError(f"timeout_s must be a positive number of seconds or None, got {value!r}")
 
 
-def _freeze_mapping(value: Any) -> Any:
-    return dict(value) if isinstance(value, Mapping) else value
+def _clean_mapping(value: Any) -> Any:
+    """A copy of a JSON mapping with every string cleaned (``clean_json``); anything else is left to the validator."""
+    if not isinstance(value, Mapping):
+        return value
+    copy = dict(value)
+    try:
+        cleaned = clean_json(copy)
+    except RecursionError:  # refused by the validator, which cannot encode it either
+        return copy
+    return copy if cleaned is copy else dict(cleaned)
+
+
+def _to_clean_keywords(value: Any) -> Any:
+    keywords = _to_keywords(value)
+    return tuple(_clean(word) for word in keywords) if isinstance(keywords, tuple) else keywords
 
 
 MAX_KEYWORDS = 32
@@ -198,18 +219,22 @@ class Tool:
     what the tool does ("jot down", "save" for a tool named ``remember``):
     searched as a field of their own and matched against a request's leading
     verb, never shown to the model.
+
+    Every string of the description, the schema (keys too), the annotations and the keywords is kept as
+    ``junior_core.text.clean_text`` leaves it: a tool is indexed, summarised, printed and sent to a model
+    without terminal escapes, control characters or bidi and zero-width format characters.
     """
 
     name: str = attrs.field(validator=_check_local_name)
-    description: str = attrs.field(validator=_check_description)
-    input_schema: dict[str, Any] = attrs.field(converter=_freeze_mapping, validator=_check_schema)
+    description: str = attrs.field(converter=_clean, validator=_check_description)
+    input_schema: dict[str, Any] = attrs.field(converter=_clean_mapping, validator=_check_schema)
     handler: Handler = attrs.field(validator=_check_handler, eq=False)
     annotations: dict[str, Any] | None = attrs.field(
-        default=None, converter=_freeze_mapping, validator=_check_annotations
+        default=None, converter=_clean_mapping, validator=_check_annotations
     )
     exposure: Exposure = attrs.field(default="deferred", validator=check_exposure)
     timeout_s: float | None = attrs.field(default=None, validator=_check_timeout)
-    keywords: tuple[str, ...] = attrs.field(default=(), converter=_to_keywords, validator=_check_keywords)
+    keywords: tuple[str, ...] = attrs.field(default=(), converter=_to_clean_keywords, validator=_check_keywords)
 
     @classmethod
     def from_function(

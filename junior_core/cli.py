@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -409,6 +409,30 @@ def build_cli() -> click.Group:
     return cli
 
 
+class CleanStream:
+    """A text stream that writes through ``junior_core.text.clean_text``: what ``junior`` prints cannot drive the
+    terminal (escape sequences, OSC 52 clipboard writes) or hide words (bidi and zero-width characters).
+
+    Binary writes (``.buffer``, as ``junior mcp serve`` speaks JSON-RPC on stdout) pass unchanged.
+    """
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        from junior_core.text import clean_text
+
+        self._stream.write(clean_text(text))
+        return len(text)
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point."""
     import logging
@@ -416,6 +440,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     from junior_core.config import ConfigError
     from junior_core.errors import PluginError
 
+    # Every command's output and the log lines on stderr, plugins' commands included.
+    if sys.stdout is not None and not isinstance(sys.stdout, CleanStream):
+        sys.stdout = CleanStream(sys.stdout)
+    if sys.stderr is not None and not isinstance(sys.stderr, CleanStream):
+        sys.stderr = CleanStream(sys.stderr)
     logging.basicConfig(level=logging.WARNING, format="junior: %(levelname)s %(name)s: %(message)s")
     try:
         build_cli().main(args=list(argv) if argv is not None else None, prog_name="junior")

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from junior_core import protocol
 from junior_core._workers import BackgroundLoop, Call, DaemonPool, Guarded, HandlerExit, HungCalls, Ticket
 from junior_core.errors import ToolError
+from junior_core.text import clean_json, is_clean_json_text
 
 if TYPE_CHECKING:
     from junior_core.catalog import CatalogTool
@@ -142,6 +143,11 @@ class Execution:
         except (TypeError, ValueError, RecursionError):
             log.error("tool %s returned a value that is not JSON-serialisable: %r", entry.tool_name, type(value))
             return protocol.not_json(entry.tool_name)
+        if not is_clean_json_text(text):
+            # What a tool returns may quote a web page or a server's output: escapes, bidi and zero-width
+            # characters go before the model or a terminal sees them.
+            value = clean_json(value)
+            text = json.dumps(value, allow_nan=False, ensure_ascii=False)
         limit = self.max_result_chars
         if len(text) > limit:
             log.warning("tool %s returned %d characters of JSON; the model gets the first %d", entry.tool_name,
@@ -156,7 +162,7 @@ class Execution:
             answer, dropped = protocol.tool_error(entry.tool_name, exc)
             if dropped:
                 log.error("ToolError details from %s are not JSON-serialisable; dropped", entry.tool_name)
-            return answer
+            return dict(clean_json(answer))  # a message may quote a server's own words
         log.error("tool %s (plugin %r) failed", entry.tool_name, entry.plugin, exc_info=exc)
         return protocol.tool_failed(entry.tool_name)
 

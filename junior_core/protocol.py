@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from junior_core._limits import loads
+from junior_core.text import clean_text
 
 if TYPE_CHECKING:
     from junior_core.errors import ToolError
@@ -280,8 +281,10 @@ def search_request(arguments: Any) -> SearchRequest:
             ))
         offset = decoded
     limit = int(arguments.get("max_results") or DEFAULT_RESULTS)
-    text = query.strip() if isinstance(query, str) else ""
-    return SearchRequest(text, arguments.get("source"), limit, offset)
+    # The answer repeats the query and source: cleaned like every text it shows (junior_core.text).
+    text = clean_text(query).strip() if isinstance(query, str) else ""
+    source = arguments.get("source")
+    return SearchRequest(text, clean_text(source) if isinstance(source, str) else source, limit, offset)
 
 
 def execute_request(arguments: Any) -> tuple[str, dict[str, Any]]:

@@ -14,7 +14,7 @@ from junior_core import Tool, ToolContext, ToolError, modern_schema
 from junior_mcp_bridge.config import RETRY_INTERVAL_S, ServerConfig
 from junior_mcp_bridge.connection import ServerConnection
 from junior_mcp_bridge.convert import annotations_of, local_names
-from junior_mcp_bridge.text import mask_urls
+from junior_mcp_bridge.text import clean_text, mask_urls
 
 if TYPE_CHECKING:
     from junior_mcp_bridge.cache import ToolCache
@@ -248,7 +248,9 @@ class Bridge:
         return result
 
     def _tool(self, config: ServerConfig, local: str, tool: Any) -> Tool | None:
-        description = (tool.description or "").strip() or (tool.title or "").strip() or f"{tool.name} (no description)"
+        # Cleaned before choosing: a description of nothing but zero-width characters is no description.
+        description = (clean_text(tool.description or "").strip() or clean_text(tool.title or "").strip()
+                       or f"{tool.name} (no description)")
         try:
             return Tool(
                 name=local,

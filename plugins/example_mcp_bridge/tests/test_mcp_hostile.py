@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import time
+import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 
@@ -79,3 +80,65 @@ def test_a_password_in_a_server_url_is_masked_in_list_and_check(tmp_path: Path) 
     [row] = json.loads(as_json.stdout)
     assert row["target"].startswith("http://deploy:***@127.0.0.1:") and "api_key=***&team=ops" in row["target"]
     assert "deploy:***@127.0.0.1" in listed.stdout and "FAILED  mcp:remote" in checked.stdout
+
+
+def _hostile_characters(text: str) -> list[str]:
+    """The escape, control (but newline and tab), bidi and zero-width characters in ``text``, as code points."""
+    return sorted({f"U+{ord(ch):04X}" for ch in text
+                   if ch not in "\n\t" and unicodedata.category(ch) in ("Cc", "Cf", "Cs")})
+
+
+def _seen(value: object) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def test_escapes_bidi_and_zero_width_characters_never_reach_an_answer(make_runtime: Callable[..., Runtime]) -> None:
+    rt = make_runtime({"hostile": misbehaving("hostile")})
+    found = rt.search_tools("weather forecast city")
+    listed = rt.search_tools(source="mcp:hostile", max_results=20)
+    exact = rt.search_tools("mcp__hostile__forecast", max_results=1)
+    called = rt.execute_tool("mcp__hostile__forecast", {"city": "Oslo"})
+    failed = rt.execute_tool("mcp__hostile__fail", {})
+    searched = rt.call_model_tool("searchTools", {"query": "\x1b]52;c;eA==\x07forecast\u202e"})
+    answers = {"found": found, "listed": listed, "exact": exact, "called": called, "failed": failed,
+               "searched": searched, "model_tools": rt.model_tools()}
+    for name, answer in answers.items():
+        assert _hostile_characters(_seen(answer)) == [], (name, answer)
+    # The words around what was removed are kept, so the checks above did not pass on emptied text.
+    [forecast] = [t for t in listed["tools"] if t["tool_name"] == "mcp__hostile__forecast"]
+    assert forecast["description"] == "Weather forecast for a city. eslaf read-only."
+    assert forecast["annotations"] == {"title": "Forecast", "readOnlyHint": True}
+    assert forecast["input_schema"]["properties"]["city"] == {
+        "type": "string", "description": "The city name.", "enum": ["Paris", "Oslo"]}
+    assert forecast["input_schema"]["properties"]["unit"] == {"type": "string", "title": "Unit"}
+    [blank] = [t for t in listed["tools"] if t["tool_name"] == "mcp__hostile__blank"]
+    assert blank["description"] == "Blank title"  # a description of only invisible characters is none
+    assert found["tools"][0]["tool_name"] == exact["tools"][0]["tool_name"] == "mcp__hostile__forecast"
+    assert searched["tools"][0]["tool_name"] == "mcp__hostile__forecast" and searched["query"] == "forecast"
+    assert called["ok"] is True and called["result"]["text"] == "Sunny in Paris!", called
+    assert called["result"]["structured_content"] == {"sky": "Sunny in Paris!", "city": "Oslo"}
+    assert failed["ok"] is False and "broken widget" in failed["error"]["message"], failed
+    assert "Misbehaving test server (hostile)." in answers["model_tools"][0]["description"]
+    entry = rt.catalog.get("mcp__hostile__forecast")
+    assert entry is not None and "More details here\n; hidden text." in entry.tool.description  # what is indexed
+
+
+def test_escapes_bidi_and_zero_width_characters_never_reach_the_terminal(tmp_path: Path) -> None:
+    config = write_toml(tmp_path / "junior.toml", {"hostile": misbehaving("hostile")})
+    env = {**os.environ, "JUNIOR_CONFIG": str(config), "JUNIOR_LOAD_PLUGINS": "mcp",
+           "JUNIOR_CACHE_DIR": str(tmp_path / "cache")}
+    runs = {
+        "search": junior(env, "search", "weather forecast"),
+        "show": junior(env, "show", "mcp__hostile__forecast"),
+        "exec": junior(env, "exec", "mcp__hostile__forecast", "--args", '{"city": "Paris"}'),
+        "exec fail": junior(env, "exec", "mcp__hostile__fail"),
+        "mcp list": junior(env, "mcp", "list"),
+        "mcp check": junior(env, "mcp", "check"),
+    }
+    for name, done in runs.items():
+        assert _hostile_characters(done.stdout + done.stderr) == [], (name, done.stdout, done.stderr)
+    assert "Weather forecast for a city" in runs["search"].stdout
+    assert "Weather forecast for a city. eslaf read-only." in runs["show"].stdout
+    assert '"city": "Paris"' in runs["exec"].stdout and "Sunny in Paris!" in runs["exec"].stdout
+    assert "broken widget" in runs["exec fail"].stderr
+    assert "ok      mcp:hostile: misbehaving-hostile 1.0, 3 tools" in runs["mcp check"].stdout
