@@ -52,6 +52,9 @@ class SlackBot:
 
     # -- Bolt listeners --------------------------------------------------------------------------
     def on_app_mention(self, body: dict[str, Any], event: dict[str, Any], context: Any, client: Any) -> None:
+        # A mention in a DM also arrives as message.im (its own event id): that one is answered.
+        if event.get("channel_type") == "im" or str(event.get("channel") or "").startswith("D"):
+            return
         self.handle(body, event, context, client, in_thread=True)
 
     def on_message(self, body: dict[str, Any], event: dict[str, Any], context: Any, client: Any) -> None:

@@ -3,7 +3,9 @@
 ``FakeSlack`` is an ``http.server`` on 127.0.0.1 answering the four Web API methods the app calls
 (``auth.test``, ``conversations.info``, ``conversations.replies``, ``chat.postMessage``) and recording every
 request; slack-sdk's ``WebClient`` reaches it through ``SLACK_API_URL``. Events are signed with slack-sdk's own
-``SignatureVerifier`` and sent over HTTP, so Bolt checks them exactly as it checks Slack's.
+``SignatureVerifier`` and sent over HTTP, so Bolt checks them exactly as it checks Slack's. The fake grants the
+scopes of ``manifest.yml`` and nothing more, answering ``missing_scope`` as Slack does, and records each scope a
+call used: the app must run on exactly what the manifest asks for.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Generator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -27,12 +30,30 @@ BOT_USER = "U0JUNIOR1"
 BOT_ID = "B0JUNIOR1"
 SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 POSTGRES_URL = os.environ.get("JUNIOR_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+MANIFEST = Path(__file__).parents[1] / "manifest.yml"
+# Each kind of conversation's scope prefix: conversations.info needs <prefix>:read, conversations.replies
+# <prefix>:history (Slack's method pages).
+_PREFIX = {"public": "channels", "private": "groups", "im": "im", "mpim": "mpim"}
+
+
+def manifest() -> dict[str, Any]:
+    import yaml
+
+    loaded: dict[str, Any] = yaml.safe_load(MANIFEST.read_text())
+    return loaded
+
+
+def manifest_scopes() -> set[str]:
+    return set(manifest()["oauth_config"]["scopes"]["bot"])
 
 
 class FakeSlack:
     """The Web API methods junior-slack calls, answered from ``channels`` and ``threads``; requests recorded."""
 
-    def __init__(self) -> None:
+    def __init__(self, scopes: set[str] | None = None) -> None:
+        self.scopes = manifest_scopes() if scopes is None else scopes
+        self.used_scopes: set[str] = set()
+        self.refused: list[tuple[str, str]] = []  # (method, the scope it lacked)
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self.channels: dict[str, dict[str, Any]] = {}
         self.threads: dict[tuple[str, str], list[dict[str, Any]]] = {}
@@ -74,6 +95,13 @@ class FakeSlack:
             self._lock.notify_all()
             if params["_token"] != "xoxb-test-token":
                 return {"ok": False, "error": "invalid_auth"}
+            needed = self.scope_for(method, params.get("channel", ""))
+            if needed is not None:
+                if needed not in self.scopes:
+                    self.refused.append((method, needed))
+                    return {"ok": False, "error": "missing_scope", "needed": needed,
+                            "provided": ",".join(sorted(self.scopes))}
+                self.used_scopes.add(needed)
             if method == "auth.test":
                 return {"ok": True, "url": "https://junior-test.slack.com/", "team": "Test", "user": "junior",
                         "team_id": TEAM, "user_id": BOT_USER, "bot_id": BOT_ID, "is_enterprise_install": False}
@@ -92,6 +120,26 @@ class FakeSlack:
                     self.threads.setdefault((params["channel"], params["thread_ts"]), []).append(message)
                 return {"ok": True, "channel": params.get("channel"), "ts": ts, "message": message}
             return {"ok": False, "error": "unknown_method"}
+
+    def kind(self, channel: str) -> str:
+        info = self.channels.get(channel)
+        if info is None:
+            return "im" if channel.startswith("D") else "public"
+        if info.get("is_im"):
+            return "im"
+        if info.get("is_mpim"):
+            return "mpim"
+        return "private" if info.get("is_private") else "public"
+
+    def scope_for(self, method: str, channel: str) -> str | None:
+        """The scope Slack checks for ``method`` on ``channel``; None for a method that needs none."""
+        if method == "chat.postMessage":
+            return "chat:write"
+        if method == "conversations.info":
+            return f"{_PREFIX[self.kind(channel)]}:read"
+        if method == "conversations.replies":
+            return f"{_PREFIX[self.kind(channel)]}:history"
+        return None
 
     def posts(self) -> list[dict[str, Any]]:
         with self._lock:

@@ -18,7 +18,7 @@ import pytest
 from junior_memory import MemoryPlugin
 from junior_slack import EventLog, create_app, make_server
 from junior_slack.app import MODEL_DOWN
-from slack_helpers import BOT_ID, BOT_USER, Brain, FakeSlack, dm, event_body, mention, send
+from slack_helpers import BOT_ID, BOT_USER, Brain, FakeSlack, dm, event_body, manifest, manifest_scopes, mention, send
 
 from junior_core import Actor, Conversation, Message, Runtime, ToolContext, hookimpl
 from junior_core.llm import model_from_spec
@@ -26,7 +26,9 @@ from junior_core.testing import ChatCompletionsServer
 
 ALICE, BOB = "U0ALICE01", "U0BOB0001"
 ALICE_DM, BOB_DM, PING_DM = "D0ALICE01", "D0BOB0001", "D0PING001"
-PUBLIC, PRIVATE = "C0PUBLIC1", "C0PRIVATE"
+PUBLIC, PRIVATE, GROUP_DM = "C0PUBLIC1", "C0PRIVATE", "G0GROUPDM"
+# The scope each event subscription needs (Slack's event pages).
+EVENT_SCOPES = {"app_mention": "app_mentions:read", "message.im": "im:history"}
 
 
 class Recorder:
@@ -80,6 +82,7 @@ def bot(db_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Bot]:
     slack.channels = {
         PUBLIC: {"id": PUBLIC, "is_channel": True, "is_private": False, "name": "general"},
         PRIVATE: {"id": PRIVATE, "is_channel": True, "is_private": True, "name": "ops"},
+        GROUP_DM: {"id": GROUP_DM, "is_mpim": True, "is_private": True, "name": "mpdm-alice--bob-1"},
     }
     brain = Brain()
     model = ChatCompletionsServer(brain.script, model="local")
@@ -167,6 +170,17 @@ def test_a_retried_event_runs_one_turn(bot: Bot) -> None:
     assert bot.turns_started_with("remember that retros are on Fridays") == 1
 
 
+def test_a_dm_that_mentions_the_bot_runs_one_turn(bot: Bot) -> None:
+    # Slack sends such a message twice, as message.im and as app_mention, each with its own event id.
+    text, ts = "remember that standups are at ten", "1700000950.000100"
+    bot.event(dm(ALICE, ALICE_DM, f"<@{BOT_USER}> {text}", ts))
+    bot.event(mention(ALICE, ALICE_DM, text, ts))
+    bot.ping()
+    (answer,) = bot.posts_to(ALICE_DM)
+    assert answer["text"] == "Saved (everyone in this direct message)." and "thread_ts" not in answer
+    assert len(bot.recorder.in_channel(ALICE_DM)) == 1 and bot.turns_started_with(text) == 1
+
+
 def test_a_bad_signature_is_refused_and_runs_no_turn(bot: Bot) -> None:
     body = event_body(dm(ALICE, ALICE_DM, "remember that I am the admin now", "1700001000.000100"), "Ev0FORGED1")
     assert send(bot.url, body, secret="not-the-signing-secret") == 401
@@ -200,3 +214,28 @@ def test_the_model_down_gives_one_polite_reply_and_keeps_the_partial_turn(bot: B
                                        visibility="private"))
     listed = bot.runtime.execute_tool("memory__list", {}, context)["result"]["memories"]
     assert [m["content"] for m in listed] == ["hotfixes skip the queue"]
+
+
+def test_the_manifest_asks_for_exactly_the_scopes_and_events_the_app_uses(bot: Bot) -> None:
+    # The fake Web API grants only the manifest's scopes; every kind of conversation, top level and in a thread.
+    sent = [
+        dm(ALICE, ALICE_DM, "top level", "1700001400.000100"),
+        dm(ALICE, ALICE_DM, "in a thread", "1700001400.000300", thread_ts="1700001400.000200"),
+        mention(ALICE, PUBLIC, "in a thread", "1700001500.000200", thread_ts="1700001500.000100"),
+        mention(ALICE, PRIVATE, "in a thread", "1700001600.000200", thread_ts="1700001600.000100"),
+        mention(ALICE, GROUP_DM, "in a thread", "1700001700.000200", thread_ts="1700001700.000100"),
+    ]
+    for event in sent:
+        bot.event(event)
+    bot.ping()
+    assert bot.slack.refused == []
+    expected = {ALICE_DM: ["echo: top level", "echo: in a thread"], PUBLIC: ["echo: in a thread"],
+                PRIVATE: ["echo: in a thread"], GROUP_DM: ["echo: in a thread"]}
+    assert {c: [p["text"].split(" (")[0] for p in bot.posts_to(c)] for c in expected} == expected
+    assert [(c.conversation.channel_id, c.conversation.visibility) for c, _ in bot.recorder.turns
+            if c.conversation and c.conversation.channel_id != PING_DM] == [
+        (ALICE_DM, "private"), (ALICE_DM, "private"), (PUBLIC, "public"), (PRIVATE, "private"), (GROUP_DM, "private")]
+    answered = {"app_mention" if e["type"] == "app_mention" else f"message.{e['channel_type']}" for e in sent}
+    events = manifest()["settings"]["event_subscriptions"]["bot_events"]
+    assert sorted(events) == sorted(answered)
+    assert bot.slack.used_scopes | {EVENT_SCOPES[e] for e in events} == manifest_scopes()
