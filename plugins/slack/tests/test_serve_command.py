@@ -154,3 +154,13 @@ def test_serve_names_each_missing_setting_in_one_line(tmp_path: Path) -> None:
         "Error: SLACK_SIGNING_SECRET is not set: the signing secret from the app's Basic Information page; "
         "JUNIOR_MODEL is not set: a model spec such as openai:gpt-4.1 or "
         "openai-compatible:http://127.0.0.1:8080/v1#model"]
+
+
+def test_socket_names_the_missing_app_token(tmp_path: Path) -> None:
+    env = clean_env(tmp_path, SLACK_BOT_TOKEN="xoxb-test-token", JUNIOR_MODEL="openai:gpt-4.1")
+    done = subprocess.run([str(JUNIOR), "slack", "socket"], env=env, cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        "Error: SLACK_APP_TOKEN is not set: an app-level token (xapp-...) with connections:write, from the app's "
+        "Basic Information page"]
