@@ -72,10 +72,19 @@ class SlackBot:
             return None  # edits, joins, other bots' and our own messages
         team_id = str(body.get("team_id") or event.get("team") or getattr(context, "team_id", None) or "")
         event_id = body.get("event_id")
-        if event_id and not self.events.claim(str(event_id), team_id or None):
-            log.info("event %s was already taken (a Slack retry); no second turn", event_id)
-            return None
         channel = str(event.get("channel") or "")
+        if event_id:
+            try:
+                first = self.events.claim(str(event_id), team_id or None)
+            except Exception:
+                # Without the log a retry cannot be told from a new event: no turn, and the user is told.
+                log.exception("event %s could not be recorded in the event log; no turn", event_id)
+                thread_ts = event.get("thread_ts") or (event.get("ts") if in_thread else None)
+                self.post(client, channel, SOMETHING_BROKE, str(thread_ts) if thread_ts else None)
+                return None
+            if not first:
+                log.info("event %s was already taken (a Slack retry); no second turn", event_id)
+                return None
         try:
             visibility = self.visibilities.get(client, channel, event.get("channel_type"))
             actor, conversation = conversation_for(team_id, event, visibility)

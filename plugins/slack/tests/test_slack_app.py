@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from junior_memory import MemoryPlugin
 from junior_slack import EventLog, create_app, make_server
-from junior_slack.app import MODEL_DOWN
+from junior_slack.app import MODEL_DOWN, SOMETHING_BROKE
 from slack_helpers import BOT_ID, BOT_USER, Brain, FakeSlack, dm, event_body, manifest, manifest_scopes, mention, send
 
 from junior_core import Actor, Conversation, Message, Runtime, ToolContext, hookimpl
@@ -54,6 +54,7 @@ class Bot:
     model: ChatCompletionsServer
     recorder: Recorder
     runtime: Runtime
+    events: EventLog
     ids: Any = field(default_factory=lambda: count(1))
 
     def event(self, event: dict[str, Any], **kwargs: Any) -> tuple[str, int]:
@@ -90,16 +91,18 @@ def bot(db_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Bot]:
     monkeypatch.setenv("SLACK_API_URL", slack.url)  # how `junior slack serve` points slack-sdk at a Web API
     recorder = Recorder()
     runtime = Runtime(plugins=[MemoryPlugin(url=db_url), recorder])
-    app = create_app(runtime, model_from_spec(model.spec, env={}), events=EventLog(db_url), token="xoxb-test-token",
+    events = EventLog(db_url)
+    app = create_app(runtime, model_from_spec(model.spec, env={}), events=events, token="xoxb-test-token",
                      signing_secret="8f742231b10e8888abcd99yyyzzz85a5", listener_executor=ThreadPoolExecutor(1))
     server = make_server(app, "127.0.0.1", 0)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        yield Bot(f"http://127.0.0.1:{server.server_port}/slack/events", slack, model, recorder, runtime)
+        yield Bot(f"http://127.0.0.1:{server.server_port}/slack/events", slack, model, recorder, runtime, events)
     finally:
         server.shutdown()
         server.server_close()
         runtime.close()
+        events.close()
         model.close()
         slack.close()
 
@@ -239,3 +242,18 @@ def test_the_manifest_asks_for_exactly_the_scopes_and_events_the_app_uses(bot: B
     events = manifest()["settings"]["event_subscriptions"]["bot_events"]
     assert sorted(events) == sorted(answered)
     assert bot.slack.used_scopes | {EVENT_SCOPES[e] for e in events} == manifest_scopes()
+
+
+def test_an_event_log_that_cannot_be_written_gives_one_polite_reply_and_no_turn(bot: Bot) -> None:
+    bot.ping()  # the event log's table exists and is in use
+    from sqlalchemy import text
+
+    engine, _table = bot.events._ready()
+    with engine.begin() as conn:
+        conn.execute(text("DROP TABLE junior_slack_events"))
+    bot.event(mention(ALICE, PUBLIC, "remember that the queue is frozen", "1700001800.000200",
+                      thread_ts="1700001800.000100"))
+    reply = bot.slack.wait_for_post(lambda p: p["channel"] == PUBLIC)
+    assert reply["text"] == SOMETHING_BROKE and reply["thread_ts"] == "1700001800.000100"
+    # Without the log a retry could not be told from a new event, so no turn ran.
+    assert bot.recorder.in_channel(PUBLIC) == [] and bot.turns_started_with("the queue is frozen") == 0
