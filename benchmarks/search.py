@@ -6,6 +6,9 @@
 - executeTool dispatch overhead, schema validation included: ``Runtime.execute_tool`` on a no-op handler
   minus calling the handler directly.
 - ``junior --help`` cold start: a fresh subprocess, median of several runs, next to ``python -c pass``.
+- Registration: one plugin registering 100,000 tools in one source, and a provider's refresh replacing
+  100,000 tools, next to the same at 10,000 (time per tool should not grow: registration is linear). Building
+  the ``Tool`` objects (validation included) is timed apart, since a plugin does it before it registers.
 
     python benchmarks/search.py
     python benchmarks/search.py --index-module /tmp/old_search.py --skip-10k   # an older search.py, same queries
@@ -214,6 +217,46 @@ def dispatch(calls: int) -> dict[str, float]:
     return out
 
 
+class _BulkPlugin:
+    """``bulk`` with the given tools, and ``mcp:bulk`` whose provider lists ``listing``."""
+
+    def __init__(self, tools: list[Tool]) -> None:
+        self.tools = tools
+        self.listing: list[Tool] = []
+
+    @hookimpl
+    def register_sources(self, register: Callable[..., None]) -> None:
+        register(Source("bulk", "Many tools."), tools=self.tools)
+        register(Source("mcp:bulk", "Many tools listed at run time."), provider=lambda: self.listing)
+
+
+def registration(counts: Sequence[int]) -> list[dict[str, float]]:
+    """Seconds to build ``count`` tools, register them in one source, and refresh a provider source with them."""
+    schema = {"type": "object", "properties": {"query": {"type": "string", "description": "What to look for."}}}
+
+    def handler(arguments: dict[str, Any], context: ToolContext) -> None:
+        return None
+
+    rows = []
+    for count in counts:
+        gc.collect()
+        start = time.perf_counter()
+        tools = [Tool(f"tool_{i}", f"Tool number {i}.", schema, handler) for i in range(count)]
+        built = time.perf_counter() - start
+        plugin = _BulkPlugin(tools)
+        gc.collect()
+        start = time.perf_counter()
+        with Runtime(plugins=[plugin], index_cache=False) as rt:
+            registered = time.perf_counter() - start
+            plugin.listing.extend(tools)
+            start = time.perf_counter()
+            rt.refresh_source("mcp:bulk")
+            refreshed = time.perf_counter() - start
+            assert len(rt.catalog.tools("bulk")) == len(rt.catalog.tools("mcp:bulk")) == count
+        rows.append({"tools": count, "build_tools_s": built, "register_s": registered, "refresh_s": refreshed})
+    return rows
+
+
 def cold_start(runs: int) -> dict[str, float]:
     """Median wall time of ``junior --help`` and of ``python -c pass`` in fresh processes."""
     junior = Path(sys.executable).with_name("junior")
@@ -242,7 +285,8 @@ def load_module(path: str | None) -> ModuleType:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--index-module", help="path of a search.py to measure instead of junior_core.search")
-    parser.add_argument("--skip-10k", action="store_true", help="only the 527-tool catalog")
+    parser.add_argument("--skip-10k", action="store_true",
+                        help="only the 527-tool catalog (no 10,000-tool search, no 100,000-tool registration)")
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--repeat", type=int, default=3, help="index builds per catalog (median)")
     parser.add_argument("--calls", type=int, default=5000, help="executeTool calls for the dispatch figure")
@@ -269,6 +313,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.skip_10k:
         entries10k, sources10k = synthetic_entries(10_000, live)
         report["search"] += compare_search("synthetic", entries10k, sources10k, queries, module, args.repeat)
+        if not args.index_module:
+            report["registration"] = registration((10_000, 100_000))
 
     print("| catalog | tools | system | build (ms) | search p50 (ms) | search p95 (ms) |")
     print("|---|---|---|---|---|---|")
@@ -293,6 +339,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         d = report["dispatch"]
         print(f"executeTool: p50 {d['execute_tool_p50_us']:.1f} us, handler direct {d['direct_p50_us']:.2f} us, "
               f"overhead {d['overhead_p50_us']:.1f} us (target < 100)")
+    for r in report.get("registration", []):
+        print(f"registration, {r['tools']:,} tools in one source: register {r['register_s']:.2f} s "
+              f"({1e6 * r['register_s'] / r['tools']:.1f} us a tool), provider refresh {r['refresh_s']:.2f} s, "
+              f"building the Tool objects {r['build_tools_s']:.2f} s (target < 5 s to register 100,000)")
+    if len(report.get("registration", [])) == 2:
+        small, large = report["registration"]
+        print(f"registration per tool at {large['tools']:,} vs {small['tools']:,}: "
+              f"{(large['register_s'] / large['tools']) / (small['register_s'] / small['tools']):.2f}x "
+              "(linear: about 1)")
     if "cold_start_ms" in report:
         c = report["cold_start_ms"]
         print(f"cold start: junior --help {c['junior --help']:.0f} ms, python -c pass {c['python -c pass']:.0f} ms "

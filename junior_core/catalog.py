@@ -390,25 +390,27 @@ class Catalog:
     def _check_tools(
         self, plugin: str, source_id: str, tools: Iterable[Tool], replacing: bool = False
     ) -> list[CatalogTool]:
+        """The catalog entries of ``tools``, or ``RegistrationError``; each check is one set or dict lookup."""
         entries: list[CatalogTool] = []
-        seen: dict[str, str] = {}
-        own = set(self._by_source.get(source_id, ())) if replacing else set()
+        names: set[str] = set()
+        tool_names: set[str] = set()
         for tool in tools:
             if not isinstance(tool, Tool):
                 raise RegistrationError(
                     plugin, f"source {source_id!r}: tools must be junior_core.Tool, got {type(tool).__name__}"
                 )
             tool_name = make_tool_name(source_id, tool.name)
-            if tool.name in seen.values() or tool_name in seen:
+            if tool.name in names or tool_name in tool_names:
                 raise RegistrationError(plugin, f"source {source_id!r} registers tool {tool.name!r} twice")
             other = self._tools.get(tool_name)
-            if other is not None and tool_name not in own:
+            if other is not None and not (replacing and other.source_id == source_id):
                 raise RegistrationError(
                     plugin,
                     f"tool_name {tool_name!r} is already registered by plugin {other.plugin!r} "
                     f"(source {other.source_id!r}); the first registration wins",
                 )
-            seen[tool_name] = tool.name
+            names.add(tool.name)
+            tool_names.add(tool_name)
             entries.append(CatalogTool(tool_name, source_id, tool, plugin))
         return entries
 

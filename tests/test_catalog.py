@@ -242,3 +242,41 @@ def test_schema_validity_is_cached_by_content() -> None:
     assert _schema_problem.cache_info().misses == 1 and _schema_problem.cache_info().hits == 2
     with pytest.raises(ValueError, match="not a valid JSON Schema"):
         Tool("bad", "desc", {"type": "object", "properties": {"a": {"type": "nonsense"}}}, echo)
+
+
+class _CountedName(str):
+    """A tool name counting how often it is compared for equality (the cost of a duplicate check)."""
+
+    comparisons = 0
+
+    def __eq__(self, other: object) -> bool:
+        type(self).comparisons += 1
+        return str.__eq__(self, other)
+
+    __hash__ = str.__hash__
+
+
+def test_registration_and_refresh_compare_each_name_a_bounded_number_of_times(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    # A duplicate check that scans what a source registered so far compares n^2/2 names (2,000,000 here);
+    # set and dict lookups compare a name only on a hash match, so the count stays below n.
+    count = 2_000
+    listing = [Tool(_CountedName(f"tool_{i}"), f"Tool {i}.", OBJECT, echo) for i in range(count)]
+
+    class Bulk:
+        junior_plugin_name = "bulk"
+
+        @hookimpl
+        def register_sources(self, register: Any) -> None:
+            register(Source("bulk", "Many tools."), tools=listing)
+            register(Source("mcp:bulk", "Many tools, listed at run time."), provider=lambda: listing)
+
+    _CountedName.comparisons = 0
+    rt = make_runtime(Bulk())
+    assert len(rt.catalog.tools("bulk")) == len(rt.catalog.tools("mcp:bulk")) == count
+    assert _CountedName.comparisons < count
+    _CountedName.comparisons = 0
+    rt.refresh_source("mcp:bulk")
+    assert len(rt.catalog.tools("mcp:bulk")) == count
+    assert _CountedName.comparisons < count
