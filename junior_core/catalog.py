@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 import inspect
@@ -13,8 +14,9 @@ from typing import Any
 
 import attrs
 
-from junior_core.errors import RegistrationError
+from junior_core.errors import RegistrationError, ToolDefinitionError
 from junior_core.exposure import Exposure, check_exposure
+from junior_core.functions import MARK, ToolOptions
 from junior_core.text import clean_json, clean_text
 
 __all__ = [
@@ -250,14 +252,34 @@ class Tool:
     ) -> Tool:
         """A tool whose ``input_schema`` comes from ``fn``'s type hints and description from its docstring.
 
-        Arguments given here win over ``@tool(...)``'s; see ``junior_core.functions.tool``.
+        Arguments given here win over ``@tool(...)``'s (``junior_core.functions.tool``), which win over the defaults.
         """
-        from junior_core.signatures import tool_from_function
+        # Imported here: reading type hints and docstrings is needed only once a function becomes a tool, and
+        # `junior --help` registers none.
+        from junior_core import signatures
 
-        return tool_from_function(
-            fn, name=name, description=description, keywords=keywords, annotations=annotations,
-            exposure=exposure, timeout_s=timeout_s,
-        )
+        marked = getattr(fn, MARK, None)
+        options = marked if isinstance(marked, ToolOptions) else ToolOptions()
+        signature = signatures.analyse(fn)
+        description = description or options.description or signature.description
+        if not description:
+            raise ToolDefinitionError(
+                f"tool function {signature.qualname} has no docstring: write one (its first paragraph is the summary "
+                "a model sees in search results) or pass description="
+            )
+        try:
+            return cls(
+                name or options.name or signature.name,
+                description,
+                copy.deepcopy(signature.schema),
+                signatures.handler(fn, signature),
+                annotations=annotations if annotations is not None else options.annotations,
+                exposure=exposure or options.exposure,
+                timeout_s=timeout_s if timeout_s is not None else options.timeout_s,
+                keywords=tuple(keywords) if keywords is not None else options.keywords,
+            )
+        except ValueError as exc:
+            raise ToolDefinitionError(f"tool function {signature.qualname}: {exc}") from None
 
     @property
     def is_async(self) -> bool:

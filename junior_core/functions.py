@@ -1,8 +1,8 @@
 """Tools from plain typed functions: ``@tool`` and ``Param``.
 
 This module only marks functions, so a plugin importing it costs nothing at ``junior --help``; the JSON Schema
-and handler are built by ``junior_core.signatures`` when a function is registered (or passed to
-``Tool.from_function``), once per function.
+and handler are read by ``junior_core.signatures`` and made a ``Tool`` by ``Tool.from_function`` when a function
+is registered, once per function.
 """
 
 from __future__ import annotations

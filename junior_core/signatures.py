@@ -1,35 +1,31 @@
-"""A typed function's JSON Schema (from its type hints), description (from its docstring) and handler.
+"""What a typed function says as a tool: its JSON Schema (from its type hints), its description (from its
+docstring), and the handler calling it with keyword arguments.
 
-Imported only when a function is registered or passed to ``Tool.from_function``; each function is analysed
-once and the result cached, however many runtimes register it.
+Data only: ``Tool.from_function`` (``junior_core.catalog``) builds the ``Tool`` from it. Imported only when a
+function becomes a tool; each function is analysed once and the result cached, however many runtimes register it.
 """
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import enum
 import inspect
 import json
-import re
 import threading
 import types
 import typing
 import weakref
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import attrs
 
 from junior_core.context import ToolContext
+from junior_core.docstrings import parse_docstring
 from junior_core.errors import ToolDefinitionError, ToolError
-from junior_core.functions import MARK, Param, ToolOptions
+from junior_core.functions import Param
 
-if TYPE_CHECKING:
-    from junior_core.catalog import Tool
-    from junior_core.exposure import Exposure
-
-__all__ = ["Signature", "analyse", "parse_docstring", "tool_from_function"]
+__all__ = ["Argument", "Signature", "analyse", "handler"]
 
 SUPPORTED = (
     "str, int, float, bool, None, Literal[...], an Enum, list[X], tuple[X, ...], dict[str, X], X | None, "
@@ -49,43 +45,6 @@ _BOUNDS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("min_items", "minItems", ("array",)),
     ("max_items", "maxItems", ("array",)),
 )
-
-
-def tool_from_function(
-    fn: Callable[..., Any],
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    keywords: Iterable[str] | None = None,
-    annotations: Mapping[str, Any] | None = None,
-    exposure: Exposure | None = None,
-    timeout_s: float | None = None,
-) -> Tool:
-    """The ``Tool`` for ``fn``: arguments given here win over ``@tool``'s, which win over the defaults."""
-    from junior_core.catalog import Tool
-
-    marked = getattr(fn, MARK, None)
-    options = marked if isinstance(marked, ToolOptions) else ToolOptions()
-    signature = analyse(fn)
-    description = description or options.description or signature.description
-    if not description:
-        raise ToolDefinitionError(
-            f"tool function {signature.qualname} has no docstring: write one (its first paragraph is the summary a "
-            "model sees in search results) or pass description="
-        )
-    try:
-        return Tool(
-            name or options.name or signature.name,
-            description,
-            copy.deepcopy(signature.schema),
-            _handler(fn, signature),
-            annotations=annotations if annotations is not None else options.annotations,
-            exposure=exposure or options.exposure,
-            timeout_s=timeout_s if timeout_s is not None else options.timeout_s,
-            keywords=tuple(keywords) if keywords is not None else options.keywords,
-        )
-    except ValueError as exc:
-        raise ToolDefinitionError(f"tool function {signature.qualname}: {exc}") from None
 
 
 # -- analysis ----------------------------------------------------------------------------------------------------
@@ -494,79 +453,8 @@ def _apply_metadata(schema: dict[str, Any], item: Any, where: str) -> None:
         schema["description"] = inspect.cleandoc(item.description)
 
 
-# -- docstrings --------------------------------------------------------------------------------------------------
-_SECTION = re.compile(r"^(Args|Arguments|Parameters|Params|Keyword Args|Keyword Arguments):\s*$")
-_GOOGLE_PARAM = re.compile(r"^(\*{0,2}\w+)\s*(\([^)]*\))?\s*:\s*(.*)$")
-_REST_PARAM = re.compile(r"^:param\s+(?:[^:]*\s)?(\w+)\s*:\s*(.*)$")
-_REST_FIELD = re.compile(r"^:(type|param|arg|argument|key|keyword)\b")
-_LIST_ITEM = re.compile(r"^([-*+•]|\d+[.)])\s")
-
-
-def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
-    """``(description, {parameter: description})`` from a docstring with an ``Args:`` or ``:param:`` section.
-
-    The description keeps every paragraph except the parameter section; lines wrapped for the source are
-    joined (list items and indented lines keep their line breaks).
-    """
-    lines = inspect.cleandoc(doc).splitlines()
-    params: dict[str, str] = {}
-    kept: list[str] = []
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if _SECTION.match(line):
-            i += 1
-            current: str | None = None
-            indent: int | None = None
-            while i < len(lines) and (not lines[i].strip() or lines[i][0].isspace()):
-                text = lines[i].strip()
-                depth = len(lines[i]) - len(lines[i].lstrip())
-                if text:
-                    indent = depth if indent is None else indent
-                    match = _GOOGLE_PARAM.match(text) if depth == indent else None
-                    if match:
-                        current = match.group(1).lstrip("*")
-                        params[current] = match.group(3).strip()
-                    elif current is not None:
-                        params[current] = f"{params[current]} {text}".strip()
-                i += 1
-            continue
-        if _REST_FIELD.match(line):
-            match = _REST_PARAM.match(line)
-            name = match.group(1) if match else None
-            if match and name:
-                params[name] = match.group(2).strip()
-            i += 1
-            while i < len(lines) and lines[i][:1].isspace() and lines[i].strip():
-                if name:
-                    params[name] = f"{params[name]} {lines[i].strip()}".strip()
-                i += 1
-            continue
-        kept.append(line)
-        i += 1
-    paragraphs: list[str] = []
-    block: list[str] = []
-    for line in [*kept, ""]:
-        if line.strip():
-            block.append(line)
-        elif block:
-            paragraphs.append(_unwrap(block))
-            block = []
-    return "\n\n".join(paragraphs), params
-
-
-def _unwrap(block: list[str]) -> str:
-    out = block[0].rstrip()
-    for line in block[1:]:
-        if line[:1].isspace() or _LIST_ITEM.match(line):
-            out += "\n" + line.rstrip()
-        else:
-            out += " " + line.strip()
-    return out
-
-
 # -- calling -----------------------------------------------------------------------------------------------------
-def _handler(fn: Callable[..., Any], signature: Signature) -> Callable[[dict[str, Any], Any], Any]:
+def handler(fn: Callable[..., Any], signature: Signature) -> Callable[[dict[str, Any], Any], Any]:
     """``handler(arguments, context)`` calling ``fn`` with keyword arguments (an ``async def`` for a coroutine)."""
     known = {argument.name for argument in signature.arguments}
 
@@ -591,16 +479,16 @@ def _handler(fn: Callable[..., Any], signature: Signature) -> Callable[[dict[str
         async def call_async(arguments: dict[str, Any], context: Any) -> Any:
             return await fn(**keywords(arguments, context))
 
-        handler: Callable[[dict[str, Any], Any], Any] = call_async
+        wrapped: Callable[[dict[str, Any], Any], Any] = call_async
     else:
 
         def call(arguments: dict[str, Any], context: Any) -> Any:
             return fn(**keywords(arguments, context))
 
-        handler = call
+        wrapped = call
     # Logs and traces name the function, not this wrapper.
     for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
         value = getattr(fn, attr, None)
         if value is not None:
-            setattr(handler, attr, value)
-    return handler
+            setattr(wrapped, attr, value)
+    return wrapped
