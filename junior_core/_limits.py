@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["MAX_DEPTH", "loads", "nesting_error", "too_deep"]
+__all__ = ["MAX_DEPTH", "loads", "too_deep"]
 
 MAX_DEPTH = 32
 """Deepest nesting of objects and arrays accepted in arguments; real tool arguments stay far below it, and
@@ -35,19 +35,6 @@ def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
                     deeper.append(child)
         level = deeper
     return False
-
-
-def nesting_error(tool_name: str | None = None) -> dict[str, Any]:
-    """The ``invalid_arguments`` answer to arguments nested deeper than ``MAX_DEPTH``."""
-    from junior_core.protocol import error
-
-    return error(
-        "invalid_arguments",
-        f"The arguments nest objects or arrays more than {MAX_DEPTH} levels deep. "
-        "Send flatter arguments that match the tool's input_schema.",
-        tool_name,
-        details=[{"path": "(root)", "message": f"nested more than {MAX_DEPTH} levels deep"}],
-    )
 
 
 def loads(text: str) -> Any:

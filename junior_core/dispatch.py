@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from junior_core import protocol
-from junior_core._limits import MAX_DEPTH, nesting_error, too_deep
+from junior_core._limits import MAX_DEPTH, too_deep
 from junior_core.protocol import EXECUTE_TOOL, SEARCH_TOOLS, Refusal
 
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ class Dispatch:
         def prepare() -> Prepared | Answered:
             args = protocol.json_arguments(name, arguments) if isinstance(arguments, str) else arguments
             if too_deep(args):  # before validation, messages or repr recurse into it
-                return Answered(nesting_error())
+                return Answered(protocol.nesting_error())
             if name == EXECUTE_TOOL:
                 tool_name, tool_args = protocol.execute_request(args)
                 return self._clear(self._reachable(tool_name, context), tool_args, context)
@@ -84,9 +84,7 @@ class Dispatch:
                 return Answered(self._discovery.unknown_tool(repr(name)[:200], self._reach.hidden_for(context)))
             entry = self._reachable(name[:200], context, direct=True)  # a direct tool, called by its own name
             if not isinstance(args, Mapping):
-                return Answered(protocol.error(
-                    "invalid_arguments", f"{name} takes an object of arguments.", entry.tool_name
-                ))
+                return Answered(protocol.not_an_object(entry.tool_name))
             return self._clear(entry, dict(args), context)
 
         return self._guarded(name, prepare)
@@ -98,7 +96,7 @@ class Dispatch:
 
         def prepare() -> Prepared | Answered:
             if too_deep(arguments, MAX_DEPTH - 1):  # one level less: inside executeTool's own object
-                return Answered(nesting_error())
+                return Answered(protocol.nesting_error())
             return self._clear(self._reachable(tool_name, context), dict(arguments), context)
 
         return self._guarded(EXECUTE_TOOL, prepare)
@@ -120,7 +118,7 @@ class Dispatch:
         if entry is None:
             raise KeyError(f"no tool named {tool_name!r} in the catalog")
         if too_deep(arguments):
-            return Answered(nesting_error(tool_name))
+            return Answered(protocol.nesting_error(tool_name))
         try:
             return self._clear(entry, dict(arguments or {}), context)
         except Refusal as refusal:

@@ -6,7 +6,6 @@ import contextvars
 import logging
 import math
 import os
-import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -17,8 +16,9 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import pluggy
 
-from junior_core import hookspecs
+from junior_core import hookspecs, protocol
 from junior_core.errors import PluginError, RegistrationError
+from junior_core.tracing import HookTrace, brief
 
 if TYPE_CHECKING:
     import click
@@ -159,9 +159,9 @@ class PluginSet:
         self._pool: DaemonPool | None = None
         self._lock = threading.Lock()
         self._overdue: dict[str, int] = {}
-        self._trace_started: dict[int, float] = {}
         if os.environ.get("JUNIOR_TRACE_PLUGINS", "") not in ("", "0"):
-            self.pm.add_hookcall_monitoring(self._trace_before, self._trace_after)
+            trace = HookTrace(self.pm)
+            self.pm.add_hookcall_monitoring(trace.before, trace.after)
 
     def set_deadlines(self, *, hook_timeout_s: float | None = None, startup_timeout_s: float | None = None) -> None:
         """Set the hook deadlines in seconds.
@@ -374,24 +374,16 @@ class PluginSet:
                     "plugin %r: before_tool_execute did not answer within %g s; denying %s",
                     plugin, self.hook_timeout_s, tool.name,
                 )
-                return Veto(
-                    plugin,
-                    "This call could not be cleared to run: a policy check did not answer in time. "
-                    "Try again in a minute; if it keeps failing, tell the user the tool is blocked.",
-                )
+                return Veto(plugin, protocol.POLICY_LATE)
             if outcome.error is not None:
                 log.error(
                     "plugin %r: before_tool_execute failed; denying %s", plugin, tool.name, exc_info=outcome.error
                 )
-                return Veto(
-                    plugin,
-                    "This call could not be cleared to run: a policy check failed (details are in the host's "
-                    "log). Do not retry it; tell the user the tool is blocked.",
-                )
+                return Veto(plugin, protocol.POLICY_FAILED)
             veto = outcome.value
             if veto is None or veto is True:
                 continue
-            reason = veto if isinstance(veto, str) and veto.strip() else "This call was not permitted."
+            reason = veto if isinstance(veto, str) and veto.strip() else protocol.NOT_PERMITTED
             return Veto(plugin, reason[:500])
         return None
 
@@ -421,7 +413,7 @@ class PluginSet:
                     hidden.add(entry.tool_name)
                 elif answer is not None and answer is not True:
                     log.error("plugin %r: tool_visible answered %s for %s, not True, False or None; hiding every "
-                              "tool", plugin, _brief(answer), entry.tool_name)
+                              "tool", plugin, brief(answer), entry.tool_name)
                     return None
         return frozenset(hidden)
 
@@ -583,32 +575,6 @@ class PluginSet:
         while not task.done():  # it finished between the wait and the lock; the hand-off is instructions away
             time.sleep(0.0001)
         return _Outcome(error=task.error) if task.error is not None else _Outcome(value=task.value)
-
-    # -- tracing (JUNIOR_TRACE_PLUGINS=1) -----------------------------------------------------
-    def _trace_before(self, hook: str, impls: Sequence[pluggy.HookImpl], kwargs: Mapping[str, Any]) -> None:
-        self._trace_started[id(kwargs)] = time.perf_counter()
-        for impl in impls:
-            print(f"[junior] {hook} -> {impl.plugin_name}({', '.join(impl.argnames)})", file=sys.stderr)
-
-    def _trace_after(
-        self, outcome: pluggy.Result[Any], hook: str, impls: Sequence[pluggy.HookImpl], kwargs: Mapping[str, Any]
-    ) -> None:
-        started = self._trace_started.pop(id(kwargs), None)
-        took = f" in {(time.perf_counter() - started) * 1000:.1f} ms" if started is not None else ""
-        exc = outcome.exception
-        if exc is None:
-            result = outcome.get_result()
-            spec = getattr(self.pm.hook, hook).spec
-            if len(impls) == 1 and isinstance(result, list) and not (spec is not None and spec.opts.get("firstresult")):
-                result = result[0] if result else None  # one plugin's own answer, not pluggy's list of answers
-        what = f"raised {type(exc).__name__}: {exc}" if exc is not None else f"returned {_brief(result)}"
-        for impl in impls:
-            print(f"[junior] {hook} <- {impl.plugin_name}: {what}{took}", file=sys.stderr)
-
-
-def _brief(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def load(plugins: Sequence[object] | None, *, strict: bool) -> PluginSet:

@@ -1,4 +1,5 @@
-"""What the model sees of junior: the two tools' names, schemas and descriptions, their input rules, error shapes."""
+"""What the model sees of junior: the two tools' names, schemas and descriptions, their input rules, and every
+answer and message the core sends it (results, errors, refusals, hints)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from junior_core._limits import loads
+from junior_core._limits import MAX_DEPTH, loads
 from junior_core.text import clean_text
 
 if TYPE_CHECKING:
@@ -427,6 +428,36 @@ def source_busy(tool_name: str, source_id: str, hung: int) -> dict[str, Any]:
 def runtime_closed(tool_name: str) -> dict[str, Any]:
     """``unavailable`` for a call made once the runtime is closing."""
     return error("unavailable", "The runtime is closed; no tools can run.", tool_name)
+
+
+def nesting_error(tool_name: str | None = None) -> dict[str, Any]:
+    """The ``invalid_arguments`` answer to arguments nested deeper than ``MAX_DEPTH``."""
+    return error(
+        "invalid_arguments",
+        f"The arguments nest objects or arrays more than {MAX_DEPTH} levels deep. "
+        "Send flatter arguments that match the tool's input_schema.",
+        tool_name,
+        details=[{"path": "(root)", "message": f"nested more than {MAX_DEPTH} levels deep"}],
+    )
+
+
+def not_an_object(tool_name: str) -> dict[str, Any]:
+    """``invalid_arguments`` for a direct tool called with arguments that are not an object."""
+    return error("invalid_arguments", f"{tool_name} takes an object of arguments.", tool_name)
+
+
+POLICY_LATE = (
+    "This call could not be cleared to run: a policy check did not answer in time. "
+    "Try again in a minute; if it keeps failing, tell the user the tool is blocked."
+)
+"""A ``before_tool_execute`` veto for a policy past its deadline (fail closed)."""
+POLICY_FAILED = (
+    "This call could not be cleared to run: a policy check failed (details are in the host's log). "
+    "Do not retry it; tell the user the tool is blocked."
+)
+"""A ``before_tool_execute`` veto for a policy that raised (fail closed)."""
+NOT_PERMITTED = "This call was not permitted."
+"""A veto's message when the policy gave no reason of its own."""
 
 
 def broken_schema(tool_name: str) -> dict[str, Any]:
