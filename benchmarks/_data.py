@@ -187,9 +187,10 @@ def split_halves(queries: Sequence[Query], seed: int = SPLIT_SEED) -> tuple[list
     return [queries[i] for i in order[:half]], [queries[i] for i in order[half:]]
 
 
-def runtime(*datasets: Dataset) -> Runtime:
-    """A Runtime whose only plugins register the given datasets."""
-    return Runtime(plugins=[DatasetPlugin(datasets)], index_cache=False)  # every figure is a cold build
+def runtime(*datasets: Dataset, index_factory: Callable[[], Any] | None = None) -> Runtime:
+    """A Runtime whose only plugins register the given datasets (searched by ``index_factory``'s index if given)."""
+    # Every figure is a cold build.
+    return Runtime(plugins=[DatasetPlugin(datasets)], index_cache=False, index_factory=index_factory)
 
 
 def docs(rt: Runtime, source_ids: Iterable[str] | None = None) -> list[ToolDoc]:

@@ -194,9 +194,7 @@ def run_all(limit: int | None, configs: Sequence[str] = CONFIGS, index_factory: 
     rows: list[dict[str, Any]] = []
     for config in configs:
         datasets = (meta,) if config == "metatool" else (meta, live)
-        with _data.runtime(*datasets) as rt:
-            if index_factory is not None:
-                rt.discovery.index = index_factory()
+        with _data.runtime(*datasets, index_factory=index_factory) as rt:
             source = _data.METATOOL_SOURCE if config == "mixed+source" else None
             for row in evaluate(rt, source, None, queries, limit):
                 rows.append({"catalog": config, "tools": len(rt.catalog), **row})

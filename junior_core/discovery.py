@@ -96,10 +96,11 @@ class _View:
 class Discovery:
     """Answers searchTools over one catalog, as ``reach`` (the host's exposure rules) shows it."""
 
-    def __init__(self, catalog: Catalog, reach: Reach, cache: IndexCache | None = None) -> None:
+    def __init__(self, catalog: Catalog, reach: Reach, cache: IndexCache | None = None,
+                 index: SearchIndex | None = None) -> None:
         self.catalog = catalog
         self.reach = reach
-        self.index = SearchIndex(cache=cache)
+        self.index = index if index is not None else SearchIndex(cache=cache)
         self._view: _View | None = None
         self._view_lock = threading.Lock()
         self._rebuild: threading.Thread | None = None
@@ -187,9 +188,6 @@ class Discovery:
         }
 
     def _ensure_index(self, view: _View) -> None:
-        if not hasattr(self.index, "snapshot"):  # another index with build() only (benchmarks' --index-module)
-            self.index.build(view.visible, view.source_texts, view.version)
-            return
         if self.index.version == view.version:
             return
         if self.index.snapshot is None:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import attrs
+
+if TYPE_CHECKING:
+    from junior_core.search import SearchIndex
 
 __all__ = ["DEFAULT_MAX_HUNG_PER_SOURCE", "DEFAULT_MAX_RESULT_CHARS", "DEFAULT_TIMEOUT_S", "RuntimeOptions"]
 
@@ -41,6 +44,8 @@ class RuntimeOptions:
     - ``exposure``: tool_name or source id patterns to ``direct``, ``deferred`` or ``hidden``, over the tools'
       own exposure and the ``[tools]`` table of ``junior.toml``; ``config``: True reads the file in effect
       (``JUNIOR_CONFIG``, ``./junior.toml``, the user config directory), a path that file, False none.
+    - ``index_factory``: makes the search index instead of ``SearchIndex(cache=...)``, e.g. one with other
+      ranking settings (``benchmarks/retrieval.py``); ``index_cache`` is then the factory's to use or not.
     """
 
     strict: bool | None = None
@@ -53,6 +58,7 @@ class RuntimeOptions:
     lazy_sources: bool = False
     exposure: Mapping[str, str] | None = attrs.field(default=None, converter=_exposure)
     config: bool | str | os.PathLike[str] = True
+    index_factory: Callable[[], SearchIndex] | None = None
 
     def with_settings(self, settings: Mapping[str, Any]) -> RuntimeOptions:
         """These options with ``settings`` (field names) replaced; ``TypeError`` naming an unknown one."""

@@ -108,7 +108,8 @@ class Runtime:
             from junior_core.index_cache import IndexCache
 
             cache = IndexCache(None if options.index_cache is True else Path(options.index_cache))
-        self.discovery = Discovery(self.catalog, self.reach, cache=cache)
+        index = options.index_factory() if options.index_factory is not None else None
+        self.discovery = Discovery(self.catalog, self.reach, cache=cache, index=index)
         self._dispatch = Dispatch(self.catalog, self.reach, self.discovery, self._plugins, options.default_timeout_s)
         self._execution = Execution(options.max_hung_per_source, options.max_result_chars)
         self._loop = BackgroundLoop("junior-io")
