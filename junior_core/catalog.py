@@ -10,13 +10,13 @@ import json
 import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, Unpack
 
 import attrs
 
 from junior_core.errors import RegistrationError, ToolDefinitionError
 from junior_core.exposure import Exposure, check_exposure
-from junior_core.functions import MARK, ToolOptions
+from junior_core.functions import MARK, ToolSettings, check_settings
 from junior_core.text import clean_json, clean_text
 
 __all__ = [
@@ -239,29 +239,25 @@ class Tool:
     keywords: tuple[str, ...] = attrs.field(default=(), converter=_to_clean_keywords, validator=_check_keywords)
 
     @classmethod
-    def from_function(
-        cls,
-        fn: Callable[..., Any],
-        *,
-        name: str | None = None,
-        description: str | None = None,
-        keywords: Iterable[str] | None = None,
-        annotations: Mapping[str, Any] | None = None,
-        exposure: Exposure | None = None,
-        timeout_s: float | None = None,
-    ) -> Tool:
+    def from_function(cls, fn: Callable[..., Any], **settings: Unpack[ToolSettings]) -> Tool:
         """A tool whose ``input_schema`` comes from ``fn``'s type hints and description from its docstring.
 
-        Arguments given here win over ``@tool(...)``'s (``junior_core.functions.tool``), which win over the defaults.
+        Settings given here win over ``@tool(...)``'s (``junior_core.functions.tool``), which win over the defaults.
         """
+        check_settings(settings, "Tool.from_function()")
         # Imported here: reading type hints and docstrings is needed only once a function becomes a tool, and
         # `junior --help` registers none.
         from junior_core import signatures
 
         marked = getattr(fn, MARK, None)
-        options = marked if isinstance(marked, ToolOptions) else ToolOptions()
+        base: dict[str, Any] = marked if isinstance(marked, dict) else {}
+
+        def chosen(key: str) -> Any:
+            value = settings.get(key)
+            return value if value is not None else base.get(key)
+
         signature = signatures.analyse(fn)
-        description = description or options.description or signature.description
+        description = settings.get("description") or base.get("description") or signature.description
         if not description:
             raise ToolDefinitionError(
                 f"tool function {signature.qualname} has no docstring: write one (its first paragraph is the summary "
@@ -269,14 +265,14 @@ class Tool:
             )
         try:
             return cls(
-                name or options.name or signature.name,
+                settings.get("name") or base.get("name") or signature.name,
                 description,
                 copy.deepcopy(signature.schema),
                 signatures.handler(fn, signature),
-                annotations=annotations if annotations is not None else options.annotations,
-                exposure=exposure or options.exposure,
-                timeout_s=timeout_s if timeout_s is not None else options.timeout_s,
-                keywords=tuple(keywords) if keywords is not None else options.keywords,
+                annotations=chosen("annotations"),
+                exposure=settings.get("exposure") or base.get("exposure") or "deferred",
+                timeout_s=chosen("timeout_s"),
+                keywords=chosen("keywords") or (),
             )
         except ValueError as exc:
             raise ToolDefinitionError(f"tool function {signature.qualname}: {exc}") from None

@@ -7,14 +7,7 @@ from typing import Any, Literal
 
 import attrs
 
-__all__ = [
-    "Actor",
-    "Conversation",
-    "Message",
-    "ToolContext",
-    "local_context",
-    "parse_slack_ts",
-]
+__all__ = ["Actor", "Conversation", "Message", "ToolContext", "local_context", "parse_slack_ts"]
 
 _SLACK_TS = re.compile(r"^\d+(\.\d+)?$")
 _ID = re.compile(r"^[^:\s]+$")

@@ -8,14 +8,14 @@ is registered, once per function.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, Unpack, overload
 
 from junior_core.errors import ToolDefinitionError
 
 if TYPE_CHECKING:
     from junior_core.exposure import Exposure
 
-__all__ = ["Param", "ToolDefinitionError", "ToolOptions", "tool"]
+__all__ = ["Param", "ToolDefinitionError", "ToolSettings", "tool"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -72,26 +72,25 @@ class Param:
         return hash(tuple(self._given().items()))
 
 
-class ToolOptions:
-    """What ``@tool(...)`` was given; ``Tool.from_function`` arguments override it."""
+class ToolSettings(TypedDict, total=False):
+    """What ``@tool(...)`` and ``Tool.from_function(fn, ...)`` take, each as the ``Tool`` field of that name."""
 
-    __slots__ = ("annotations", "description", "exposure", "keywords", "name", "timeout_s")
+    name: str | None
+    description: str | None
+    keywords: Iterable[str] | None
+    annotations: Mapping[str, Any] | None
+    exposure: Exposure | None
+    timeout_s: float | None
 
-    def __init__(
-        self,
-        name: str | None = None,
-        description: str | None = None,
-        keywords: Iterable[str] = (),
-        annotations: Mapping[str, Any] | None = None,
-        exposure: Exposure = "deferred",
-        timeout_s: float | None = None,
-    ) -> None:
-        self.name = name
-        self.description = description
-        self.keywords = (keywords,) if isinstance(keywords, str) else tuple(keywords)
-        self.annotations = dict(annotations) if annotations is not None else None
-        self.exposure = exposure
-        self.timeout_s = timeout_s
+
+SETTINGS = frozenset(ToolSettings.__annotations__)
+
+
+def check_settings(settings: Mapping[str, Any], where: str) -> None:
+    """``TypeError`` for a keyword that is not a tool setting, as Python gives for an unknown argument."""
+    unknown = sorted(set(settings) - SETTINGS)
+    if unknown:
+        raise TypeError(f"{where} got an unexpected keyword argument {unknown[0]!r}")
 
 
 @overload
@@ -99,40 +98,27 @@ def tool(fn: F, /) -> F: ...
 
 
 @overload
-def tool(
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    keywords: Iterable[str] = (),
-    annotations: Mapping[str, Any] | None = None,
-    exposure: Exposure = "deferred",
-    timeout_s: float | None = None,
-) -> Callable[[F], F]: ...
+def tool(**settings: Unpack[ToolSettings]) -> Callable[[F], F]: ...
 
 
-def tool(
-    fn: F | None = None,
-    /,
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    keywords: Iterable[str] = (),
-    annotations: Mapping[str, Any] | None = None,
-    exposure: Exposure = "deferred",
-    timeout_s: float | None = None,
-) -> F | Callable[[F], F]:
+def tool(fn: F | None = None, /, **settings: Unpack[ToolSettings]) -> F | Callable[[F], F]:
     """Mark a function (or method) as a tool; pass it in ``register(source, tools=[...])``.
 
     The function stays an ordinary function (call it directly in tests). Its parameters' type hints become the
     ``input_schema``, its docstring the description; ``name`` defaults to the function's name, and
     ``keywords``, ``annotations``, ``exposure`` and ``timeout_s`` are those of ``Tool``.
     """
-    options = ToolOptions(name, description, keywords, annotations, exposure, timeout_s)
+    check_settings(settings, "tool()")
+    marked: dict[str, Any] = dict(settings)  # a copy: later changes to the caller's values do not reach the tool
+    if isinstance(marked.get("keywords"), Iterable) and not isinstance(marked["keywords"], str):
+        marked["keywords"] = tuple(marked["keywords"])
+    if isinstance(marked.get("annotations"), Mapping):
+        marked["annotations"] = dict(marked["annotations"])
 
     def mark(function: F) -> F:
         if not callable(function):
             raise ToolDefinitionError(f"@tool decorates a function, got {type(function).__name__}")
-        setattr(function, MARK, options)
+        setattr(function, MARK, marked)
         return function
 
     return mark(fn) if fn is not None else mark

@@ -200,6 +200,20 @@ class IndexCache:
         self._problem("search index cache %s is not used: %s; searching from memory", self.directory, exc)
 
     # -- the directory and the key ------------------------------------------------------------
+    def _existing_root(self, say_unreadable: bool) -> int | None:
+        """The checked cache directory's fd, or None when it is absent, unreadable or not trusted (said once)."""
+        try:
+            return self._root(create=False)
+        except FileNotFoundError:
+            return None
+        except CacheRefused as exc:
+            self._refuse(exc)
+            return None
+        except OSError as exc:
+            if say_unreadable:
+                self._problem("search index cache %s cannot be read (%s); searching from memory", self.directory, exc)
+            return None
+
     def _root(self, create: bool) -> int:
         """The checked cache directory's fd; ``FileNotFoundError`` when absent, ``CacheRefused`` if not trusted."""
         if self.refused is not None:
@@ -269,15 +283,8 @@ class IndexCache:
         unusable too.
         """
         name = self._name(fingerprint)
-        try:
-            root = self._root(create=False)
-        except FileNotFoundError:
-            return None
-        except CacheRefused as exc:
-            self._refuse(exc)
-            return None
-        except OSError as exc:
-            self._problem("search index cache %s cannot be read (%s); searching from memory", self.directory, exc)
+        root = self._existing_root(say_unreadable=True)
+        if root is None:
             return None
         try:
             try:
@@ -433,14 +440,8 @@ class IndexCache:
 
     def _children(self) -> tuple[int, list[str]] | None:
         """The checked cache directory's fd and entries; None when it is absent, unreadable or not trusted."""
-        try:
-            root = self._root(create=False)
-        except FileNotFoundError:
-            return None
-        except CacheRefused as exc:
-            self._refuse(exc)
-            return None
-        except OSError:
+        root = self._existing_root(say_unreadable=False)
+        if root is None:
             return None
         try:
             return root, sorted(os.listdir(root))

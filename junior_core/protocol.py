@@ -385,24 +385,19 @@ def tool_error(tool_name: str, exc: ToolError) -> tuple[dict[str, Any], bool]:
     return body, False
 
 
-def tool_failed(tool_name: str) -> dict[str, Any]:
-    """``tool_failed`` for a handler that raised (the traceback goes to the host's log)."""
-    return error(
-        "tool_failed",
-        f"{tool_name} failed with an internal error (details are in the host's log). "
-        "Try again once; if it fails again, tell the user the tool is failing.",
-        tool_name,
-    )
+def tool_failed(
+    tool_name: str,
+    why: str = "failed with an internal error (details are in the host's log)",
+    next_step: str = "Try again once; if it fails again, tell the user the tool is failing.",
+) -> dict[str, Any]:
+    """``tool_failed`` for a handler that raised (the traceback goes to the host's log), or as ``why`` says."""
+    return error("tool_failed", f"{tool_name} {why}. {next_step}", tool_name)
 
 
 def not_json(tool_name: str) -> dict[str, Any]:
     """``tool_failed`` for a result that cannot be encoded as JSON."""
-    return error(
-        "tool_failed",
-        f"{tool_name} returned a result that could not be encoded as JSON (logged for the operator). "
-        "Try a different tool or report the problem.",
-        tool_name,
-    )
+    return tool_failed(tool_name, "returned a result that could not be encoded as JSON (logged for the operator)",
+                       "Try a different tool or report the problem.")
 
 
 def timed_out(tool_name: str, seconds: float) -> dict[str, Any]:

@@ -3,7 +3,9 @@
 ``types`` is the model-neutral conversation; ``openai`` and ``anthropic`` map it
 to their APIs (the SDKs come with ``pip install 'junior-core[openai]'`` or
 ``[anthropic]`` and are imported only when a client is built); ``agent`` runs a
-user turn through a model and a runtime's tools.
+user turn through a model and a runtime's tools. The mapping functions are public
+and pure so that the scripted model (``junior_core.testing.ScriptedModel``) and test
+servers run every request and reply through exactly the code a live client uses.
 """
 
 from __future__ import annotations

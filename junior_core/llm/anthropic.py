@@ -1,9 +1,7 @@
 """The Anthropic Messages wire format and its client (``pip install 'junior-core[anthropic]'``).
 
-The mapping functions are public and pure so that the scripted model
-(``junior_core.testing.ScriptedModel``) and test servers run every request and
-reply through exactly the code a live client uses. The SDK is imported when a
-client is built, never at import time.
+Its mapping functions are public and pure, and its SDK is imported when a client is built (see
+``junior_core.llm``).
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """The OpenAI Chat Completions wire format and its client (``pip install 'junior-core[openai]'``).
 
-The mapping functions are public and pure so that the scripted model
-(``junior_core.testing.ScriptedModel``) and test servers run every request and
-reply through exactly the code a live client uses. The SDK is imported when a
-client is built, never at import time.
+Its mapping functions are public and pure, and its SDK is imported when a client is built (see
+``junior_core.llm``).
 """
 
 from __future__ import annotations
@@ -14,15 +12,8 @@ from typing import Any
 
 from junior_core.adapters import to_openai_tools
 from junior_core.errors import ModelError
-from junior_core.llm.types import (
-    ChatItem,
-    ModelReply,
-    ModelRequest,
-    ToolCall,
-    decode_arguments,
-    dump_response,
-    import_sdk,
-)
+from junior_core.llm import types as wire
+from junior_core.llm.types import ChatItem, ModelReply, ModelRequest, ToolCall
 
 __all__ = ["OpenAIChatModel", "openai_request", "openai_response", "parse_openai_request", "parse_openai_response"]
 
@@ -79,7 +70,7 @@ def parse_openai_response(body: Mapping[str, Any]) -> ModelReply:
     calls = []
     for raw in message.get("tool_calls") or ():
         function = raw.get("function") or {}
-        arguments, problem = decode_arguments(function.get("arguments"))
+        arguments, problem = wire.decode_arguments(function.get("arguments"))
         calls.append(ToolCall(str(raw.get("id") or ""), str(function.get("name") or ""), arguments, problem))
     return ModelReply(_content_text(message.get("content")), tuple(calls), choice.get("finish_reason"), dict(body))
 
@@ -97,7 +88,7 @@ def parse_openai_request(body: Mapping[str, Any]) -> ModelRequest:
         elif role == "assistant":
             calls = []
             for raw in message.get("tool_calls") or ():
-                arguments, problem = decode_arguments(raw["function"].get("arguments"))
+                arguments, problem = wire.decode_arguments(raw["function"].get("arguments"))
                 calls.append(ToolCall(raw["id"], raw["function"]["name"], arguments, problem))
             items.append(ChatItem("assistant", _content_text(message.get("content")), tuple(calls)))
         elif role == "tool":
@@ -165,7 +156,7 @@ class OpenAIChatModel:
         self.name = name or f"openai:{model}"
         self.params = params
         if client is None:
-            sdk = import_sdk("openai", "openai")
+            sdk = wire.import_sdk("openai", "openai")
             client = sdk.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=2)
         self.client = client
 
@@ -176,7 +167,7 @@ class OpenAIChatModel:
         except Exception as exc:
             raise ModelError(self.name, self._reason(exc)) from exc
         try:
-            return parse_openai_response(dump_response(response))
+            return parse_openai_response(wire.dump_response(response))
         except (ValueError, TypeError, AttributeError, KeyError) as exc:
             raise ModelError(self.name, f"the server's answer is not a Chat Completions response ({exc})") from exc
 
