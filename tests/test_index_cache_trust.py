@@ -121,6 +121,7 @@ def built(cache_dir: Path, make_runtime: Callable[..., Runtime]) -> Path:
 
 # -- 1. nobody else's code runs ------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_planted_index_never_runs_and_is_replaced(cache_dir: Path, tmp_path: Path,
                                                      make_runtime: Callable[..., Runtime]) -> None:
     index_dir = built(cache_dir, make_runtime)
@@ -384,6 +385,7 @@ def resign(index_dir: Path) -> None:
     (index_dir / "junior-index.mac").write_text(sign(key, files))
 
 
+@pytest.mark.slow
 def test_byte_flips_in_stored_postings_are_rebuilt_before_any_search(cache_dir: Path, tmp_path: Path,
                                                                       make_runtime: Callable[..., Runtime]) -> None:
     index_dir = built(cache_dir, make_runtime)
@@ -395,6 +397,7 @@ def test_byte_flips_in_stored_postings_are_rebuilt_before_any_search(cache_dir: 
     assert found == EXPECTED and log == ""
 
 
+@pytest.mark.slow
 def test_an_index_that_raises_while_searching_is_rebuilt_once(cache_dir: Path, tmp_path: Path,
                                                                make_runtime: Callable[..., Runtime]) -> None:
     index_dir = built(cache_dir, make_runtime)

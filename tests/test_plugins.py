@@ -60,6 +60,7 @@ def plugins_json(site: Path, **env: str) -> dict[str, dict[str, Any]]:
     return {row["name"]: row for row in json.loads(proc.stdout)}
 
 
+@pytest.mark.slow
 def test_broken_installed_plugins_are_reported_and_the_rest_load(site: Path) -> None:
     rows = plugins_json(site)
     assert rows["good"]["status"] == "loaded"
@@ -80,6 +81,7 @@ def test_broken_installed_plugins_are_reported_and_the_rest_load(site: Path) -> 
     assert ping == {"ok": True, "tool_name": "good__ping", "result": "pong"}
 
 
+@pytest.mark.slow
 def test_a_plugin_of_typed_functions_is_found_searched_and_run_through_its_entry_point(site: Path) -> None:
     module = (site / "junior_test_typed" / "__init__.py").read_text()
     assert len([line for line in module.splitlines() if line.strip()]) <= 8  # a function and a hook
@@ -108,11 +110,13 @@ def test_a_plugin_of_typed_functions_is_found_searched_and_run_through_its_entry
     assert json.loads(wrong.stdout)["error"]["code"] == "invalid_arguments"
 
 
+@pytest.mark.slow
 def test_entry_points_load_in_distribution_name_order(site: Path) -> None:
     names = list(plugins_json(site, JUNIOR_LOAD_PLUGINS="good,good-clone"))
     assert names == ["good", "good-clone"]
 
 
+@pytest.mark.slow
 def test_strict_mode_raises_naming_the_plugin(site: Path) -> None:
     proc = junior(site, "sources", JUNIOR_STRICT_PLUGINS="1", JUNIOR_LOAD_PLUGINS="good,broken-import")
     assert proc.returncode == 1
@@ -120,6 +124,7 @@ def test_strict_mode_raises_naming_the_plugin(site: Path) -> None:
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_allowlist_and_denylist_apply_before_import(site: Path) -> None:
     assert list(plugins_json(site, JUNIOR_LOAD_PLUGINS="good")) == ["good"]
     assert list(plugins_json(site, JUNIOR_LOAD_PLUGINS="")) == []
@@ -127,6 +132,7 @@ def test_allowlist_and_denylist_apply_before_import(site: Path) -> None:
     assert "broken-import" not in rows and "misspelled" not in rows and "good" in rows
 
 
+@pytest.mark.slow
 def test_trace_prints_hook_calls(site: Path) -> None:
     proc = junior(site, "sources", JUNIOR_TRACE_PLUGINS="1", JUNIOR_LOAD_PLUGINS="good")
     assert "[junior] register_sources -> good(register)" in proc.stderr

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from junior_mcp_bridge import MCPBridge, load_config
 from mcp_bridge_helpers import misbehaving, write_toml
 
@@ -38,6 +39,7 @@ def setup(tmp_path: Path, plugin_table: str = "", **server: Any) -> tuple[dict[s
     return env, log
 
 
+@pytest.mark.slow
 def test_a_second_process_searches_without_starting_the_server(tmp_path: Path, no_orphans: None) -> None:
     env, log = setup(tmp_path)
     first = junior(env, "search", "echo", "--source", "mcp:counted")
@@ -58,6 +60,7 @@ def test_a_second_process_searches_without_starting_the_server(tmp_path: Path, n
     assert "MISBEHAVING_START_LOG" not in cached[0].read_text() and str(log) not in cached[0].read_text()
 
 
+@pytest.mark.slow
 def test_without_the_cache_every_search_starts_the_server(tmp_path: Path, no_orphans: None) -> None:
     env, log = setup(tmp_path, "tool_cache = false")
     for _ in range(2):
@@ -65,6 +68,7 @@ def test_without_the_cache_every_search_starts_the_server(tmp_path: Path, no_orp
     assert starts(log) == 2
 
 
+@pytest.mark.slow
 def test_an_old_entry_or_another_configuration_asks_the_server(tmp_path: Path, no_orphans: None) -> None:
     env, log = setup(tmp_path, "tool_cache_max_age_s = 1")
     junior(env, "search", "echo", "--source", "mcp:counted")
@@ -76,6 +80,7 @@ def test_an_old_entry_or_another_configuration_asks_the_server(tmp_path: Path, n
     assert starts(log) == 3
 
 
+@pytest.mark.slow
 def test_an_entry_others_could_write_is_not_used(tmp_path: Path, no_orphans: None) -> None:
     env, log = setup(tmp_path)
     junior(env, "search", "echo", "--source", "mcp:counted")

@@ -41,6 +41,7 @@ def junior(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([JUNIOR, *args], env=env, capture_output=True, text=True, timeout=60)
 
 
+@pytest.mark.slow
 def test_check_reports_each_server_and_fails_on_a_dead_one(env_with_hung: dict[str, str], no_orphans: None) -> None:
     done = junior(env_with_hung, "mcp", "check")
     assert done.returncode == 1, done.stderr
@@ -53,6 +54,7 @@ def test_check_reports_each_server_and_fails_on_a_dead_one(env_with_hung: dict[s
     assert lines["mcp:off"].startswith("off")
 
 
+@pytest.mark.slow
 def test_list_shows_state_and_tool_counts(env: dict[str, str], no_orphans: None) -> None:
     done = junior(env, "mcp", "list", "--json")
     assert done.returncode == 0, done.stderr
@@ -68,6 +70,7 @@ def test_list_shows_state_and_tool_counts(env: dict[str, str], no_orphans: None)
     assert refreshed["time"]["state"] == "ready"
 
 
+@pytest.mark.slow
 def test_invalid_config_is_one_clear_error(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text('[mcp.servers.a]\ncommand = "a"\ntimeout_s = "soon"\n')

@@ -34,6 +34,7 @@ def junior(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([JUNIOR, *args], env=env, capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [
     ["--help"],
     ["sources"],
@@ -48,12 +49,14 @@ def test_commands_that_call_no_mcp_tool_never_start_a_server(env: dict[str, str]
     assert not Path(env["MARKER"]).exists(), f"`junior {' '.join(args)}` started the MCP server"
 
 
+@pytest.mark.slow
 def test_sources_lists_the_server_without_starting_it(env: dict[str, str]) -> None:
     done = junior(env, "sources")
     assert "mcp:silent" in done.stdout
     assert not Path(env["MARKER"]).exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [
     ["search", "anything", "--source", "mcp:silent"],
     ["search", "anything"],
@@ -64,6 +67,7 @@ def test_commands_that_need_the_server_start_it(env: dict[str, str], args: list[
     assert Path(env["MARKER"]).exists(), f"`junior {' '.join(args)}` did not start the MCP server it needs"
 
 
+@pytest.mark.slow
 def test_a_failed_server_is_reported_once(env: dict[str, str]) -> None:
     done = junior(env, "search", "anything", "--source", "mcp:silent")
     assert done.stderr.count("'silent' is unavailable") == 1, done.stderr
@@ -79,6 +83,7 @@ def test_commands_that_call_no_mcp_tool_do_not_even_import_the_sdk(env: dict[str
     assert done.stderr.strip().splitlines()[-1] == "False", done.stderr
 
 
+@pytest.mark.slow
 def test_mcp_check_reports_a_dead_server_once(tmp_path: Path) -> None:
     config = write_toml(tmp_path / "junior.toml", {"missing": {"command": "/nonexistent/junior-test-server"}})
     env = {**os.environ, "JUNIOR_CONFIG": str(config), "JUNIOR_LOAD_PLUGINS": "mcp"}

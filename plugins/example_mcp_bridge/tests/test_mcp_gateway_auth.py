@@ -110,6 +110,7 @@ def stored_actors(env: dict[str, str]) -> dict[str, str]:
 # -- the token file ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_junior_mcp_token_makes_a_private_token_once(env: dict[str, str]) -> None:
     first = junior(env, "mcp", "token")
     assert first.returncode == 0, first.stderr
@@ -192,6 +193,7 @@ def test_configured_token_reads_its_value_from_the_environment(tmp_path: Path) -
 # -- the HTTP gateway -----------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_http_gateway_answers_401_without_the_right_token(
     env: dict[str, str], start_gateway: Callable[..., tuple[str, Path]]
 ) -> None:
@@ -211,6 +213,7 @@ async def test_http_gateway_answers_401_without_the_right_token(
     assert stored_actors(env) == {}
 
 
+@pytest.mark.slow
 @needs_memory
 async def test_each_token_calls_memory_as_its_own_actor(
     env: dict[str, str], start_gateway: Callable[..., tuple[str, Path]]
@@ -238,6 +241,7 @@ async def test_each_token_calls_memory_as_its_own_actor(
     assert "INFO junior.mcp.gateway: junior MCP gateway on" in log
 
 
+@pytest.mark.slow
 @needs_memory
 async def test_no_auth_takes_the_explicit_flag_and_warns(
     env: dict[str, str], start_gateway: Callable[..., tuple[str, Path]]
@@ -251,6 +255,7 @@ async def test_no_auth_takes_the_explicit_flag_and_warns(
     assert "WITHOUT authentication" in stderr.read_text()
 
 
+@pytest.mark.slow
 def test_serve_refuses_to_start_on_a_bad_token_config(env: dict[str, str]) -> None:
     Path(env["JUNIOR_CONFIG"]).write_text('[mcp.serve.tokens.bob]\ntoken = "short-secret"\nuser = "bob"\n')
     started = junior(env, "mcp", "serve", "--http", str(_free_port()))
@@ -265,6 +270,7 @@ def _result(answer: object) -> dict[str, object]:
     return structured
 
 
+@pytest.mark.slow
 @needs_memory
 @pytest.mark.parametrize("shared", [False, True])
 async def test_a_second_token_cannot_see_or_archive_the_owners_knowledge(

@@ -120,6 +120,7 @@ async def owner_is_served(gateway: Gateway) -> None:
 # -- sessions ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_one_token_flooding_sessions_gets_its_own_share_and_the_owner_is_served(
     start_gateway: Callable[..., Gateway],
 ) -> None:
@@ -135,6 +136,7 @@ async def test_one_token_flooding_sessions_gets_its_own_share_and_the_owner_is_s
     await owner_is_served(gateway)
 
 
+@pytest.mark.slow
 async def test_sessions_are_capped_per_token_and_together_with_room_kept_for_the_owner(
     start_gateway: Callable[..., Gateway],
 ) -> None:
@@ -213,6 +215,7 @@ def closed_by_server(sock: socket.socket, answers: list[bytes] | None = None) ->
             answers.append(received)
 
 
+@pytest.mark.slow
 async def test_connections_that_never_finish_cannot_lock_the_owner_out(
     start_gateway: Callable[..., Gateway],
 ) -> None:
@@ -230,6 +233,7 @@ async def test_connections_that_never_finish_cannot_lock_the_owner_out(
     assert "connections open (the most allowed): closed the oldest" in gateway.stop()
 
 
+@pytest.mark.slow
 async def test_headers_and_bodies_that_arrive_too_slowly_are_timed_out(start_gateway: Callable[..., Gateway]) -> None:
     gateway = start_gateway("header_timeout_s = 1\nbody_timeout_s = 1.5")
     socks = half_sent(gateway.port, 20)
@@ -268,6 +272,7 @@ async def test_headers_and_bodies_that_arrive_too_slowly_are_timed_out(start_gat
 # -- logging ------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_refused_requests_are_logged_a_few_times_a_minute(start_gateway: Callable[..., Gateway]) -> None:
     gateway = start_gateway()  # the defaults: 10 lines a minute from each place
     await open_sessions(gateway.url, ALICE, 32 + 150)  # 150 refused sessions

@@ -12,6 +12,7 @@ import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from mcp_bridge_helpers import misbehaving, write_toml
 
 from junior_core import Runtime
@@ -66,6 +67,7 @@ def _closed_port() -> int:
         return int(sock.getsockname()[1])
 
 
+@pytest.mark.slow
 def test_a_password_in_a_server_url_is_masked_in_list_and_check(tmp_path: Path) -> None:
     url = f"http://deploy:s3cret-pw@127.0.0.1:{_closed_port()}/mcp?api_key=k3y-value&team=ops"
     config = write_toml(tmp_path / "junior.toml", {"remote": {"url": url, "startup_timeout_s": 1}})

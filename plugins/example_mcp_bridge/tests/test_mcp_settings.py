@@ -34,6 +34,7 @@ def test_plugin_table_names_the_json_file_and_more_variables(tmp_path: Path) -> 
         bridge_settings({"JUNIOR_CONFIG": str(path)})
 
 
+@pytest.mark.slow
 def test_config_path_names_the_json_file_in_effect(tmp_path: Path) -> None:
     servers = tmp_path / "mcp.json"
     servers.write_text('{"mcpServers": {}}')

@@ -30,6 +30,7 @@ def bare_env(tmp_path: Path, config: Path, **extra: str) -> dict[str, str]:
             "JUNIOR_CACHE_DIR": str(tmp_path / "cache"), **extra}
 
 
+@pytest.mark.slow
 def test_a_bare_command_not_on_path_is_found_next_to_junior_python(tmp_path: Path, no_orphans: None) -> None:
     assert shutil.which("mcp-server-time", path="/usr/bin:/bin") is None  # the point of the test
     config = write_toml(tmp_path / "junior.toml", {"time": {"command": "mcp-server-time"}})
@@ -43,6 +44,7 @@ def test_a_bare_command_not_on_path_is_found_next_to_junior_python(tmp_path: Pat
     assert '"timezone": "UTC"' in called.stdout
 
 
+@pytest.mark.slow
 def test_a_command_found_nowhere_says_where_it_was_looked_for(tmp_path: Path) -> None:
     config = write_toml(tmp_path / "junior.toml", {"nope": {"command": "junior-no-such-server"}})
     checked = junior(bare_env(tmp_path, config), "mcp", "check")
@@ -66,6 +68,7 @@ def test_proxy_and_ca_variables_reach_stdio_servers(
     assert "HOST_SECRET" in narrow and "HTTPS_PROXY" not in narrow
 
 
+@pytest.mark.slow
 def test_a_server_that_dies_shows_its_stderr_everywhere(
     make_runtime: Callable[..., Runtime], tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -98,6 +101,7 @@ def test_a_server_that_may_come_back_is_advertised_as_worth_a_retry(make_runtime
         rt.model_tools()[0]["description"]
 
 
+@pytest.mark.slow
 def test_a_command_that_is_not_an_mcp_server_is_one_line(tmp_path: Path, no_orphans: None) -> None:
     config = write_toml(tmp_path / "junior.toml", {"echo": {"command": "echo", "args": ["hello there"]}})
     env = {**os.environ, "JUNIOR_CONFIG": str(config), "JUNIOR_LOAD_PLUGINS": "mcp"}
@@ -113,6 +117,7 @@ def test_a_command_that_is_not_an_mcp_server_is_one_line(tmp_path: Path, no_orph
     assert "MCP server 'echo' is unavailable: not an MCP server" in searched.stderr
 
 
+@pytest.mark.slow
 def test_log_level_from_the_option_or_the_environment(tmp_path: Path) -> None:
     config = write_toml(tmp_path / "junior.toml", {"dies": gated(tmp_path / "never")})
     env = {**os.environ, "JUNIOR_CONFIG": str(config), "JUNIOR_LOAD_PLUGINS": "mcp"}
@@ -127,6 +132,7 @@ def test_log_level_from_the_option_or_the_environment(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "'loud' is not one of" in bad.stderr
 
 
+@pytest.mark.slow
 def test_gateway_start_up_is_not_a_warning(tmp_path: Path) -> None:
     import socket
 

@@ -65,6 +65,7 @@ def test_every_tool_answers_unavailable_with_the_one_line(
     assert snapshot(rows) == newer
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [["memory", "migrate"], ["memory", "list"], ["memory", "stats"],
                                      ["memory", "show", "abcd"]])
 def test_the_operator_gets_one_line_and_the_data_stays(
@@ -76,6 +77,7 @@ def test_the_operator_gets_one_line_and_the_data_stays(
     assert snapshot(rows) == newer
 
 
+@pytest.mark.slow
 def test_info_names_the_newer_revision(db_url: str, tmp_path: Path, newer: dict[str, Any]) -> None:
     done = junior(db_url, tmp_path, "memory", "info")
     assert done.returncode == 1

@@ -194,6 +194,7 @@ def test_reindex_command(make_runtime: Any, db_url: str) -> None:
     assert off.exit_code == 1 and "junior-memory[semantic]" in off.output
 
 
+@pytest.mark.slow
 def test_without_the_extra_nothing_heavy_is_imported(tmp_path: Any) -> None:
     script = (
         "import sys\n"

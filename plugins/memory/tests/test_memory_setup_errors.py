@@ -33,6 +33,7 @@ def junior(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([JUNIOR, *args], env=env, capture_output=True, text=True, timeout=60)
 
 
+@pytest.mark.slow
 def test_memory_commands_say_to_install_the_postgres_extra_in_one_line(no_driver: dict[str, str]) -> None:
     done = junior(no_driver, "memory", "list")
     assert done.returncode == 1
@@ -41,6 +42,7 @@ def test_memory_commands_say_to_install_the_postgres_extra_in_one_line(no_driver
     assert "secret" not in done.stderr and "fix junior_memory_url" not in done.stderr.lower()
 
 
+@pytest.mark.slow
 def test_a_tool_call_fails_without_a_traceback(no_driver: dict[str, str]) -> None:
     done = junior(no_driver, "exec", "memory__list")
     assert done.returncode == 1
@@ -49,6 +51,7 @@ def test_a_tool_call_fails_without_a_traceback(no_driver: dict[str, str]) -> Non
     assert "error (tool_failed): Memory is not set up on this host" in done.stderr
 
 
+@pytest.mark.slow
 def test_info_shows_the_url_even_when_the_store_cannot_open(no_driver: dict[str, str]) -> None:
     done = junior(no_driver, "memory", "info")
     assert done.returncode == 1
