@@ -7,10 +7,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from junior_core.llm.agent import Turn
+from typing import Any
 
 __all__ = [
     "ConfigError",
@@ -52,7 +49,8 @@ class ModelError(JuniorError):
     seen it. The SDK's own exception is the ``__cause__``.
     """
 
-    def __init__(self, model: str, reason: str, turn: Turn | None = None) -> None:
+    # ``turn`` is a ``junior_core.llm.Turn``, typed loosely: errors.py is beneath every module and imports none.
+    def __init__(self, model: str, reason: str, turn: Any = None) -> None:
         super().__init__(f"model {model} failed: {reason}")
         self.model = model
         self.reason = reason
