@@ -41,7 +41,7 @@ def search(pattern: str, text: str, unsupported: bool) -> bool:
 
 
 def _pattern(validator: Any, pattern: str, instance: Any, schema: Mapping[str, Any]) -> Iterator[Any]:
-    from jsonschema.exceptions import ValidationError
+    from jsonschema.exceptions import ValidationError  # jsonschema loads with a tool's first full validation
 
     if validator.is_type(instance, "string") and not search(pattern, instance, unsupported=True):
         yield ValidationError(f"{instance!r} does not match {pattern!r}")

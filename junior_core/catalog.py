@@ -111,7 +111,7 @@ def _schema_problem(text: str) -> str | None:
 def _regex_ok(pattern: object) -> bool:
     if not isinstance(pattern, str):
         return True
-    from junior_core._patterns import searcher
+    from junior_core._patterns import searcher  # RE2 loads with the first schema that has a pattern
 
     if searcher(pattern) is not None:
         return True

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from junior_core.context import ToolContext, local_context
+from junior_core.errors import ConfigError, PluginError
 from junior_core.tables import print_table
 
 if TYPE_CHECKING:
@@ -436,9 +437,6 @@ class CleanStream:
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point."""
     import logging
-
-    from junior_core.config import ConfigError
-    from junior_core.errors import PluginError
 
     # Every command's output and the log lines on stderr, plugins' commands included.
     if sys.stdout is not None and not isinstance(sys.stdout, CleanStream):

@@ -25,7 +25,7 @@ def user_config_dir(environ: Mapping[str, str] | None = None) -> Path:
     environ = os.environ if environ is None else environ
     if environ.get(CONFIG_DIR_ENV):
         return Path(environ[CONFIG_DIR_ENV]).expanduser()
-    import platformdirs
+    import platformdirs  # only without JUNIOR_CONFIG_DIR, and not at `junior --help`
 
     return Path(platformdirs.user_config_dir("junior", appauthor=False))
 

@@ -7,6 +7,8 @@ from typing import Any, Literal
 
 import attrs
 
+from junior_core.errors import ToolError
+
 __all__ = ["Actor", "Conversation", "Message", "ToolContext", "local_context", "parse_slack_ts"]
 
 _SLACK_TS = re.compile(r"^\d+(\.\d+)?$")
@@ -114,24 +116,18 @@ class ToolContext:
 
     def require_actor(self) -> Actor:
         """Return the actor or raise ``ToolError('missing_context')``."""
-        from junior_core.errors import ToolError
-
         if self.actor is None:
             raise ToolError("missing_context", "This tool needs to know who is speaking, and the host gave no actor.")
         return self.actor
 
     def require_conversation(self) -> Conversation:
         """Return the conversation or raise ``ToolError('missing_context')``."""
-        from junior_core.errors import ToolError
-
         if self.conversation is None:
             raise ToolError("missing_context", "This tool needs a conversation, and the host gave none.")
         return self.conversation
 
     def require_source_key(self) -> str:
         """Return the conversation's source_key or raise ``ToolError('missing_context')``."""
-        from junior_core.errors import ToolError
-
         key = self.require_conversation().source_key
         if key is None:
             raise ToolError(
@@ -176,7 +172,7 @@ def local_context(
 
 
 def _os_user() -> str:
-    import getpass
+    import getpass  # only for the CLI's local context: getpass brings termios and pwd
 
     try:
         name = getpass.getuser()

@@ -276,6 +276,6 @@ class Reach:
 
     def offered(self, context: ToolContext | None = None) -> list[str]:
         """The names of the model's tools in ``context``: searchTools, executeTool, then the direct tools."""
-        from junior_core.protocol import EXECUTE_TOOL, SEARCH_TOOLS
+        from junior_core.protocol import EXECUTE_TOOL, SEARCH_TOOLS  # not needed at `junior --help`
 
         return [SEARCH_TOOLS, EXECUTE_TOOL, *(t.tool_name for t in self.visible(context, "direct"))]

@@ -90,7 +90,7 @@ def default_cache_dir() -> Path:
     configured = os.environ.get("JUNIOR_CACHE_DIR")
     if configured:
         return Path(configured).expanduser() / "search-index"
-    from platformdirs import user_cache_dir
+    from platformdirs import user_cache_dir  # only without JUNIOR_CACHE_DIR, when an index is first stored
 
     return Path(user_cache_dir("junior")) / "search-index"
 
@@ -336,7 +336,7 @@ class IndexCache:
         stored = IndexedDocs.from_json(meta)
         if stored.names != docs.names or stored.sources != docs.sources:
             raise ValueError("documents do not match the catalog")
-        from junior_core._whoosh import MemoryStorage
+        from junior_core._whoosh import MemoryStorage  # Whoosh loads with the first index opened or built
 
         storage = MemoryStorage()
         storage.files = files

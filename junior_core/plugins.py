@@ -16,9 +16,8 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import pluggy
 
-from junior_core import hookspecs, protocol
+from junior_core import hookspecs
 from junior_core.errors import PluginError, RegistrationError
-from junior_core.tracing import HookTrace, brief
 
 if TYPE_CHECKING:
     import click
@@ -124,7 +123,7 @@ def seconds(value: float | None, env: str, default: float) -> float:
 
 
 def _did_you_mean(name: str) -> str:
-    import difflib
+    import difflib  # only for a misspelled hook
 
     close = difflib.get_close_matches(name, hookspecs.HOOK_NAMES, n=1, cutoff=0.6)
     return f"; did you mean {close[0]!r}?" if close else f"; junior's hooks are {', '.join(hookspecs.HOOK_NAMES)}"
@@ -160,6 +159,8 @@ class PluginSet:
         self._lock = threading.Lock()
         self._overdue: dict[str, int] = {}
         if os.environ.get("JUNIOR_TRACE_PLUGINS", "") not in ("", "0"):
+            from junior_core.tracing import HookTrace  # only when tracing is asked for
+
             trace = HookTrace(self.pm)
             self.pm.add_hookcall_monitoring(trace.before, trace.after)
 
@@ -368,6 +369,9 @@ class PluginSet:
         """The first veto in call order, or None; a policy that raises or misses its deadline denies (fail closed)."""
         kwargs = {"tool": tool, "arguments": arguments, "context": context}
         for plugin, _ in self._impls("before_tool_execute"):
+            # Imported here: protocol (what the model reads) is not needed at `junior --help`, which loads plugins.
+            from junior_core import protocol
+
             outcome = self._call(plugin, "before_tool_execute", kwargs, self.hook_timeout_s)
             if outcome.timed_out:
                 log.warning(
@@ -412,6 +416,8 @@ class PluginSet:
                 if answer is False:
                     hidden.add(entry.tool_name)
                 elif answer is not None and answer is not True:
+                    from junior_core.tracing import brief  # only for this log line
+
                     log.error("plugin %r: tool_visible answered %s for %s, not True, False or None; hiding every "
                               "tool", plugin, brief(answer), entry.tool_name)
                     return None

@@ -8,7 +8,7 @@ from typing import Any
 import attrs
 
 from junior_core.catalog import Provider, Source, Tool
-from junior_core.errors import RegistrationError
+from junior_core.errors import RegistrationError, ToolDefinitionError
 
 __all__ = ["Register", "Registration"]
 
@@ -48,8 +48,6 @@ class Register:
     def _as_tool(self, source: Source, item: Any) -> Tool:
         if isinstance(item, Tool) or not callable(item):
             return item  # type: ignore[no-any-return]  # the catalog refuses what is not a Tool, naming the plugin
-        from junior_core.errors import ToolDefinitionError
-
         try:
             return Tool.from_function(item)
         except ToolDefinitionError as exc:

@@ -105,6 +105,7 @@ class Runtime:
         self.reach = Reach(self.catalog, self.policy, self._plugins)
         cache = None
         if options.index_cache is not False:
+            # Imported here: a runtime without a stored index (index_cache=False) never needs the cache's code.
             from junior_core.index_cache import IndexCache
 
             cache = IndexCache(None if options.index_cache is True else Path(options.index_cache))

@@ -36,7 +36,7 @@ def model_from_spec(spec: str, env: Mapping[str, str] | None = None) -> ModelCli
     if kind == "openai":
         if not env.get("OPENAI_API_KEY"):
             raise ModelConfigError(f"{spec}: OPENAI_API_KEY is not set")
-        from junior_core.llm.openai import OpenAIChatModel
+        from junior_core.llm.openai import OpenAIChatModel  # each client module loads when its model is asked for
 
         return OpenAIChatModel(
             rest, api_key=env["OPENAI_API_KEY"], base_url=env.get("OPENAI_BASE_URL") or None, name=spec

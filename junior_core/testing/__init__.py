@@ -107,6 +107,8 @@ class RuntimeFactory:
     def __call__(
         self, *plugins: object, entry_points: bool | Sequence[str] = False, strict: bool = True, **kwargs: Any
     ) -> Runtime:
+        # Imported here: this module is a pytest plugin loaded at every pytest start, so the runtime loads only
+        # when a test makes one.
         from junior_core.plugins import load
         from junior_core.runtime import Runtime
 
