@@ -1,4 +1,7 @@
-"""searchTools' answers: the view of the catalog a model may reach, searched and listed; executeTool's misses."""
+"""searchTools over the view of the catalog a model may reach: searched, listed and paged; executeTool's misses.
+
+What the answers say is ``protocol``'s; what goes in them is decided here.
+"""
 
 from __future__ import annotations
 
@@ -80,10 +83,8 @@ class _View:
             summary = summarize(entry.tool.description)
             annotations = dict(entry.tool.annotations or {})
             schema = entry.tool.input_schema
-            plain: dict[str, Any] = {"tool_name": entry.tool_name, "description": summary, "input_schema": schema,
-                                     "annotations": annotations}
-            sourced: dict[str, Any] = {"tool_name": entry.tool_name, "description": summary,
-                                       "source": entry.source_id, "input_schema": schema, "annotations": annotations}
+            plain = protocol.tool_row(entry.tool_name, summary, None, schema, annotations)
+            sourced = protocol.tool_row(entry.tool_name, summary, entry.source_id, schema, annotations)
             pair = self._tool_dicts[entry.tool_name] = (plain, sourced)
         row = pair[1] if with_source else pair[0]
         return {**row, "annotations": dict(row["annotations"])}
@@ -204,24 +205,12 @@ class Discovery:
         """
         query, source_id, limit, offset = request.query, request.source, request.limit, request.offset
         view = self.view()
-        base: dict[str, Any] = {"ok": True, "query": query or None, "source": source_id}
-        counts = {"total_catalog_tools": len(view.eligible(None, hidden))}
+        in_catalog = len(view.eligible(None, hidden))
         if source_id is not None and source_id not in view.source_dicts:
-            known = view.source_ids
-            return {
-                **base,
-                "sources": view.sources(),
-                **counts,
-                "total_eligible_tools": 0,
-                "total_matches": 0,
-                "returned_tools": 0,
-                "execution_tool": protocol.EXECUTE_TOOL,
-                "tools": [],
-                "hint": (
-                    f"Unknown source {source_id[:100]!r}. Known sources: {', '.join(known) or '(none)'}. "
-                    "Call searchTools again with one of these ids as source, or with source null to search all."
-                ),
-            }
+            return protocol.search_answer(
+                query, source_id, view.sources(), catalog_tools=in_catalog, eligible_tools=0, matches=0, tools=[],
+                hint=protocol.unknown_source_hint(source_id, view.source_ids),
+            )
         eligible = view.eligible(source_id, hidden)
         hint: str | None = None
         if not query:
@@ -236,42 +225,17 @@ class Discovery:
             picked = picked[offset:]
             more = offset + limit < total
             if not picked and offset == 0:
-                hint = self._no_match_hint(query, source_id, len(eligible))
+                hint = protocol.no_match_hint(query, source_id, len(eligible))
         if source_id is not None:
             sources = view.sources([source_id])
         elif not query or not picked:
             sources = view.sources()
         else:
             sources = view.sources(sorted({t.source_id for t in picked}))
-        answer = {
-            **base,
-            "sources": sources,
-            **counts,
-            "total_eligible_tools": len(eligible),
-            "total_matches": total,
-            "returned_tools": len(picked),
-            "execution_tool": protocol.EXECUTE_TOOL,
-            "tools": [view.tool_dict(t, with_source=source_id is None) for t in picked],
-        }
-        if more and picked:
-            answer["next_cursor"] = protocol.encode_cursor(offset + len(picked))
-        if hint is not None:
-            answer["hint"] = hint
-        return answer
-
-    @staticmethod
-    def _no_match_hint(query: str, source_id: str | None, eligible: int) -> str:
-        shown = query if len(query) <= 80 else query[:77] + "..."
-        if source_id is not None and not eligible:
-            return f"Source {source_id!r} has no tools right now. Call searchTools with source null to search all."
-        if source_id is not None:
-            return (
-                f"No tool in source {source_id!r} matched {shown!r}. Call searchTools with an empty query and this "
-                "source to list its tools, or with other words, or with source null to search every source."
-            )
-        return (
-            f"No tool matched {shown!r}. Every source is listed above: call searchTools again with one of their ids "
-            "as source (an empty query lists its tools), or with other words."
+        return protocol.search_answer(
+            query, source_id, sources, catalog_tools=in_catalog, eligible_tools=len(eligible), matches=total,
+            tools=[view.tool_dict(t, with_source=source_id is None) for t in picked],
+            next_offset=offset + len(picked) if more and picked else None, hint=hint,
         )
 
     def _sample(self, eligible: list[CatalogTool], limit: int) -> list[CatalogTool]:

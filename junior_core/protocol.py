@@ -237,6 +237,74 @@ class SearchRequest:
     offset: int = 0
 
 
+def tool_row(
+    tool_name: str, summary: str, source: str | None, schema: dict[str, Any], annotations: dict[str, Any]
+) -> dict[str, Any]:
+    """One tool in a searchTools answer; ``source`` only in a search of every source."""
+    row: dict[str, Any] = {"tool_name": tool_name, "description": summary}
+    if source is not None:
+        row["source"] = source
+    row["input_schema"] = schema
+    row["annotations"] = annotations
+    return row
+
+
+def search_answer(
+    query: str | None,
+    source: str | None,
+    sources: list[dict[str, str]],
+    *,
+    catalog_tools: int,
+    eligible_tools: int,
+    matches: int,
+    tools: list[dict[str, Any]],
+    next_offset: int | None = None,
+    hint: str | None = None,
+) -> dict[str, Any]:
+    """searchTools' answer: the counts, the tools' rows, ``next_cursor`` while more remain, and a hint if any."""
+    answer: dict[str, Any] = {
+        "ok": True,
+        "query": query or None,
+        "source": source,
+        "sources": sources,
+        "total_catalog_tools": catalog_tools,
+        "total_eligible_tools": eligible_tools,
+        "total_matches": matches,
+        "returned_tools": len(tools),
+        "execution_tool": EXECUTE_TOOL,
+        "tools": tools,
+    }
+    if next_offset is not None:
+        answer["next_cursor"] = encode_cursor(next_offset)
+    if hint is not None:
+        answer["hint"] = hint
+    return answer
+
+
+def unknown_source_hint(source_id: str, known: Sequence[str]) -> str:
+    """The hint of a search in a source that does not exist: every known id, and what to call next."""
+    return (
+        f"Unknown source {source_id[:100]!r}. Known sources: {', '.join(known) or '(none)'}. "
+        "Call searchTools again with one of these ids as source, or with source null to search all."
+    )
+
+
+def no_match_hint(query: str, source_id: str | None, eligible: int) -> str:
+    """The hint of a search that matched nothing: where to look next."""
+    shown = clip(query, 80)
+    if source_id is not None and not eligible:
+        return f"Source {source_id!r} has no tools right now. Call searchTools with source null to search all."
+    if source_id is not None:
+        return (
+            f"No tool in source {source_id!r} matched {shown!r}. Call searchTools with an empty query and this "
+            "source to list its tools, or with other words, or with source null to search every source."
+        )
+    return (
+        f"No tool matched {shown!r}. Every source is listed above: call searchTools again with one of their ids "
+        "as source (an empty query lists its tools), or with other words."
+    )
+
+
 def encode_cursor(offset: int) -> str:
     return f"o{offset}"
 
