@@ -223,7 +223,8 @@ class Bridge:
         conn = self.connections.get(name)
         if conn is None or conn.state != "failed":
             return None
-        advice = "try again later" if conn.retryable else "it needs its configuration fixed (`junior mcp check`)"
+        advice = conn.advice or (
+            "try again later" if conn.retryable else "it needs its configuration fixed (`junior mcp check`)")
         return f"{conn.problem or 'not running'}; {advice}"
 
     def tools(self, name: str) -> list[Tool]:

@@ -1,4 +1,4 @@
-"""``junior mcp list | check | serve | token``."""
+"""``junior mcp list | check | login | logout | serve | token``."""
 
 from __future__ import annotations
 
@@ -65,8 +65,20 @@ def list_servers(as_json: bool, refresh: bool) -> None:
 
 @mcp.command()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def check(as_json: bool) -> None:
+@click.option("--url", default=None, metavar="URL",
+              help="Check this streamable HTTP server instead of the configured ones (logging in if it asks).")
+@click.option("--client-id", default=None, help="With --url: a pre-registered OAuth client id.")
+@click.option("--client-secret-env", default=None, metavar="VAR",
+              help="With --url: the environment variable holding that client's secret.")
+@click.option("--scope", default=None, help="With --url: the OAuth scope to ask for.")
+def check(as_json: bool, url: str | None, client_id: str | None, client_secret_env: str | None,
+          scope: str | None) -> None:
     """Connect to each enabled server, report, and update its cached tool list; exits 1 if any is unavailable."""
+    if url is not None:
+        _check_url(url, as_json, client_id, client_secret_env, scope)
+        return
+    if client_id or client_secret_env or scope:
+        raise click.UsageError("--client-id, --client-secret-env and --scope only apply with --url")
     rows = _connect()
     failed = [r for r in rows if r["state"] == "failed"]
     if as_json:
@@ -75,15 +87,120 @@ def check(as_json: bool) -> None:
         _no_servers()
     else:
         for r in rows:
-            if r["state"] == "ready":
-                click.echo(f"ok      {r['source']}: {r['server']}, {r['tools']} tools, protocol "
-                           f"{r['protocol_version']}, connected in {r['connect_s']:.2f} s")
-            elif r["state"] == "disabled":
-                click.echo(f"off     {r['source']}: disabled in {r['origin']}")
-            else:
-                click.echo(f"FAILED  {r['source']}: {r['error']} ({r['target']})")
+            _print_row(r)
     if failed:
         raise SystemExit(1)
+
+
+def _print_row(r: dict[str, Any]) -> None:
+    if r["state"] == "ready":
+        click.echo(f"ok      {r['source']}: {r['server']}, {r['tools']} tools, protocol "
+                   f"{r['protocol_version']}, connected in {r['connect_s']:.2f} s")
+    elif r["state"] == "disabled":
+        click.echo(f"off     {r['source']}: disabled in {r['origin']}")
+    else:
+        click.echo(f"FAILED  {r['source']}: {r['error']} ({r['target']})")
+
+
+def _check_url(url: str, as_json: bool, client_id: str | None, secret_env: str | None, scope: str | None) -> None:
+    import os
+    import re
+    from urllib.parse import urlsplit
+
+    from junior_mcp_bridge.config import ConfigError, server_config
+
+    if secret_env is not None and not os.environ.get(secret_env):
+        raise click.UsageError(f"--client-secret-env: ${secret_env} is not set")
+    oauth: dict[str, Any] = {key: value for key, value in {
+        "client_id": client_id, "client_secret": os.environ.get(secret_env) if secret_env else None,
+        "scope": scope}.items() if value is not None}
+    host = re.sub(r"[^a-z0-9]+", "-", (urlsplit(url).hostname or "server").lower()).strip("-") or "server"
+    try:
+        config = server_config("--url", host, {"url": url, "oauth": oauth or True})
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+    rows, tools = _login(config, fresh=False)
+    row = rows[0]
+    if as_json:
+        click.echo(json.dumps({**row, "tool_names": [t.name for t in tools]}, indent=2))
+    else:
+        _print_row(row)
+        for tool in tools:
+            click.echo(f"        - {tool.name}")
+    if row["state"] != "ready":
+        raise SystemExit(1)
+
+
+def _login(config: Any, fresh: bool) -> tuple[list[dict[str, Any]], list[Any]]:
+    """Connect to one server with a person at a browser to log in if it asks; its status row and tools."""
+    import attrs
+
+    from junior_mcp_bridge.bridge import Bridge
+    from junior_mcp_bridge.oauth import LOGIN_TIMEOUT_S, Login
+
+    # Time to find the browser window and log in, on top of the server's own start-up.
+    config = attrs.evolve(config, startup_timeout_s=config.startup_timeout_s + LOGIN_TIMEOUT_S)
+    bridge = Bridge([config])
+    conn = bridge.connections[config.name]
+    conn.failure_level = logging.INFO
+    conn.login = Login(fresh=fresh, say=lambda text: click.echo(text, err=True))
+    try:
+        bridge.start()
+        return bridge.status(), list(conn.tools) if conn.state == "ready" else []
+    finally:
+        bridge.close()
+
+
+def _remote(name: str) -> Any:
+    from junior_mcp_bridge.config import ConfigError, load_config
+
+    try:
+        configs = {c.name: c for c in load_config()}
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+    config = configs.get(name)
+    if config is None:
+        known = ", ".join(sorted(configs)) or "none"
+        raise click.ClickException(f"no MCP server named {name!r} is configured (configured: {known})")
+    if config.url is None:
+        raise click.ClickException(f"MCP server {name!r} is a stdio server (`command`); only `url` servers log in")
+    if config.oauth is None:
+        raise click.ClickException(f"MCP server {name!r} has OAuth turned off (`oauth = false`, or an "
+                                   "Authorization header in `headers`)")
+    return config
+
+
+@mcp.command()
+@click.argument("name")
+def login(name: str) -> None:
+    """Log in to the remote MCP server NAME in your browser and keep its tokens (0600, in junior's data dir)."""
+    from junior_mcp_bridge.oauth import token_file
+
+    config = _remote(name)
+    rows, _ = _login(config, fresh=True)
+    row = rows[0]
+    if row["state"] != "ready":
+        click.echo(f"FAILED  {row['source']}: {row['error']} ({row['target']})")
+        raise SystemExit(1)
+    click.echo(f"Logged in to {row['source']} ({row['server']}, {row['tools']} tools); tokens kept in "
+               f"{token_file(config.url)}")
+
+
+@mcp.command()
+@click.argument("name")
+def logout(name: str) -> None:
+    """Forget the tokens (and the client registration) junior holds for the remote MCP server NAME."""
+    from junior_mcp_bridge.oauth import token_file
+
+    config = _remote(name)
+    path = token_file(config.url)
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        click.echo(f"Not logged in to mcp:{name}: nothing to forget.")
+        return
+    click.echo(f"Logged out of mcp:{name}: removed {path}. The server may still consider the tokens valid until "
+               "they expire; revoke junior's access in its settings to end them now.")
 
 
 @mcp.command()

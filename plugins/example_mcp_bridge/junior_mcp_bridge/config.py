@@ -22,12 +22,14 @@ __all__ = [
     "RETRY_INTERVAL_S",
     "BridgeSettings",
     "ConfigError",
+    "OAuthSettings",
     "ServeToken",
     "ServerConfig",
     "bridge_settings",
     "config_paths",
     "load_config",
     "load_serve_tokens",
+    "server_config",
 ]
 
 # How often a server that failed to start is tried again, in seconds.
@@ -41,8 +43,10 @@ DEFAULT_STARTUP_TIMEOUT_S = 10.0
 
 _TOML_KEYS = {
     "command", "args", "env", "pass_env", "cwd", "url", "headers", "description", "allowed_tools", "timeout_s",
-    "startup_timeout_s", "enabled",
+    "startup_timeout_s", "enabled", "oauth",
 }
+_OAUTH_KEYS = {"client_id", "client_secret", "scope", "callback_port", "token_endpoint_auth_method"}
+_AUTH_METHODS = ("none", "client_secret_basic", "client_secret_post")
 # Proxy and CA settings a server needs to reach anything from a corporate network; the SDK's default
 # environment (HOME, LOGNAME, PATH, SHELL, TERM, USER) has none of them. `pass_env` replaces this list.
 DEFAULT_PASS_ENV = (
@@ -55,6 +59,22 @@ _JSON_IGNORED = {"type", "transport", "disabled", "autoApprove", "alwaysAllow", 
 
 class ConfigError(ValueError):
     """Invalid bridge configuration; the message names the file, the server and the field."""
+
+
+@attrs.frozen
+class OAuthSettings:
+    """How junior logs in to a remote server (``oauth`` of its config); every field is optional.
+
+    Without ``client_id`` junior registers itself with the server (dynamic client registration).
+    """
+
+    client_id: str | None = None
+    client_secret: str | None = attrs.field(default=None, repr=False)
+    scope: str | None = None
+    callback_port: int | None = None
+    """The loopback port of the redirect URI, for a client registered with a fixed one; default, any free port."""
+    token_endpoint_auth_method: str | None = None
+    """How the client secret is sent; default ``client_secret_basic`` with a secret, ``none`` without."""
 
 
 @attrs.frozen
@@ -80,6 +100,8 @@ class ServerConfig:
     timeout_s: float = DEFAULT_TIMEOUT_S
     startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S
     enabled: bool = True
+    oauth: OAuthSettings | None = None
+    """OAuth for a ``url`` server: on unless ``oauth = false`` or the headers carry an ``Authorization``."""
 
     @property
     def source_id(self) -> str:
@@ -353,6 +375,12 @@ def _from_json(path: Path, environ: Mapping[str, str]) -> list[ServerConfig]:
     return servers
 
 
+def server_config(origin: str, name: str, raw: dict[str, Any],
+                  environ: Mapping[str, str] | None = None) -> ServerConfig:
+    """One server from the fields of a config entry (``junior mcp check --url`` makes one); raises ``ConfigError``."""
+    return _server(origin, name, name, raw, os.environ if environ is None else environ)
+
+
 def _server(origin: str, where: str, name: str, raw: dict[str, Any], environ: Mapping[str, str]) -> ServerConfig:
     def fail(field: str, problem: str) -> ConfigError:
         return ConfigError(f"{origin}: {where} {field}: {problem}")
@@ -408,12 +436,14 @@ def _server(origin: str, where: str, name: str, raw: dict[str, Any], environ: Ma
         for field in ("args", "env", "pass_env", "cwd"):
             if field in raw:
                 raise fail(field, "only applies to stdio servers (with `command`), not to `url`")
-    if command is not None and "headers" in raw:
-        raise fail("headers", "only applies to `url` servers")
+    for field in ("headers", "oauth"):
+        if command is not None and field in raw:
+            raise fail(field, "only applies to `url` servers")
     enabled = raw.get("enabled", True)
     if not isinstance(enabled, bool):
         raise fail("enabled", f"must be true or false, got {enabled!r}")
     description = string("description")
+    headers = expanded_table("headers")
     return ServerConfig(
         name=name,
         origin=origin,
@@ -423,10 +453,45 @@ def _server(origin: str, where: str, name: str, raw: dict[str, Any], environ: Ma
         pass_env=DEFAULT_PASS_ENV if "pass_env" not in raw else env_names(),
         cwd=string("cwd"),
         url=url,
-        headers=expanded_table("headers"),
+        headers=headers,
         description=description.strip() if description else None,
         allowed_tools=strings("allowed_tools"),
         timeout_s=seconds("timeout_s", DEFAULT_TIMEOUT_S),
         startup_timeout_s=seconds("startup_timeout_s", DEFAULT_STARTUP_TIMEOUT_S),
         enabled=enabled,
+        oauth=_oauth(raw.get("oauth", True), headers, fail, environ) if url is not None else None,
     )
+
+
+def _oauth(raw: object, headers: Mapping[str, str], fail: Any, environ: Mapping[str, str]) -> OAuthSettings | None:
+    if raw is False:
+        return None
+    if raw is True:
+        # A static Authorization header is the owner's choice of credentials: OAuth would only compete with it.
+        return None if any(key.lower() == "authorization" for key in headers) else OAuthSettings()
+    if not isinstance(raw, dict):
+        raise fail("oauth", f"must be true, false or a table of {', '.join(sorted(_OAUTH_KEYS))}, got {raw!r}")
+    unknown = sorted(set(raw) - _OAUTH_KEYS)
+    if unknown:
+        raise fail(f"oauth.{unknown[0]}", f"unknown field; use {', '.join(sorted(_OAUTH_KEYS))}")
+    fields: dict[str, Any] = {}
+    for key in ("client_id", "client_secret", "scope", "token_endpoint_auth_method"):
+        value = raw.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, str) or not value.strip():
+            # Never echo the value: client_secret is a secret.
+            raise fail(f"oauth.{key}", "must be a non-empty string (use ${VAR} to read it from the environment)")
+        missing = [var for var in _VAR.findall(value) if var not in environ]
+        if missing:
+            raise fail(f"oauth.{key}", f"refers to ${{{missing[0]}}}, which is not set in the environment")
+        fields[key] = _VAR.sub(lambda m: environ[m.group(1)], value).strip()
+    if "client_secret" in fields and "client_id" not in fields:
+        raise fail("oauth.client_secret", "needs `client_id`, the client it is the secret of")
+    method = fields.get("token_endpoint_auth_method")
+    if method is not None and method not in _AUTH_METHODS:
+        raise fail("oauth.token_endpoint_auth_method", f"must be one of {', '.join(_AUTH_METHODS)}, got {method!r}")
+    port = raw.get("callback_port")
+    if port is not None and (isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535):
+        raise fail("oauth.callback_port", f"must be a port number (1-65535), got {port!r}")
+    return OAuthSettings(callback_port=port, **fields)

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from mcp import ClientSession
 
     from junior_mcp_bridge.cache import ToolCache, ToolInfo
+    from junior_mcp_bridge.oauth import Login, OAuthState
 
 # The MCP SDK is imported where a session is opened, not here: a process answering from the tool cache
 # (`junior search`) never needs it, and importing it costs more than the rest of the command.
@@ -91,6 +92,11 @@ class ServerConnection:
         self.failure_level = logging.WARNING
         """Level of the one log line a failed connect writes (commands that print the failure lower it)."""
         self.retry_interval_s = RETRY_INTERVAL_S
+        self.advice: str | None = None
+        """What to do about the failure, when it is something other than waiting or fixing the configuration."""
+        self.login: Login | None = None
+        """A person who can log in with a browser when the server asks (``junior mcp login``); None in a bot."""
+        self._oauth: OAuthState | None = None
         self.tools: list[types.Tool | ToolInfo] = []
         self.listed = False
         self.server_name: str | None = None
@@ -164,10 +170,22 @@ class ServerConnection:
                 await self._connect()
 
     async def _connect(self) -> None:
+        if self._oauth is None and self.config.oauth is not None and self.config.url is not None:
+            from junior_mcp_bridge.oauth import OAuthState
+
+            self._oauth = OAuthState.for_server(self.config, self.login)
+        if self._oauth is not None:
+            self._oauth.new_connect()
+        await self._attempt()
+        if self.state == "failed" and self._oauth is not None and self._oauth.retry_with_refresh():
+            log.debug("MCP server %r refused its access token; refreshing it", self.name)
+            await self._attempt()
+
+    async def _attempt(self) -> None:
         if self._closed:
             return
         await self._drop_session()
-        self.state, self.error, self.problem = "starting", None, None
+        self.state, self.error, self.problem, self.advice = "starting", None, None, None
         ready = asyncio.Event()
         self._stop = asyncio.Event()
         self._runner = asyncio.create_task(self._run(ready, self._stop), name=f"mcp:{self.name}")
@@ -239,13 +257,24 @@ class ServerConnection:
         if self._runner is not runner:
             return
         error, self.problem, self.retryable = _describe(exc, self.config, self._bad_line)
+        level = self.failure_level
+        if self._oauth is not None and self._oauth.needs_login:
+            error = f"the server needs a login: run `junior mcp login {self.name}`"
+            self.problem, self.retryable = "it needs a login", False
+            self.advice = f"run `junior mcp login {self.name}`"
+        elif self._oauth is not None and self._oauth.failure is not None:
+            error = f"the OAuth login failed: {self._oauth.failure}"
+            self.problem, self.retryable = "its OAuth login failed", False
+            self.advice = f"run `junior mcp login {self.name}`"
+        elif self._oauth is not None and self._oauth.refresh_first:
+            level = logging.DEBUG  # the next attempt refreshes the token; only its outcome is news
         self.error = mask_urls(error)  # an HTTP error quotes the URL, password and all
         self.stderr_tail = tuple(self._stderr)
         if self.stderr_tail:
             self.error += f"; its stderr ended with: {' | '.join(self.stderr_tail)}"
         self.state = "failed"
         self._retry_at = time.monotonic() + self.retry_interval_s
-        log.log(self.failure_level, "MCP server %r is unavailable: %s", self.name, self.error)
+        log.log(level, "MCP server %r is unavailable: %s", self.name, self.error)
         self._notify()
 
     async def _settle_stderr(self) -> None:
@@ -260,7 +289,8 @@ class ServerConnection:
             from mcp.client.streamable_http import streamable_http_client
             from mcp.shared._httpx_utils import create_mcp_http_client
 
-            http = await stack.enter_async_context(create_mcp_http_client(headers=dict(config.headers)))
+            auth = await stack.enter_async_context(self._oauth.provider()) if self._oauth is not None else None
+            http = await stack.enter_async_context(create_mcp_http_client(headers=dict(config.headers), auth=auth))
             streams = await stack.enter_async_context(streamable_http_client(config.url, http_client=http))
             return streams[0], streams[1]
         from mcp import StdioServerParameters, stdio_client
@@ -364,7 +394,9 @@ class ServerConnection:
             return ToolError("unavailable", f"MCP server {self.name!r} is being restarted after its session broke. "
                                             "Try again in a few seconds, or use another tool.")
         said = f" Its last words on stderr: {' | '.join(self.stderr_tail)}." if self.stderr_tail else ""
-        if self.retryable:
+        if self.advice is not None:
+            advice = f"retrying will not help: tell the user to {self.advice}, and use another tool meanwhile"
+        elif self.retryable:
             advice = (f"junior retries it {self.retry_interval_s:g} s after each failed attempt; try again later, "
                       "or use another tool")
         else:

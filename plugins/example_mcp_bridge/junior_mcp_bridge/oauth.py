@@ -1,0 +1,422 @@
+"""OAuth 2.1 for remote MCP servers: the token file, the browser login, and the SDK's client provider around them.
+
+The flow itself (metadata discovery, dynamic client registration, PKCE S256, the token exchange and refresh) is
+the MCP SDK's ``OAuthClientProvider``; this module gives it a place to keep tokens, a browser and a loopback
+redirect when a person is there to log in, and a clear "run `junior mcp login NAME`" when nobody is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import secrets
+import sys
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, urlsplit
+
+import attrs
+
+if TYPE_CHECKING:
+    from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthToken
+
+    from junior_mcp_bridge.config import OAuthSettings, ServerConfig
+
+__all__ = [
+    "CALLBACK_PATH", "LOGIN_TIMEOUT_S", "Login", "LoginRequired", "OAuthState", "TokenFile", "oauth_dir",
+    "token_file",
+]
+
+log = logging.getLogger("junior.mcp")
+CALLBACK_PATH = "/callback"
+LOGIN_TIMEOUT_S = 300.0
+"""How long a login waits for the browser to come back with a code."""
+_PAGE = ("<!doctype html><meta charset=utf-8><title>junior</title>"
+         "<p style='font:16px sans-serif;margin:3em'>{}</p>")
+
+
+class _DropFlowTraceback(logging.Filter):
+    """The SDK logs every failed OAuth flow with a traceback; the connection reports it in one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != "OAuth flow error"
+
+
+logging.getLogger("mcp.client.auth.oauth2").addFilter(_DropFlowTraceback())
+
+
+class LoginRequired(Exception):
+    """The server wants a login, and this process has no browser to do one with."""
+
+
+def oauth_dir() -> Path:
+    """``mcp-oauth`` in platformdirs' user data directory for junior (``XDG_DATA_HOME`` moves it on Linux)."""
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("junior", appauthor=False)) / "mcp-oauth"
+
+
+def token_file(url: str) -> Path:
+    """The file holding the tokens for the server at ``url``: one per URL, so tokens never go to another server."""
+    return oauth_dir() / f"{hashlib.sha256(url.encode()).hexdigest()[:32]}.json"
+
+
+class TokenFile:
+    """The SDK's ``TokenStorage`` in one JSON file, ``0600`` in a ``0700`` directory, replaced atomically.
+
+    It holds the tokens, when the access token expires (the SDK only knows that in the process that received
+    it) and a dynamically registered client. A pre-registered client (``client_id`` in config) is given here
+    and never written: its secret stays in the configuration it came from.
+    """
+
+    def __init__(self, path: Path, url: str, server: str, client: OAuthClientInformationFull | None = None) -> None:
+        self.path = path
+        self.url = url
+        self.server = server
+        self.fixed_client = client
+        self.writes = 0
+
+    # -- the file -------------------------------------------------------------------------------
+    def read(self) -> dict[str, Any]:
+        try:
+            stat = self.path.stat()
+            if hasattr(os, "getuid") and stat.st_uid != os.getuid():
+                log.warning("ignored the OAuth token file %s: it belongs to another user", self.path)
+                return {}
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            log.warning("ignored the OAuth token file %s: %s", self.path, type(exc).__name__)
+            return {}
+        return data if isinstance(data, dict) and data.get("url") == self.url else {}
+
+    def _write(self, data: dict[str, Any]) -> None:
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump({**data, "url": self.url, "server": self.server}, f)
+            os.replace(tmp, self.path)
+        finally:
+            tmp.unlink(missing_ok=True)
+        self.writes += 1
+
+    def _update(self, **fields: Any) -> None:
+        data = self.read()
+        data.update(fields)
+        self._write(data)
+
+    def delete(self) -> bool:
+        """Forget the tokens and the registered client; whether there was anything to forget."""
+        try:
+            self.path.unlink()
+        except FileNotFoundError:
+            return False
+        return True
+
+    def forget_tokens(self) -> None:
+        """Drop the tokens but keep the registered client (a new login then skips registration)."""
+        data = self.read()
+        if data.pop("tokens", None) is not None:
+            data.pop("expires_at", None)
+            self._write(data)
+
+    def forget_client(self) -> None:
+        data = self.read()
+        if data.pop("client", None) is not None:
+            self._write(data)
+
+    @property
+    def expires_at(self) -> float | None:
+        value = self.read().get("expires_at")
+        return float(value) if isinstance(value, int | float) else None
+
+    def refreshable(self) -> bool:
+        tokens = self.read().get("tokens")
+        return isinstance(tokens, dict) and bool(tokens.get("refresh_token"))
+
+    def expire(self) -> None:
+        """Treat the access token as expired, so the next connect refreshes it before sending it."""
+        self._update(expires_at=1.0)  # not 0: the SDK reads a false expiry as "never expires"
+
+    # -- TokenStorage ---------------------------------------------------------------------------
+    async def get_tokens(self) -> OAuthToken | None:
+        from mcp.shared.auth import OAuthToken
+
+        raw = self.read().get("tokens")
+        try:
+            return OAuthToken.model_validate(raw) if raw is not None else None
+        except ValueError:
+            return None
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        expires = time.time() + tokens.expires_in if tokens.expires_in is not None else None
+        self._update(tokens=tokens.model_dump(mode="json", exclude_none=True), expires_at=expires)
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        if self.fixed_client is not None:
+            return self.fixed_client
+        from mcp.shared.auth import OAuthClientInformationFull
+
+        raw = self.read().get("client")
+        try:
+            return OAuthClientInformationFull.model_validate(raw) if raw is not None else None
+        except ValueError:
+            return None
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        if self.fixed_client is None:
+            self._update(client=client_info.model_dump(mode="json", exclude_none=True))
+
+
+@attrs.define
+class Login:
+    """A person at a browser: the authorization URL is opened with ``webbrowser`` (so ``BROWSER`` is honoured)
+    and the code comes back to a listener on ``127.0.0.1``."""
+
+    timeout_s: float = LOGIN_TIMEOUT_S
+    say: Callable[[str], None] = attrs.field(factory=lambda: _stderr)
+    fresh: bool = False
+    """Drop the stored tokens first (``junior mcp login``): a new authorization, not a refresh."""
+
+
+def _stderr(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+@attrs.define
+class OAuthState:
+    """One server's OAuth for one connect attempt, and what the attempt learnt."""
+
+    config: ServerConfig
+    store: TokenFile
+    login: Login | None = None
+    needs_login: bool = False
+    """The server asked for an authorization that could not be done here."""
+    refresh_first: bool = False
+    """The server refused the access token; the next attempt refreshes it before asking for a login."""
+    failure: str | None = None
+    """Why the OAuth flow failed (a refused authorization, a failed token exchange), in one line."""
+    _refresh_tried: bool = False
+
+    @classmethod
+    def for_server(cls, config: ServerConfig, login: Login | None = None) -> OAuthState:
+        assert config.url is not None and config.oauth is not None
+        return cls(config=config, store=TokenFile(token_file(config.url), config.url, config.name,
+                                                  _fixed_client(config.oauth)), login=login)
+
+    def retry_with_refresh(self) -> bool:
+        """Whether to connect once more, refreshing first (once per connect: a refused refresh means a login)."""
+        if not self.refresh_first:
+            return False
+        self.refresh_first = False
+        self.store.expire()
+        return True
+
+    def new_connect(self) -> None:
+        """A connect begins: a refused access token may be refreshed once again."""
+        self.needs_login = self.refresh_first = self._refresh_tried = False
+        self.failure = None
+
+    @contextlib.asynccontextmanager
+    async def provider(self) -> AsyncIterator[Any]:
+        """The SDK's ``OAuthClientProvider`` for this server (an ``httpx2.Auth``), with a callback listener
+        while it may need one."""
+        from mcp.client.auth import OAuthClientProvider
+        from mcp.shared.auth import OAuthClientMetadata
+
+        store, oauth = self.store, self.config.oauth
+        assert oauth is not None
+        if self.login is not None and self.login.fresh:
+            store.forget_tokens()
+            self.login.fresh = False
+        async with contextlib.AsyncExitStack() as stack:
+            listener: _Callback | None = None
+            if self.login is not None:
+                listener = await stack.enter_async_context(_listen(await self._callback_port(), self.login))
+            redirect = listener.redirect_uri if listener is not None else f"http://127.0.0.1{CALLBACK_PATH}"
+            if store.fixed_client is not None:
+                store.fixed_client.redirect_uris = [redirect]  # type: ignore[list-item]
+            metadata = OAuthClientMetadata(
+                client_name="junior", redirect_uris=[redirect],  # type: ignore[list-item]
+                grant_types=["authorization_code", "refresh_token"], response_types=["code"],
+                token_endpoint_auth_method=_auth_method(oauth),  # type: ignore[arg-type]  # checked in config
+                scope=oauth.scope,
+            )
+            state = self
+
+            class Provider(OAuthClientProvider):
+                async def _auth_flow(self, request: Any) -> Any:
+                    # The flow runs inside the transport's task group, whose failure reaches the session as a
+                    # cancellation; what went wrong is kept here to be reported instead.
+                    flow = super()._auth_flow(request)
+                    try:
+                        step = await flow.__anext__()
+                        while True:
+                            step = await flow.asend((yield step))
+                    except StopAsyncIteration:
+                        return
+                    except LoginRequired as exc:
+                        if not state.needs_login and not state.refresh_first:
+                            state.failure = str(exc)
+                        raise
+                    except Exception as exc:
+                        state.failure = _one_line(f"{type(exc).__name__}: {exc}")
+                        raise
+
+                async def _initialize(self) -> None:
+                    # The SDK knows when a token expires only in the process that received it; the file knows
+                    # it in every process, so an expired token is refreshed before it is sent.
+                    await super()._initialize()
+                    self.context.token_expiry_time = store.expires_at
+
+            async def redirect_handler(url: str) -> None:
+                if store.refreshable() and not state._refresh_tried:
+                    state._refresh_tried = state.refresh_first = True
+                    raise LoginRequired("the server refused the access token; refreshing it first")
+                if listener is None:
+                    state.needs_login = True
+                    raise LoginRequired(f"MCP server {state.config.name!r} needs a login")
+                await listener.open(url, state.config.name)
+
+            async def callback_handler() -> AuthorizationCodeResult:
+                assert listener is not None
+                return await listener.result()
+
+            yield Provider(server_url=self.config.url or "", client_metadata=metadata, storage=store,
+                           redirect_handler=redirect_handler, callback_handler=callback_handler)
+
+    async def _callback_port(self) -> int:
+        """The configured port, else the one the stored client was registered with (its redirect URI must match
+        what the server has on record), else any free one."""
+        oauth = self.config.oauth
+        assert oauth is not None
+        if oauth.callback_port is not None:
+            return oauth.callback_port
+        client = await self.store.get_client_info()
+        for uri in (client.redirect_uris or []) if client is not None and self.store.fixed_client is None else []:
+            parts = urlsplit(str(uri))
+            if parts.hostname == "127.0.0.1" and parts.port:
+                if _port_free(parts.port):
+                    return parts.port
+                log.info("port %d of the registered redirect is in use; registering junior again", parts.port)
+                self.store.forget_client()
+        return 0
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _fixed_client(oauth: OAuthSettings) -> OAuthClientInformationFull | None:
+    if oauth.client_id is None:
+        return None
+    from mcp.shared.auth import OAuthClientInformationFull
+
+    return OAuthClientInformationFull(
+        client_id=oauth.client_id, client_secret=oauth.client_secret,
+        token_endpoint_auth_method=_auth_method(oauth),
+        grant_types=["authorization_code", "refresh_token"], response_types=["code"],
+    )
+
+
+def _auth_method(oauth: OAuthSettings) -> str:
+    """The configured method, else HTTP Basic with a secret (what RFC 6749 has every server support), else none."""
+    return oauth.token_endpoint_auth_method or ("client_secret_basic" if oauth.client_secret else "none")
+
+
+def _port_free(port: int) -> bool:
+    import socket
+
+    with socket.socket() as sock:
+        # As asyncio's listener will: a previous login's connections lingering in TIME_WAIT do not count.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+class _Callback:
+    """The loopback redirect target: the first request to ``/callback`` carries the code (or the error)."""
+
+    def __init__(self, login: Login) -> None:
+        self.login = login
+        self.port = 0
+        self._future: asyncio.Future[AuthorizationCodeResult] = asyncio.get_running_loop().create_future()
+
+    @property
+    def redirect_uri(self) -> str:
+        return f"http://127.0.0.1:{self.port}{CALLBACK_PATH}"
+
+    async def open(self, url: str, server: str) -> None:
+        import webbrowser
+
+        self.login.say(f"Log in to the MCP server {server!r} in your browser; if it did not open, visit:\n  {url}")
+        # A console browser (BROWSER=...) runs until it exits, so it runs beside the listener, not before it.
+        task = asyncio.get_running_loop().run_in_executor(None, webbrowser.open, url)
+        task.add_done_callback(lambda t: t.exception())
+
+    async def result(self) -> AuthorizationCodeResult:
+        try:
+            return await asyncio.wait_for(asyncio.shield(self._future), self.login.timeout_s)
+        except TimeoutError:
+            raise LoginRequired(f"no answer from the browser within {self.login.timeout_s:g} s") from None
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        from mcp.shared.auth import AuthorizationCodeResult
+
+        try:
+            line = await asyncio.wait_for(reader.readline(), 10)
+            while (await asyncio.wait_for(reader.readline(), 10)).strip():
+                pass  # the headers: nothing in them is needed
+            parts = line.decode("latin-1").split()
+            target = urlsplit(parts[1]) if len(parts) >= 2 else None
+            if target is None or target.path != CALLBACK_PATH or self._future.done():
+                await _answer(writer, 404, "Not found.")
+                return
+            query = {k: v[0] for k, v in parse_qs(target.query).items()}
+            if "code" in query:
+                await _answer(writer, 200, "Logged in. You can close this tab and return to junior.")
+                self._future.set_result(AuthorizationCodeResult(code=query["code"], state=query.get("state"),
+                                                                iss=query.get("iss")))
+            else:
+                error = query.get("error", "no code in the redirect")
+                await _answer(writer, 400, "The login did not complete; see junior for why.")
+                self._future.set_exception(LoginRequired(
+                    f"the authorization server refused: {error} {query.get('error_description', '')}".strip()))
+        except (TimeoutError, OSError, IndexError, UnicodeError):
+            pass
+        finally:
+            writer.close()
+
+
+async def _answer(writer: asyncio.StreamWriter, status: int, text: str) -> None:
+    body = _PAGE.format(text).encode()
+    reason = {200: "OK", 400: "Bad Request", 404: "Not Found"}[status]
+    writer.write(f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/html; charset=utf-8\r\n"
+                 f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body)
+    await writer.drain()
+
+
+@contextlib.asynccontextmanager
+async def _listen(port: int, login: Login) -> AsyncIterator[_Callback]:
+    callback = _Callback(login)
+    server = await asyncio.start_server(callback.handle, "127.0.0.1", port)
+    callback.port = server.sockets[0].getsockname()[1]
+    try:
+        yield callback
+    finally:
+        server.close()
+        if not callback._future.done():
+            callback._future.cancel()

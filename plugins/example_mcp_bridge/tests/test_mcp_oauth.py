@@ -1,0 +1,267 @@
+"""OAuth 2.1 to remote servers, against a real authorization server (the MCP SDK's server auth, in a subprocess).
+
+The server's ``/authorize`` approves at once and redirects back with a code, and ``BROWSER`` is a script that
+follows redirects, so the whole browser flow runs: discovery, registration, PKCE, the loopback redirect, the
+token exchange, refresh, and a bot that cannot log in.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import stat
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from junior_mcp_bridge import MCPBridge
+from junior_mcp_bridge.config import ConfigError, load_config
+from mcp_bridge_helpers import HERE, write_toml
+
+from junior_core import Runtime
+
+JUNIOR = str(Path(sys.executable).parent / "junior")
+SERVER = str(HERE / "servers" / "oauth_server.py")
+FOLLOW = str(HERE / "servers" / "follow_redirects.py")
+
+
+class AuthServer:
+    def __init__(self, port: int, proc: subprocess.Popen[bytes]) -> None:
+        self.port, self.proc = port, proc
+        self.url = f"http://127.0.0.1:{port}/mcp"
+
+    def stats(self) -> dict[str, int]:
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/admin/stats", timeout=10) as answer:
+            stats: dict[str, int] = json.loads(answer.read())
+            return stats
+
+    def revoke(self, what: str = "access") -> None:
+        request = urllib.request.Request(f"http://127.0.0.1:{self.port}/admin/revoke?what={what}", method="POST")
+        urllib.request.urlopen(request, timeout=10).close()
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@pytest.fixture
+def auth_server(tmp_path: Path) -> Iterator[Callable[..., AuthServer]]:
+    procs: list[subprocess.Popen[bytes]] = []
+
+    def start(*args: str) -> AuthServer:
+        port = _free_port()
+        with (tmp_path / f"server-{port}.log").open("wb") as log:
+            proc = subprocess.Popen([sys.executable, SERVER, str(port), *args], stdout=log, stderr=log)
+        procs.append(proc)
+        server = AuthServer(port, proc)
+        deadline = time.monotonic() + 90  # a loaded machine takes its time importing the SDK
+        while True:
+            try:
+                server.stats()
+                return server
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError((tmp_path / f"server-{port}.log").read_text()) from None
+                time.sleep(0.1)
+
+    yield start
+    for proc in procs:
+        proc.terminate()
+        proc.wait(10)
+
+
+@pytest.fixture
+def user(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """The environment of a person at a machine whose browser approves every login; their data dir is fresh."""
+    data = tmp_path / "data"
+    monkeypatch.setenv("XDG_DATA_HOME", str(data))
+    monkeypatch.delenv("BROWSER", raising=False)
+    return {**os.environ, "XDG_DATA_HOME": str(data), "JUNIOR_LOAD_PLUGINS": "mcp",
+            "BROWSER": f"{sys.executable} {FOLLOW} %s", "JUNIOR_TEST_BROWSER_LOG": str(tmp_path / "browser.log"),
+            "JUNIOR_CACHE_DIR": str(tmp_path / "cache")}
+
+
+def junior(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([JUNIOR, *args], env=env, capture_output=True, text=True, timeout=120)
+
+
+def browser_visits(env: dict[str, str]) -> list[str]:
+    path = Path(env["JUNIOR_TEST_BROWSER_LOG"])
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def token_files(env: dict[str, str]) -> list[Path]:
+    return sorted((Path(env["XDG_DATA_HOME"]) / "junior" / "mcp-oauth").glob("*.json"))
+
+
+def bot(tmp_path: Path, servers: dict[str, dict[str, Any]]) -> Runtime:
+    """What a bot runs: a runtime with no browser to log in with (BROWSER unset in this process)."""
+    configs = load_config(environ={"JUNIOR_CONFIG": str(write_toml(tmp_path / "junior.toml", servers))})
+    return Runtime(plugins=[MCPBridge(configs)])
+
+
+def test_check_url_logs_in_in_the_browser_and_keeps_the_tokens_private(
+    auth_server: Callable[..., AuthServer], user: dict[str, str]
+) -> None:
+    server = auth_server()
+    checked = junior(user, "-vv", "mcp", "check", "--url", server.url)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert checked.stdout.splitlines() == [
+        "ok      mcp:127-0-0-1: oauth-test 1.0, 1 tools, protocol 2025-11-25, connected in "
+        + checked.stdout.split("connected in ")[1].splitlines()[0],
+        "        - whoami",
+    ]
+    (visit,) = browser_visits(user)
+    query = {k: v[0] for k, v in parse_qs(urlsplit(visit).query).items()}
+    assert visit.startswith(f"http://127.0.0.1:{server.port}/authorize?")
+    assert query["code_challenge_method"] == "S256" and len(query["code_challenge"]) == 43
+    assert urlsplit(query["redirect_uri"]).hostname == "127.0.0.1"
+    assert query["resource"] == server.url and query["scope"] == "tools"
+    assert server.stats() == {"registrations": 1, "authorization_code": 1, "refresh_token": 0, "refused": 0}
+
+    (path,) = token_files(user)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    tokens = json.loads(path.read_text())["tokens"]
+    for secret in (tokens["access_token"], tokens["refresh_token"]):
+        assert secret not in checked.stdout + checked.stderr  # not even at DEBUG
+
+    again = junior(user, "mcp", "check", "--url", server.url)
+    assert again.returncode == 0, again.stderr
+    assert len(browser_visits(user)) == 1  # the kept token was used: no second login
+    assert server.stats()["authorization_code"] == 1
+
+
+def test_an_expired_or_revoked_access_token_is_refreshed_without_a_browser(
+    auth_server: Callable[..., AuthServer], user: dict[str, str], tmp_path: Path
+) -> None:
+    server = auth_server("--expires-in", "2")
+    servers = {"remote": {"url": server.url}}
+    user["JUNIOR_CONFIG"] = str(write_toml(tmp_path / "junior.toml", servers))
+    logged_in = junior(user, "mcp", "login", "remote")
+    assert logged_in.returncode == 0, logged_in.stdout + logged_in.stderr
+    assert logged_in.stdout.startswith("Logged in to mcp:remote (oauth-test 1.0, 1 tools); tokens kept in ")
+    (path,) = token_files(user)
+    first = json.loads(path.read_text())["tokens"]["access_token"]
+
+    time.sleep(2.5)  # the access token has expired
+    with bot(tmp_path, servers) as rt:
+        answer = rt.execute_tool("mcp__remote__whoami", {})
+    assert answer["ok"], answer
+    assert answer["result"]["structured_content"] == {"result": "authorized"}
+    assert server.stats()["refresh_token"] == 1
+    assert json.loads(path.read_text())["tokens"]["access_token"] != first
+
+    server.revoke("access")  # still valid by the clock, but the server refuses it
+    with bot(tmp_path, servers) as rt:
+        assert rt.execute_tool("mcp__remote__whoami", {})["ok"]
+    assert server.stats()["refresh_token"] == 2
+    assert len(browser_visits(user)) == 1  # only the login's
+    assert server.stats()["authorization_code"] == 1
+
+
+def test_a_bot_whose_login_was_revoked_says_to_run_junior_mcp_login(
+    auth_server: Callable[..., AuthServer], user: dict[str, str], tmp_path: Path
+) -> None:
+    server = auth_server()
+    servers = {"remote": {"url": server.url, "allowed_tools": ["whoami"]}}
+    user["JUNIOR_CONFIG"] = str(write_toml(tmp_path / "junior.toml", servers))
+    assert junior(user, "mcp", "login", "remote").returncode == 0
+    server.revoke("all")  # access and refresh tokens: only a new login helps
+
+    with bot(tmp_path, servers) as rt:
+        (source,) = rt.sources
+        assert source["description"].endswith("Unavailable: it needs a login; run `junior mcp login remote`.")
+        answer = rt.execute_tool("mcp__remote__whoami", {})
+    assert answer["error"]["code"] == "unavailable"
+    assert "run `junior mcp login remote`" in answer["error"]["message"]
+    assert "try again later" not in answer["error"]["message"].lower()
+    assert len(browser_visits(user)) == 1  # a bot never opens a browser
+
+    checked = junior({**user, "BROWSER": "false"}, "mcp", "check")
+    assert checked.returncode == 1
+    assert checked.stdout.startswith("FAILED  mcp:remote: the server needs a login: run `junior mcp login remote`")
+    assert "Traceback" not in checked.stderr
+
+    assert junior(user, "mcp", "login", "remote").returncode == 0
+    assert server.stats()["registrations"] == 1  # the registration is kept; only the tokens were new
+    with bot(tmp_path, servers) as rt:
+        assert rt.execute_tool("mcp__remote__whoami", {})["ok"]
+
+    out = junior(user, "mcp", "logout", "remote")
+    assert out.returncode == 0 and out.stdout.startswith("Logged out of mcp:remote: removed ")
+    assert token_files(user) == []
+    assert junior(user, "mcp", "logout", "remote").stdout.startswith("Not logged in to mcp:remote")
+    with bot(tmp_path, servers) as rt:
+        assert rt.execute_tool("mcp__remote__whoami", {})["error"]["code"] == "unavailable"
+
+
+def test_a_pre_registered_client_logs_in_with_its_secret_from_the_environment(
+    auth_server: Callable[..., AuthServer], user: dict[str, str], tmp_path: Path
+) -> None:
+    port = _free_port()  # the one redirect URI the client was registered with
+    server = auth_server("--no-registration", "--redirect-port", str(port))
+    user["TEST_CLIENT_SECRET"] = "junior-test-secret"
+    oauth = {"client_id": "junior-test", "client_secret": "${TEST_CLIENT_SECRET}", "callback_port": port}
+    user["JUNIOR_CONFIG"] = str(write_toml(tmp_path / "junior.toml", {"remote": {"url": server.url,
+                                                                                   "oauth": oauth}}))
+    logged_in = junior(user, "mcp", "login", "remote")
+    assert logged_in.returncode == 0, logged_in.stdout + logged_in.stderr
+    assert server.stats()["registrations"] == 0
+    (path,) = token_files(user)
+    assert "junior-test-secret" not in path.read_text()  # the secret stays where it was configured
+    (visit,) = browser_visits(user)
+    assert "client_id=junior-test&" in visit
+    assert f"redirect_uri=http%3A%2F%2F127.0.0.1%3A{port}%2Fcallback&" in visit
+
+    # The same without the secret: the server refuses the client, and the failure is one line.
+    user["JUNIOR_CONFIG"] = str(write_toml(tmp_path / "junior.toml", {"remote": {
+        "url": server.url, "oauth": {**oauth, "client_secret": "wrong"}}}))
+    failed = junior(user, "mcp", "login", "remote")
+    assert failed.returncode == 1
+    assert failed.stdout.startswith('FAILED  mcp:remote: the OAuth login failed: OAuthTokenError: Token exchange '
+                                    'failed (401): {"error":"invalid_client"'), failed.stdout
+    assert "Traceback" not in failed.stderr
+
+
+@pytest.mark.parametrize(("fields", "problem"), [
+    ({"command": "x", "oauth": True}, "[mcp.servers.s] oauth: only applies to `url` servers"),
+    ({"url": "https://h/mcp", "oauth": {"client": "x"}}, "[mcp.servers.s] oauth.client: unknown field; use "
+                                                         "callback_port, client_id, client_secret, scope, "
+                                                         "token_endpoint_auth_method"),
+    ({"url": "https://h/mcp", "oauth": {"client_secret": "s"}}, "oauth.client_secret: needs `client_id`"),
+    ({"url": "https://h/mcp", "oauth": {"client_id": "${NOPE_NOT_SET}"}},
+     "oauth.client_id: refers to ${NOPE_NOT_SET}, which is not set in the environment"),
+    ({"url": "https://h/mcp", "oauth": {"callback_port": 0}}, "oauth.callback_port: must be a port number"),
+    ({"url": "https://h/mcp", "oauth": "yes"}, "oauth: must be true, false or a table"),
+])
+def test_invalid_oauth_settings_name_the_field(tmp_path: Path, fields: dict[str, Any], problem: str) -> None:
+    path = write_toml(tmp_path / "junior.toml", {"s": fields})
+    with pytest.raises(ConfigError) as caught:
+        load_config(environ={"JUNIOR_CONFIG": str(path)})
+    assert problem in str(caught.value)
+
+
+def test_oauth_is_on_for_remote_servers_unless_they_carry_their_own_authorization(tmp_path: Path) -> None:
+    path = write_toml(tmp_path / "junior.toml", {
+        "plain": {"url": "https://h/mcp"},
+        "header": {"url": "https://h/mcp", "headers": {"authorization": "Bearer x"}},
+        "off": {"url": "https://h/mcp", "oauth": False},
+        "fixed": {"url": "https://h/mcp", "oauth": {"client_id": "c", "callback_port": 8976, "scope": "a b"}},
+        "local": {"command": "x"},
+    })
+    configs = {c.name: c for c in load_config(environ={"JUNIOR_CONFIG": str(path)})}
+    assert configs["plain"].oauth is not None and configs["plain"].oauth.client_id is None
+    assert configs["header"].oauth is None and configs["off"].oauth is None and configs["local"].oauth is None
+    fixed = configs["fixed"].oauth
+    assert fixed is not None and (fixed.client_id, fixed.callback_port, fixed.scope) == ("c", 8976, "a b")
