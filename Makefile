@@ -6,6 +6,9 @@ STAMP := $(VENV)/.installed
 PLUGINS := $(wildcard plugins/*/pyproject.toml)
 EXAMPLES := $(wildcard docs/examples/*/pyproject.toml)
 DISTS := . plugins/memory plugins/example_mcp_bridge plugins/slack
+# The MCP conformance suite (and the Node it needs) for the bridge's OAuth tests, from the npm registry.
+CONFORMANCE := plugins/example_mcp_bridge/tests/conformance
+NODE_STAMP := $(CONFORMANCE)/node_modules/.installed
 # setuptools reports every editable install in a warning block; the install works, so the blocks are noise.
 QUIET := PYTHONWARNINGS="ignore:Editable installation" PIP_DISABLE_PIP_VERSION_CHECK=1
 
@@ -18,7 +21,7 @@ endif
 
 .PHONY: install demo test lint bench dist clean rebuild-venv
 
-install: $(STAMP)
+install: $(STAMP) $(NODE_STAMP)
 
 rebuild-venv:
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || \
@@ -31,6 +34,11 @@ $(STAMP): pyproject.toml $(PLUGINS) $(EXAMPLES) $(STALE)
 	$(QUIET) $(BIN)/python -m pip install --quiet --upgrade pip
 	$(QUIET) $(BIN)/python -m pip install --quiet -e '.[dev]' $(foreach p,$(PLUGINS),-e '$(patsubst %/,%,$(dir $(p)))[dev]') $(foreach p,$(EXAMPLES),-e $(patsubst %/,%,$(dir $(p))))
 	touch $(STAMP)
+
+$(NODE_STAMP): $(CONFORMANCE)/package.json $(CONFORMANCE)/package-lock.json
+	@command -v npm >/dev/null || { echo "the MCP bridge's conformance tests need npm (Node.js) to install the MCP conformance suite"; exit 1; }
+	cd $(CONFORMANCE) && npm ci --no-audit --no-fund --loglevel=error
+	touch $(NODE_STAMP)
 
 demo: install
 	$(BIN)/python scripts/demo.py
@@ -54,4 +62,4 @@ dist: install
 	@ls dist
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info
+	rm -rf $(VENV) build dist *.egg-info $(CONFORMANCE)/node_modules
