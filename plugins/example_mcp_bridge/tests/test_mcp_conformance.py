@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 from mcp_bridge_helpers import HERE
 
+pytestmark = pytest.mark.slow
+
 SUITE = HERE / "conformance"
 NODE_BIN = SUITE / "node_modules" / ".bin"
 CLIENT = HERE / "servers" / "conformance_client.py"

@@ -10,6 +10,9 @@ import sys
 from pathlib import Path
 
 import anyio
+import pytest
+
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[3]
 DOC = ROOT / "docs" / "mcp-bridge.md"

@@ -110,6 +110,7 @@ def bot(tmp_path: Path, servers: dict[str, dict[str, Any]]) -> Runtime:
     return Runtime(plugins=[MCPBridge(configs)])
 
 
+@pytest.mark.slow
 def test_check_url_logs_in_in_the_browser_and_keeps_the_tokens_private(
     auth_server: Callable[..., AuthServer], user: dict[str, str]
 ) -> None:
@@ -142,6 +143,7 @@ def test_check_url_logs_in_in_the_browser_and_keeps_the_tokens_private(
     assert server.stats()["authorization_code"] == 1
 
 
+@pytest.mark.slow
 def test_an_expired_or_revoked_access_token_is_refreshed_without_a_browser(
     auth_server: Callable[..., AuthServer], user: dict[str, str], tmp_path: Path
 ) -> None:
@@ -170,6 +172,7 @@ def test_an_expired_or_revoked_access_token_is_refreshed_without_a_browser(
     assert server.stats()["authorization_code"] == 1
 
 
+@pytest.mark.slow
 def test_a_bot_whose_login_was_revoked_says_to_run_junior_mcp_login(
     auth_server: Callable[..., AuthServer], user: dict[str, str], tmp_path: Path
 ) -> None:
@@ -206,6 +209,7 @@ def test_a_bot_whose_login_was_revoked_says_to_run_junior_mcp_login(
         assert rt.execute_tool("mcp__remote__whoami", {})["error"]["code"] == "unavailable"
 
 
+@pytest.mark.slow
 def test_a_pre_registered_client_logs_in_with_its_secret_from_the_environment(
     auth_server: Callable[..., AuthServer], user: dict[str, str], tmp_path: Path
 ) -> None:
