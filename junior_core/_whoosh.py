@@ -60,8 +60,9 @@ class WeightedField(FieldType):  # type: ignore[misc]
 
 
 def schema() -> Any:
-    """``terms``: every analysed term with its BM25F pseudo-frequency; ``action``: name and keyword terms."""
-    return Schema(terms=WeightedField(), action=WeightedField())
+    """``terms``: every analysed term with its BM25F pseudo-frequency; ``action``: name and keyword terms;
+    ``words``: the tools' words as written, lower-cased, each once (``junior_core.spelling``'s vocabulary)."""
+    return Schema(terms=WeightedField(), action=WeightedField(), words=WeightedField())
 
 
 class SaturatedScorer(BaseScorer):  # type: ignore[misc]

@@ -15,7 +15,16 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from junior_core.search import RankingConfig
 
-__all__ = ["KEYWORD_MARK", "SUMMARY_LIMIT", "Analyzer", "pairs", "param_text", "split_identifier", "summarize"]
+__all__ = [
+    "KEYWORD_MARK",
+    "SUMMARY_LIMIT",
+    "Analyzer",
+    "has_unspaced",
+    "pairs",
+    "param_text",
+    "split_identifier",
+    "summarize",
+]
 
 SUMMARY_LIMIT = 180
 _PARAGRAPH = re.compile(r"\n\s*\n")
@@ -30,6 +39,11 @@ _CJK = re.compile(f"[{_CJK_CHARS}]")
 _CJK_RUN = re.compile(f"[{_CJK_CHARS}]+|[^{_CJK_CHARS}]+")
 _CACHE_LIMIT = 200_000
 _PAIR = "\x1f"  # joins two terms into a proximity term; never produced by analysis
+
+def has_unspaced(text: str) -> bool:
+    """Whether ``text`` has characters of a script written without spaces between words (CJK)."""
+    return _CJK.search(text) is not None
+
 
 def summarize(description: str) -> str:
     """First paragraph, whitespace collapsed, at most 180 characters (177 + '...')."""
@@ -125,6 +139,7 @@ class Analyzer:
         if config.filler_stop_words:
             stop |= FILLER_STOP_WORDS
         self._stop = frozenset(stop)
+        self.stop_words = self._stop
         self._cache: dict[str, tuple[str, ...]] = {}
         self._stems: dict[str, str] = {}
 

@@ -213,6 +213,7 @@ class Discovery:
             )
         eligible = view.eligible(source_id, hidden)
         hint: str | None = None
+        corrected: tuple[tuple[str, str], ...] = ()
         if not query:
             if source_id is not None:
                 picked = eligible[offset : offset + limit]
@@ -221,7 +222,7 @@ class Discovery:
                 picked, more = self._sample(eligible, limit), False
             total = len(eligible)
         else:
-            picked, total = self._ranked(view, query, source_id, offset + limit, hidden)
+            picked, total, corrected = self._ranked(view, query, source_id, offset + limit, hidden)
             picked = picked[offset:]
             more = offset + limit < total
             if not picked and offset == 0:
@@ -236,6 +237,7 @@ class Discovery:
             query, source_id, sources, catalog_tools=in_catalog, eligible_tools=len(eligible), matches=total,
             tools=[view.tool_dict(t, with_source=source_id is None) for t in picked],
             next_offset=offset + len(picked) if more and picked else None, hint=hint,
+            note=protocol.corrected_note(corrected) if corrected else None,
         )
 
     def _sample(self, eligible: list[CatalogTool], limit: int) -> list[CatalogTool]:
@@ -253,7 +255,7 @@ class Discovery:
         return picked
 
     def _ranked(self, view: _View, query: str, source_id: str | None, limit: int,
-                hidden: frozenset[str] = NOTHING_HIDDEN) -> tuple[list[CatalogTool], int]:
+                hidden: frozenset[str] = NOTHING_HIDDEN) -> tuple[list[CatalogTool], int, tuple[tuple[str, str], ...]]:
         self._ensure_index(view)
         result = self.index.search(query, limit=limit, source_id=source_id, hidden=hidden)
         names = list(result.tool_names)
@@ -269,7 +271,7 @@ class Discovery:
             names.insert(0, exact.tool_name)
         # An index a refresh has not replaced yet may name a tool that is gone: the view decides.
         picked = [t for t in (view.by_name.get(name) for name in names[:limit]) if t is not None]
-        return picked, total
+        return picked, total, result.corrections
 
     @staticmethod
     def _exact(view: _View, query: str, source_id: str | None) -> CatalogTool | None:
@@ -295,7 +297,7 @@ class Discovery:
         if not suggestions and tool_name.strip() and "\x00" not in tool_name:
             words = tool_name.replace("__", " ").replace("_", " ")[:protocol.MAX_QUERY]
             wanted = set(self.index.analyze(words))
-            found, _ = self._ranked(view, words, None, 10, hidden) if wanted else ([], 0)
+            found = self._ranked(view, words, None, 10, hidden)[0] if wanted else []
             suggestions = [t.tool_name for t in found if self._similar(wanted, t)][:3]
         return protocol.unknown_tool(tool_name, suggestions)
 

@@ -260,8 +260,10 @@ def search_answer(
     tools: list[dict[str, Any]],
     next_offset: int | None = None,
     hint: str | None = None,
+    note: str | None = None,
 ) -> dict[str, Any]:
-    """searchTools' answer: the counts, the tools' rows, ``next_cursor`` while more remain, and a hint if any."""
+    """searchTools' answer: the counts, the tools' rows, ``next_cursor`` while more remain, what was searched for
+    when words were corrected (``note``), and a hint if any."""
     answer: dict[str, Any] = {
         "ok": True,
         "query": query or None,
@@ -276,9 +278,16 @@ def search_answer(
     }
     if next_offset is not None:
         answer["next_cursor"] = encode_cursor(next_offset)
+    if note is not None:
+        answer["note"] = note
     if hint is not None:
         answer["hint"] = hint
     return answer
+
+
+def corrected_note(fixes: Sequence[tuple[str, str]]) -> str:
+    """The answer's ``note`` when words were corrected, from ``(as written, searched for)`` pairs."""
+    return "Searched for " + ", ".join(f"{fixed} (you wrote {word})" for word, fixed in fixes) + "."
 
 
 def unknown_source_hint(source_id: str, known: Sequence[str]) -> str:

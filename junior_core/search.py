@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from junior_core import spelling
 from junior_core.analysis import Analyzer, pairs, param_text
 from junior_core.index_cache import IndexedDocs
 from junior_core.intent import Intent
@@ -68,6 +69,8 @@ class RankingConfig:
     k1: float = 3.0
     action_weight: float = 2.0
     source_action_weight: float = 3.0
+    typo_weight: float = 0.8
+    """What a word corrected for a typo counts for, against 1 for a word spelled right; 0 corrects nothing."""
     readers_first: bool = True
     stem: bool = True
     stop_words: bool = True
@@ -86,15 +89,17 @@ class RankingConfig:
 
 # -- the Whoosh index -----------------------------------------------------------------------------
 
-_FORMAT_VERSION = 3
+_FORMAT_VERSION = 4
 
 
 @attrs.frozen
 class SearchResult:
-    """Ranked tool_names, and how many tools matched in all."""
+    """Ranked tool_names, how many tools matched in all, and the request's words corrected for typos."""
 
     tool_names: list[str]
     total: int
+    corrections: tuple[tuple[str, str], ...] = ()
+    """``(as written, searched for)`` per corrected word."""
 
 
 class Snapshot:
@@ -298,11 +303,14 @@ class SearchIndex:
         from junior_core._whoosh import write_documents
 
         # Documents are added in tool_name order, so a doc number is also the tie-break order.
-        write_documents(
-            index,
-            ({"terms": terms, "action": action}
-             for terms, action in self._postings(entries, source_descriptions, param_texts)),
+        documents: Iterator[dict[str, Any]] = (
+            {"terms": terms, "action": action}
+            for terms, action in self._postings(entries, source_descriptions, param_texts)
         )
+        if self.config.typo_weight > 0:
+            texts = spelling.indexed_texts(entries, source_descriptions, param_texts)
+            documents = spelling.with_vocabulary(documents, spelling.vocabulary(texts, self._analyzer.stop_words))
+        write_documents(index, documents)
 
     def search(self, query: str, *, limit: int, source_id: str | None = None,
                hidden: Collection[str] = ()) -> SearchResult:
@@ -323,26 +331,30 @@ class SearchIndex:
                 hidden: Collection[str]) -> SearchResult:
         if snapshot is None:
             return SearchResult([], 0)
+        with snapshot.lock:  # typos: everything below reads the corrected request
+            fixed = spelling.correct(snapshot, snapshot.searcher.reader(), query, self._analyzer,
+                                     self.config.typo_weight)
+        query = fixed.text
         terms = self._analyzer(query)
         declared = self._analyzer.exact(query) if self.config.keywords_weight > 0 else []
         if not terms and not declared:
-            return SearchResult([], 0)
+            return SearchResult([], 0, fixed.fixes)
         from whoosh.query import Or, Term
 
         wanted = list(dict.fromkeys(terms + declared))
         if self.config.pairs_weight > 0:
             wanted += list(dict.fromkeys(pairs(terms)))
-        clauses = [Term("terms", term) for term in wanted]
+        clauses = [Term("terms", term, boost=fixed.boost(term)) for term in wanted]
         intent = Intent.of(query)
         verb_terms = list(dict.fromkeys(self._analyzer(" ".join(intent.verbs)))) if intent.verbs else []
         # Inside one source the verb decides between sibling tools and cannot pull in another source's.
         boost = self.config.action_weight if source_id is None else self.config.source_action_weight
         if boost > 0:
-            clauses += [Term("action", term, boost=boost) for term in verb_terms]
+            clauses += [Term("action", term, boost=boost * fixed.boost(term)) for term in verb_terms]
         if source_id is not None:
             allowed = snapshot.by_source.get(source_id)
             if not allowed:
-                return SearchResult([], 0)
+                return SearchResult([], 0, fixed.fixes)
         else:
             allowed = None
         doc_of = snapshot.doc_of
@@ -365,7 +377,7 @@ class SearchIndex:
         needs = snapshot.needs_input if readers_first and intent.everything else frozenset()
         scored.sort(key=lambda item: (item[1] in writes, item[1] in needs, -round(item[0], 6), item[1]))
         names = snapshot.docs.names
-        return SearchResult([names[doc] for _, doc in scored[:limit]], total)
+        return SearchResult([names[doc] for _, doc in scored[:limit]], total, fixed.fixes)
 
     @staticmethod
     def _verb_kind(snapshot: Snapshot, verb_terms: Sequence[str], allowed: set[int] | None,

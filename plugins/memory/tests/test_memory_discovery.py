@@ -41,6 +41,20 @@ def test_other_requests_find_their_tool_in_the_top_3(rt: Runtime, query: str, to
     assert tool in [t["tool_name"] for t in rt.search_tools(query)["tools"][:3]]
 
 
+@pytest.mark.parametrize(
+    ("query", "tool", "note"),
+    [("rember that I like tabs", "memory__remember", "Searched for remember (you wrote rember)."),
+     ("frget my tabs preference", "memory__forget", "Searched for forget (you wrote frget)."),
+     ("lsit my memroies", "memory__list",
+      "Searched for list (you wrote lsit), memories (you wrote memroies).")],
+)
+def test_a_typo_finds_the_memory_tool_with_memory_installed_alone(rt: Runtime, query: str, tool: str,
+                                                                  note: str) -> None:
+    answer = rt.search_tools(query)
+    assert answer["tools"][0]["tool_name"] == tool
+    assert answer["note"] == note
+
+
 DATA = Path(__file__).resolve().parents[4] / "shared" / "data" / "livemcpbench"
 
 
