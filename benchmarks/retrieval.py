@@ -241,6 +241,7 @@ def ablations() -> dict[str, RankingConfig]:
         "no CJK n-grams": attrs.evolve(base, cjk_ngrams=False),
         "no leading-verb match": attrs.evolve(base, action_weight=0.0),
         "no question mood": attrs.evolve(base, readers_first=False),
+        "no typo correction": attrs.evolve(base, typo_weight=0.0),
     }
 
 

@@ -7,6 +7,7 @@ characters and bigrams. Declared keywords are matched as exact words beside the 
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import pairwise
@@ -142,12 +143,22 @@ class Analyzer:
         self.stop_words = self._stop
         self._cache: dict[str, tuple[str, ...]] = {}
         self._stems: dict[str, str] = {}
+        self._seen: set[str] | None = None
+
+    def recording(self, seen: set[str]) -> Analyzer:
+        """This analyzer (its caches shared) adding every raw token it reads to ``seen``: the words of a build."""
+        view = copy.copy(self)
+        view._seen = seen
+        return view
 
     def __call__(self, text: str) -> list[str]:
         out: list[str] = []
         cache = self._cache
+        seen = self._seen
         for match in _TOKEN.finditer(text):
             raw = match.group()
+            if seen is not None:
+                seen.add(raw)
             terms = cache.get(raw)
             if terms is None:
                 if len(cache) >= _CACHE_LIMIT:  # queries bring endless new words; keep memory bounded

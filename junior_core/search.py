@@ -249,9 +249,10 @@ class SearchIndex:
         return Snapshot(index, docs, self.config, print_, path)
 
     def _postings(self, entries: Sequence[CatalogTool], source_descriptions: Mapping[str, str],
-                  param_texts: Sequence[str]) -> Iterator[tuple[list[tuple[str, float]], list[tuple[str, float]]]]:
+                  param_texts: Sequence[str], analyze: Analyzer | None = None,
+                  ) -> Iterator[tuple[list[tuple[str, float]], list[tuple[str, float]]]]:
         """Per document, in order: the BM25F pseudo-frequency of every term, and the action terms."""
-        config, analyze = self.config, self._analyzer
+        config, analyze = self.config, analyze or self._analyzer
         fields = [f for f in FIELDS if config.weight(f) > 0]
         source_counts = {
             source: Counter(analyze(f"{source} {description}")) for source, description in source_descriptions.items()
@@ -303,13 +304,14 @@ class SearchIndex:
         from junior_core._whoosh import write_documents
 
         # Documents are added in tool_name order, so a doc number is also the tie-break order.
+        seen: set[str] = set()  # typos: the raw words analysed, for the vocabulary
+        analyze = self._analyzer.recording(seen) if self.config.typo_weight > 0 else self._analyzer
         documents: Iterator[dict[str, Any]] = (
             {"terms": terms, "action": action}
-            for terms, action in self._postings(entries, source_descriptions, param_texts)
+            for terms, action in self._postings(entries, source_descriptions, param_texts, analyze)
         )
         if self.config.typo_weight > 0:
-            texts = spelling.indexed_texts(entries, source_descriptions, param_texts)
-            documents = spelling.with_vocabulary(documents, spelling.vocabulary(texts, self._analyzer.stop_words))
+            documents = spelling.with_vocabulary(documents, lambda: spelling.vocabulary(seen, analyze.stop_words))
         write_documents(index, documents)
 
     def search(self, query: str, *, limit: int, source_id: str | None = None,

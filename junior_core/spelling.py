@@ -7,7 +7,7 @@ against. A request word is corrected only when all of this holds:
 - it could be a typo: 4 letters or more, letters only (no digits, ``_``, ``-`` or ``'``: identifiers, numbers
   and contractions stay as written), not part of a URL, path, address or dotted name, not capitalised inside a
   sentence (a name), not in an unspaced script, not a stop word;
-- the index does not know it: neither the word nor its stem is in the index;
+- no tool uses it: neither the word nor its stem is among the tools' words;
 - one correction is clearly best. Candidates keep the word's first letter. A short word (4 or 5 letters) may have
   a letter missing or two neighbours swapped ("frget", "lsit"); a long one (6 or more) may also have one letter
   wrong or extra, or two letters missing ("memroy", "proceedure", "rember" -> remember). A letter wrong or extra
@@ -17,8 +17,9 @@ against. A request word is corrected only when all of this holds:
   tools use it as the next, else none does: a tie corrects nothing, and the request keeps its own word.
 
 A corrected word then counts less than a word the request spelled right (``RankingConfig.typo_weight``), its
-verb too, and the searchTools answer says what was searched for. A request whose words are all known costs a
-few term lookups; the vocabulary is read from the index the first time a request has an unknown word.
+verb too, and the searchTools answer says what was searched for. The vocabulary is read from the index once,
+the first time a request has a word to check (``Speller``); then a request whose words are all known costs a few
+set lookups.
 """
 
 from __future__ import annotations
@@ -26,17 +27,17 @@ from __future__ import annotations
 import re
 import threading
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import attrs
 
 from junior_core.analysis import KEYWORD_MARK, has_unspaced, split_identifier
 
-__all__ = ["FIELD", "Correction", "Speller", "correct", "indexed_texts", "vocabulary", "with_vocabulary"]
+__all__ = ["FIELD", "Correction", "Speller", "correct", "vocabulary", "with_vocabulary"]
 
 FIELD = "words"
-"""The Whoosh field holding the vocabulary: each word once, as one posting of the first document."""
+"""The Whoosh field holding the vocabulary: each word once, as one posting of the last document."""
 
 MIN_LENGTH = 4
 LONG = 6
@@ -45,33 +46,13 @@ FREQUENCY_RATIO = 2.0
 """How many times more tools the best of several equally near corrections must be used by than the next."""
 
 _CHUNK = re.compile(r"\S+")
-_TOKEN = re.compile(r"[^\W_]+(?:[_-][^\W_]+)*")
 _EDGE = "\"'`“”‘’()[]{}<>,;:.!?*"
-_NOT_PROSE = re.compile(r"[/\\@#=:.+~]|^www\.", re.IGNORECASE)
 _SENTENCE_END = ".!?"
 
 
-def indexed_texts(entries: Sequence[Any], source_descriptions: Mapping[str, str],
-                  param_texts: Sequence[str]) -> Iterator[str]:
-    """Every text the index is built from: sources' ids and descriptions, tools' names, titles, keywords,
-    descriptions and parameters (``entries`` are catalog tools, ``param_texts`` their parameter text)."""
-    for source, description in source_descriptions.items():
-        yield source
-        yield description
-    for entry, params in zip(entries, param_texts, strict=True):
-        tool = entry.tool
-        title = (tool.annotations or {}).get("title")
-        yield tool.name
-        if isinstance(title, str):
-            yield title
-        yield " ".join(getattr(tool, "keywords", ()))
-        yield tool.description
-        yield params
-
-
-def vocabulary(texts: Iterable[str], stop_words: frozenset[str]) -> list[str]:
-    """The words of ``texts`` a request can be corrected to: identifier parts, lower-cased, letters only."""
-    raws = set(_TOKEN.findall(" ".join(texts)))
+def vocabulary(raws: Iterable[str], stop_words: frozenset[str]) -> list[str]:
+    """The words a request can be corrected to, from the raw tokens of the indexed text: identifier parts,
+    lower-cased, letters only, 3 letters or more, no stop words."""
     words: set[str] = set()
     for raw in raws:
         for part in split_identifier(raw) if not raw.isalpha() or not raw.islower() else (raw,):
@@ -81,14 +62,16 @@ def vocabulary(texts: Iterable[str], stop_words: frozenset[str]) -> list[str]:
     return sorted(words)
 
 
-def with_vocabulary(documents: Iterable[dict[str, Any]], words: list[str]) -> Iterator[dict[str, Any]]:
-    """``documents`` with the vocabulary added to the first one (the field is a word list, not a posting list)."""
-    first = True
+def with_vocabulary(documents: Iterable[dict[str, Any]], words: Callable[[], list[str]]) -> Iterator[dict[str, Any]]:
+    """``documents`` with the vocabulary added to the last one, asked for once every document is analysed (the
+    field is a word list: which document holds it does not matter)."""
+    last: dict[str, Any] | None = None
     for fields in documents:
-        if first and words:
-            fields = {**fields, FIELD: [(word, 1.0) for word in words]}
-        first = False
-        yield fields
+        if last is not None:
+            yield last
+        last = fields
+    if last is not None:
+        yield {**last, FIELD: [(word, 1.0) for word in words()]}
 
 
 @attrs.frozen
@@ -108,18 +91,30 @@ class Correction:
 
 
 class Speller:
-    """Corrections against one index's vocabulary, read from its ``words`` field once."""
+    """Corrections against one index's vocabulary, read from its ``words`` field once.
+
+    Held in memory as the words, their stems (a request word with a known stem is known: "memorys"), and each
+    word with one letter (not the first) left out, so a typo's candidates are a few dictionary lookups.
+    """
 
     def __init__(self, words: Iterable[str], frequency: Callable[[str], int],
                  analyze: Callable[[str], list[str]]) -> None:
         self.words = frozenset(words)
         self.frequency = frequency
         self.analyze = analyze
-        self.letters = "".join(sorted({char for word in self.words for char in word}))
+        self.stems = frozenset(term for word in self.words for term in analyze(word))
+        shortened: dict[str, list[str]] = {}
         by_shape: dict[tuple[str, int], list[str]] = {}
         for word in sorted(self.words):
             by_shape.setdefault((word[0], len(word)), []).append(word)
+            for i in range(1, len(word)):
+                shortened.setdefault(word[:i] + word[i + 1 :], []).append(word)
+        self.shortened = shortened
         self.by_shape = by_shape
+
+    def knows(self, word: str, terms: Iterable[str]) -> bool:
+        """Whether ``word`` (lower-case, with its index ``terms``) or its stem is one of the tools' words."""
+        return word in self.words or any(term in self.stems for term in terms)
 
     def suggest(self, word: str) -> str | None:
         """The one clearly best correction of ``word`` (lower-case, not in the vocabulary), or None."""
@@ -139,20 +134,16 @@ class Speller:
     def _within_one(self, word: str) -> list[str]:
         """Vocabulary words one edit from ``word`` that keep its first letter: a letter missing or two neighbours
         swapped, and in a long word also a letter wrong or extra."""
-        words, letters = self.words, self.letters
-        n = len(word)
-        long = n >= LONG
-        found: set[str] = set()
-        for i in range(1, n + 1):
-            left, right = word[:i], word[i:]
-            if i < n - 1 and (swapped := left + right[1] + right[0] + right[2:]) in words:
-                found.add(swapped)
-            found.update(inserted for char in letters if (inserted := left + char + right) in words)
-            if long and right:
-                if (deleted := left + right[1:]) in words:
-                    found.add(deleted)
-                found.update(changed for char in letters
-                             if char != right[0] and (changed := left + char + right[1:]) in words)
+        long = len(word) >= LONG
+        found = set(self.shortened.get(word, ()))  # a letter missing
+        shortened, words = self.shortened, self.words
+        for i in range(1, len(word)):
+            less = word[:i] + word[i + 1 :]
+            if long and less in words:
+                found.add(less)  # a letter extra
+            for other in shortened.get(less, ()):
+                if len(other) == len(word) and _one_apart(word, other, long):
+                    found.add(other)
         return sorted(found)
 
     def _two_apart(self, word: str) -> list[str]:
@@ -160,10 +151,25 @@ class Speller:
         return [w for w in self.by_shape.get((word[0], len(word) + 2), ()) if _holds(w, word)]
 
 
+def _one_apart(word: str, other: str, wrong_letter: bool) -> bool:
+    """Whether two words of one length differ by two neighbours swapped, or (``wrong_letter``) by one letter."""
+    diffs = [i for i, (a, b) in enumerate(zip(word, other, strict=True)) if a != b]
+    if len(diffs) == 1:
+        return wrong_letter
+    if len(diffs) == 2:
+        i, j = diffs
+        return j == i + 1 and word[i] == other[j] and word[j] == other[i]
+    return False
+
+
 def _holds(longer: str, shorter: str) -> bool:
     """Whether ``shorter``'s letters appear in ``longer`` in order."""
-    rest = iter(longer)
-    return all(char in rest for char in shorter)
+    at = 0
+    for char in shorter:
+        at = longer.find(char, at) + 1
+        if not at:
+            return False
+    return True
 
 
 _spellers: weakref.WeakKeyDictionary[Any, Speller] = weakref.WeakKeyDictionary()
@@ -191,10 +197,9 @@ def candidates(query: str) -> Iterator[tuple[re.Match[str], str]]:
         word = chunk.strip(_EDGE)
         starts = sentence_start
         sentence_start = chunk[-1:] in _SENTENCE_END
-        if len(word) < MIN_LENGTH or not word.isalpha() or has_unspaced(word):
+        # Letters only: a URL, path, address, dotted name, identifier or number has other characters inside.
+        if len(word) < MIN_LENGTH or not word.isalpha() or (not word.isascii() and has_unspaced(word)):
             continue
-        if _NOT_PROSE.search(chunk.strip(_EDGE + "-")):
-            continue  # part of a URL, path, address or dotted name
         if not shouting and not word.islower() and not (starts and word[1:].islower()):
             continue  # a name ("Lena") or an identifier ("getWeather")
         yield match, word
@@ -211,12 +216,12 @@ def correct(key: Any, reader: Any, query: str, analyze: Callable[[str], list[str
     for match, word in candidates(query):
         lower = word.lower()
         terms = analyze(lower)
-        if not terms or (FIELD, lower) in reader:
-            continue  # a stop word, or a word some tool uses
-        if any(reader.doc_frequency("terms", term) or reader.doc_frequency("action", term) for term in terms):
-            continue  # another form of a known word ("memorys" -> memori, "logs" -> log)
+        if not terms:
+            continue  # a stop word
         if speller is None:
             speller = _speller(key, reader, analyze)
+        if speller.knows(lower, terms):
+            continue  # a word some tool uses, or another form of one ("memorys", "logs")
         fixed = speller.suggest(lower)
         if fixed is not None:
             fixes.append((match, word, fixed))
