@@ -6,13 +6,15 @@ What the answers say is ``protocol``'s; what goes in them is decided here.
 from __future__ import annotations
 
 import difflib
+import json
 import logging
 import threading
 from typing import TYPE_CHECKING, Any
 
 from junior_core import protocol
-from junior_core.analysis import summarize
+from junior_core.analysis import SUMMARY_LIMIT, summarize
 from junior_core.exposure import NOTHING_HIDDEN
+from junior_core.options import DEFAULT_MAX_SEARCH_CHARS
 from junior_core.search import SearchIndex
 
 if TYPE_CHECKING:
@@ -57,6 +59,7 @@ class _View:
         }
         self.source_texts = {entry.source.id: entry.source.description for entry in sources}
         self._tool_dicts: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+        self._row_sizes: dict[tuple[str, bool], int] = {}
         self._filtered: dict[tuple[frozenset[str], str | None], list[CatalogTool]] = {}
         self.description = protocol.search_description(
             [(sid, self.source_dicts[sid]["description"]) for sid in self.source_ids]
@@ -82,12 +85,23 @@ class _View:
         if pair is None:
             summary = summarize(entry.tool.description)
             annotations = dict(entry.tool.annotations or {})
+            title = annotations.get("title")
+            if isinstance(title, str) and len(title) > SUMMARY_LIMIT:  # shown with every answer naming the tool
+                annotations["title"] = title[: SUMMARY_LIMIT - 3].rstrip() + "..."
             schema = entry.tool.input_schema
             plain = protocol.tool_row(entry.tool_name, summary, None, schema, annotations)
             sourced = protocol.tool_row(entry.tool_name, summary, entry.source_id, schema, annotations)
             pair = self._tool_dicts[entry.tool_name] = (plain, sourced)
         row = pair[1] if with_source else pair[0]
         return {**row, "annotations": dict(row["annotations"])}
+
+    def row_size(self, row: dict[str, Any]) -> int:
+        """``len(json.dumps(row))`` of a tool's answer row, measured once per view."""
+        key = (row["tool_name"], "source" in row)
+        size = self._row_sizes.get(key)
+        if size is None:
+            size = self._row_sizes[key] = len(json.dumps(row))
+        return size
 
     def sources(self, ids: Any = None) -> list[dict[str, str]]:
         chosen = self.source_ids if ids is None else ids
@@ -98,8 +112,9 @@ class Discovery:
     """Answers searchTools over one catalog, as ``reach`` (the host's exposure rules) shows it."""
 
     def __init__(self, catalog: Catalog, reach: Reach, cache: IndexCache | None = None,
-                 index: SearchIndex | None = None) -> None:
+                 index: SearchIndex | None = None, max_answer_chars: int = DEFAULT_MAX_SEARCH_CHARS) -> None:
         self.catalog = catalog
+        self.max_answer_chars = max_answer_chars
         self.reach = reach
         self.index = index if index is not None else SearchIndex(cache=cache)
         self._view: _View | None = None
@@ -233,12 +248,60 @@ class Discovery:
             sources = view.sources()
         else:
             sources = view.sources(sorted({t.source_id for t in picked}))
-        return protocol.search_answer(
+        answer = protocol.search_answer(
             query, source_id, sources, catalog_tools=in_catalog, eligible_tools=len(eligible), matches=total,
             tools=[view.tool_dict(t, with_source=source_id is None) for t in picked],
             next_offset=offset + len(picked) if more and picked else None, hint=hint,
             note=protocol.corrected_note(corrected) if corrected else None,
         )
+        return self._fit(view, answer, offset)
+
+    # -- the answer's size ---------------------------------------------------------------------
+    def _fit(self, view: _View, answer: dict[str, Any], offset: int) -> dict[str, Any]:
+        """``answer`` within ``max_answer_chars`` of JSON: the largest schemas shortened first, then tools left to
+        the next page; what was done is said in ``shortened``.
+
+        Sizes are of ``json.dumps(answer)`` (ASCII escapes, default separators): the most a host sends for it.
+        """
+        rows: list[dict[str, Any]] = answer["tools"]
+        limit = self.max_answer_chars
+        if not rows:
+            return answer
+        sizes = [view.row_size(row) for row in rows]
+        base = len(json.dumps({**answer, "tools": []}))
+        if base + sum(sizes) + 2 * len(rows) <= limit:
+            return answer
+        rows = list(rows)
+        names = [row["tool_name"] for row in rows]
+        # Room for the note, counted as if it named every tool.
+        size = base + sum(sizes) + 2 * len(rows) + len(json.dumps({"shortened": protocol.shortened_note(
+            limit, names, len(rows), protocol.encode_cursor(offset + len(rows)))}))
+        shortened: dict[str, str] = {}
+        largest_first = sorted(range(len(rows)), key=lambda i: (-sizes[i], names[i]))
+        for how, shorten in (("outline", protocol.schema_outline), ("omitted", protocol.schema_omitted)):
+            for i in largest_first:
+                if size <= limit:
+                    break
+                if shortened.get(names[i]) == how:
+                    continue
+                row = {**rows[i], "input_schema": shorten(rows[i]["input_schema"]), "input_schema_shortened": how}
+                new_size = len(json.dumps(row))
+                if new_size >= sizes[i]:
+                    continue  # an outline of a schema that is already small saves nothing
+                size += new_size - sizes[i]
+                rows[i], sizes[i], shortened[names[i]] = row, new_size, how
+        while True:
+            dropped = len(names) - len(rows)
+            out = {**answer, "tools": rows, "returned_tools": len(rows)}
+            paged = dropped and (answer["query"] is not None or answer["source"] is not None)
+            cursor = protocol.encode_cursor(offset + len(rows)) if paged else ""
+            if cursor:
+                out["next_cursor"] = cursor
+            listed = [row["tool_name"] for row in rows if row["tool_name"] in shortened]
+            out["shortened"] = protocol.shortened_note(limit, listed, dropped, cursor)
+            if len(rows) == 1 or len(json.dumps(out)) <= limit:
+                return out
+            rows = rows[:-1]  # past every schema: the last tools wait for the next page
 
     def _sample(self, eligible: list[CatalogTool], limit: int) -> list[CatalogTool]:
         """Round-robin across sources (by id), each source's tools by tool_name."""

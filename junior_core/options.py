@@ -11,13 +11,21 @@ import attrs
 if TYPE_CHECKING:
     from junior_core.search import SearchIndex
 
-__all__ = ["DEFAULT_MAX_HUNG_PER_SOURCE", "DEFAULT_MAX_RESULT_CHARS", "DEFAULT_TIMEOUT_S", "RuntimeOptions"]
+__all__ = [
+    "DEFAULT_MAX_HUNG_PER_SOURCE",
+    "DEFAULT_MAX_RESULT_CHARS",
+    "DEFAULT_MAX_SEARCH_CHARS",
+    "DEFAULT_TIMEOUT_S",
+    "RuntimeOptions",
+]
 
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_MAX_HUNG_PER_SOURCE = 8
 """Calls of one source that may still run after their callers gave up, before that source answers ``unavailable``."""
 DEFAULT_MAX_RESULT_CHARS = 100_000
 """Longest tool result, as JSON text, given to the model; a longer one is cut and marked ``truncated``."""
+DEFAULT_MAX_SEARCH_CHARS = 65_536
+"""Longest searchTools answer, as JSON text (64 KiB): past it the largest schemas are shortened first."""
 
 
 def _exposure(value: Mapping[str, str] | None) -> dict[str, str] | None:
@@ -37,7 +45,8 @@ class RuntimeOptions:
     - ``hook_timeout_s``, ``startup_timeout_s``: each turn hook call, and each start-up/shutdown hook call
       (None: ``JUNIOR_HOOK_TIMEOUT_S`` / ``JUNIOR_STARTUP_TIMEOUT_S``, else 10 s / 60 s; see ``docs/hooks.md``).
     - ``max_hung_per_source``: calls of one source still running past their limit before it answers
-      ``unavailable``; ``max_result_chars``: the longest result, as JSON text, the model is given.
+      ``unavailable``; ``max_result_chars``: the longest result, as JSON text, the model is given;
+      ``max_search_chars``: the longest searchTools answer, as ``json.dumps`` text (schemas shortened past it).
     - ``index_cache``: True stores search indexes in the user cache directory, a path there, False nowhere.
     - ``lazy_sources``: list a run-time source only when ``refresh_source`` asks for it (the CLI), and tell
       plugins, through ``runtime.lazy_sources``, to connect to what backs it only then.
@@ -54,6 +63,7 @@ class RuntimeOptions:
     startup_timeout_s: float | None = None
     max_hung_per_source: int = DEFAULT_MAX_HUNG_PER_SOURCE
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS
+    max_search_chars: int = DEFAULT_MAX_SEARCH_CHARS
     index_cache: bool | str | os.PathLike[str] = True
     lazy_sources: bool = False
     exposure: Mapping[str, str] | None = attrs.field(default=None, converter=_exposure)

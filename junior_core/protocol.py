@@ -203,6 +203,59 @@ def not_for_the_model(tool_name: str) -> dict[str, Any]:
     )
 
 
+# -- searchTools' answers, when too big --------------------------------------------------------------
+def schema_outline(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """An ``input_schema`` cut to its shape: top-level property names and types, ``required``, and whether other
+    properties are allowed."""
+    out: dict[str, Any] = {"type": "object"}
+    properties = schema.get("properties")
+    if isinstance(properties, Mapping):
+        out["properties"] = {str(name): _outline_type(sub) for name, sub in properties.items()}
+    required = schema.get("required")
+    if isinstance(required, list):
+        out["required"] = required
+    additional = schema.get("additionalProperties")
+    if isinstance(additional, bool):
+        out["additionalProperties"] = additional
+    return out
+
+
+def _outline_type(node: Any) -> dict[str, Any]:
+    kind = node.get("type") if isinstance(node, Mapping) else None
+    if isinstance(kind, str) or (isinstance(kind, list) and all(isinstance(item, str) for item in kind)):
+        return {"type": kind}
+    return {}
+
+
+def schema_omitted(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """What is left of an ``input_schema`` when even its outline does not fit."""
+    return {"type": "object"}
+
+
+def shortened_note(limit: int, tools: Sequence[str], dropped: int, cursor: str) -> dict[str, Any]:
+    """The ``shortened`` note of a searchTools answer cut to ``limit`` characters of JSON."""
+    parts = []
+    if tools:
+        parts.append(
+            f"the input_schema of {', '.join(tools)} is shortened (see each tool's input_schema_shortened: "
+            "'outline' keeps property names, types and required; 'omitted' keeps none of it)"
+        )
+    if dropped:
+        parts.append(f"{dropped} more tool(s) matched" + (
+            ": call searchTools again with next_cursor for the next page" if cursor
+            else ": search with a query or a source to see them"))
+    return {
+        "limit_chars": limit,
+        "tools": list(tools),
+        "left_out": dropped,
+        "message": (
+            f"This answer was cut to stay under {limit:,} characters of JSON: {'; '.join(parts)}. To get one tool "
+            "in full, call searchTools with query set to its exact tool_name and max_results 1. executeTool "
+            "checks arguments against the full input_schema either way."
+        ),
+    }
+
+
 # -- input rules ---------------------------------------------------------------------------------
 @functools.cache
 def _validator(schema_name: str) -> Any:

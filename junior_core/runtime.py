@@ -110,7 +110,8 @@ class Runtime:
 
             cache = IndexCache(None if options.index_cache is True else Path(options.index_cache))
         index = options.index_factory() if options.index_factory is not None else None
-        self.discovery = Discovery(self.catalog, self.reach, cache=cache, index=index)
+        self.discovery = Discovery(self.catalog, self.reach, cache=cache, index=index,
+                                   max_answer_chars=options.max_search_chars)
         self._dispatch = Dispatch(self.catalog, self.reach, self.discovery, self._plugins, options.default_timeout_s)
         self._execution = Execution(options.max_hung_per_source, options.max_result_chars)
         self._loop = BackgroundLoop("junior-io")
