@@ -19,10 +19,11 @@ from evals.harness import (
     no_failure_claim,
     no_save_claim,
     no_tool_calls,
+    not_seen,
     not_stored,
     stored,
 )
-from evals.scenario import Scenario, Seed, mention
+from evals.scenario import Place, Scenario, Seed, Timeline, mention
 from junior_core.llm.types import say
 from junior_core.testing import ScriptView
 
@@ -221,6 +222,89 @@ supersession = Case(
         Control("forgets the old preference but never stores the new one", Agent([supersedes(store_new=False)])),
         Control("updates correctly but says memory is unavailable", Agent([supersedes(answer=UNAVAILABLE)])),
         Control("claims memory is unavailable and calls nothing", Agent([reply(UNAVAILABLE)])),
+    ],
+)
+
+# -- a changed preference, replaced in one step and asked about in another conversation -------------
+
+GERMAN = Select(owner="U1", kind="preference", contains=("german",), written_in=None)
+ENGLISH_EVER = Select(owner="U1", kind="preference", contains=("english",), written_in="seed", state="any")
+LANGUAGE_QUESTION = "Which language should you answer me in?"
+
+
+def replaced_by_new() -> Check:
+    """The seeded preference is archived with ``superseded_by`` naming the new one: one replacement, a chain kept."""
+
+    def fn(outcome: Any) -> str | None:
+        old, new = outcome.select(ENGLISH_EVER), outcome.select(GERMAN)
+        if not old or not new:
+            return f"expected the old and the new preference ({outcome.rows_summary()})"
+        if old[0]["archived_at"] is None or old[0]["superseded_by"] != new[0]["id"]:
+            return (f"the old preference is {'current' if old[0]['archived_at'] is None else 'archived'} with "
+                    f"superseded_by={old[0]['superseded_by']!r}, not the new memory {new[0]['id']!r}")
+        return None
+
+    return Check("the old preference is archived as replaced by the new one", fn, db=True)
+
+
+def replaces_language(how: str = "replace", answer: str = "Updated: {content}") -> Any:
+    """Turn 1: ``replace`` in one call, ``forget`` then remember, ``add`` beside the old one, or ``none``."""
+
+    def turn(view: ScriptView) -> Steps:
+        content = "Prefers answers in German"
+        arguments: dict[str, Any] = {"content": content, "kind": "preference"}
+        if how == "replace":
+            arguments["replaces"] = "answers in English"
+        if how == "forget":
+            result_of((yield from use("forget", {"query": "answers in English"})))
+        if how != "none":
+            content = result_of((yield from use("remember", arguments)))["content"]
+        yield say(answer.format(content=content))
+
+    return turn
+
+
+def answers_language(also: str = "") -> Any:
+    """Turn 2, a new conversation: answer from the recalled preference, as the model would."""
+
+    def turn(view: ScriptView) -> Steps:
+        content = recalled(view)
+        yield say(f"From your saved preference: {content}.{also}" if content else "I don't know yet; which one?")
+
+    return turn
+
+
+changed_preference = Case(
+    id="workflows/changed-preference",
+    description="A changed preference replaces the old one in one call; a later conversation recalls only the new.",
+    seeds=[Seed("U1", "Prefers answers in English")],
+    scenario=Timeline([
+        (Place("D1", "private"), mention("U1", "Actually, answer me in German from now on, not English.")),
+        (Place("C1", "public", thread="later"), mention("U1", LANGUAGE_QUESTION)),
+    ]),
+    checks=[
+        replaced_by_new(),
+        not_seen(ENGLISH_EVER, turn=1, name="the next conversation is not given the old preference"),
+        answer_mentions("german", turn=1, name="the next conversation answers with the new preference"),
+        no_failure_claim(),
+    ],
+    rubric=Rubric(
+        passes=["Confirms the preference changed to German.", "Later answers that it replies in German.",
+                NEVER_FAIL],
+        fails=["Keeps both preferences, or later mentions English as the user's preference."],
+    ),
+    reference=Agent([replaces_language(), answers_language()]),
+    controls=[
+        Control("adds the new preference beside the old one", Agent([replaces_language("add"), answers_language()])),
+        Control("forgets the old one, then saves the new one (no chain)",
+                Agent([replaces_language("forget"), answers_language()])),
+        Control("claims it updated and calls nothing", Agent([replaces_language("none"), answers_language()])),
+        Control("replaces it, then repeats the old preference later",
+                Agent([replaces_language(), answers_language(" Before that it was English.")])),
+        Control("replaces it but does not use the new one later",
+                Agent([replaces_language(), reply("I don't know yet; which one?")])),
+        Control("replaces it but says memory is unavailable",
+                Agent([replaces_language(answer=UNAVAILABLE), answers_language()])),
     ],
 )
 
@@ -581,6 +665,7 @@ CASES: list[Case] = [
     explicit_preference,
     casual_opinion,
     supersession,
+    changed_preference,
     explicit_procedure,
     passive_procedure,
     passive_knowledge,
