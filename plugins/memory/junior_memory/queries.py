@@ -86,6 +86,7 @@ class Statements:
             .where(vectors.c.model == bindparam("model"), vectors.c.seq > bindparam("after"),
                    t.c.archived_at.is_(None))
             .order_by(vectors.c.seq)
+            .limit(bindparam("batch", type_=Integer()))
         )
         self.unembedded = (
             select(t.c.id, t.c.content)

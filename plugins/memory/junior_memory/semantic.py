@@ -70,10 +70,13 @@ class FastEmbedEmbedder:
     """
 
     def __init__(self, model: str = DEFAULT_MODEL, *, path: str | Path | None = None,
-                 cache_dir: str | Path | None = None) -> None:
+                 cache_dir: str | Path | None = None, threads: int | None = 1) -> None:
         self.name = model
         self.path = Path(path) if path else None
         self.cache_dir = Path(cache_dir) if cache_dir else None
+        # One ONNX thread: recall and remember embed one short text at a time, where a thread pool only adds
+        # hand-offs and, on a busy machine, threads spinning against the caller's (None: onnxruntime's default).
+        self.threads = threads
         self._model: Any = None
         self._lock = threading.Lock()
 
@@ -87,11 +90,12 @@ class FastEmbedEmbedder:
 
                 _quiet_fastembed()
                 if self.path is not None:
-                    self._model = TextEmbedding(model_name=self.name, specific_model_path=str(self.path))
+                    self._model = TextEmbedding(model_name=self.name, specific_model_path=str(self.path),
+                                                threads=self.threads)
                 else:
                     cache = self.cache_dir or _cache_dir()
                     log.info("memory: loading embedding model %s (downloaded into %s on first use)", self.name, cache)
-                    self._model = TextEmbedding(model_name=self.name, cache_dir=str(cache))
+                    self._model = TextEmbedding(model_name=self.name, cache_dir=str(cache), threads=self.threads)
             return self._model
 
     def embed(self, texts: Sequence[str]) -> Sequence[Sequence[float]]:
@@ -190,6 +194,7 @@ class Semantic:
         self._worker = _Worker()
         self._broken_until = 0.0
         self._pending: Future[list[bytes]] | None = None
+        self._since = 0.0
         self._warned = False
         self._lock = threading.Lock()
 
@@ -203,14 +208,27 @@ class Semantic:
                 self._warned = True
                 log.warning("memory: semantic recall is off for now (%s); recall and search use keywords only", why)
 
-    def vectors(self, texts: Sequence[str], *, wait: float | None = None) -> list[bytes] | None:
-        """``texts`` as stored vectors (float32 bytes, unit length), or None when the model cannot answer in time."""
+    def start(self, texts: Sequence[str]) -> Future[list[bytes]] | None:
+        """Begin embedding ``texts`` on the model's thread, so the caller can do other work meanwhile.
+
+        None when the model is known broken, or when an earlier embedding has been running for longer than the
+        wait (a slow first load, a download): nothing queues behind it.
+        """
         if time.monotonic() < self._broken_until:
             return None
-        pending = self._pending
-        if pending is not None and not pending.done():
-            return None  # a slow first load (a download) is still going: do not queue behind it
-        future = self._pending = self._worker.submit(lambda: self._embed(list(texts)))
+        with self._lock:
+            pending, since = self._pending, self._since
+            if pending is not None and not pending.done() and time.monotonic() - since >= self.wait:
+                return None
+            future = self._worker.submit(lambda: self._embed(list(texts)))
+            self._pending, self._since = future, time.monotonic()
+        return future
+
+    def finish(self, future: Future[list[bytes]] | None, *, wait: float | None = None) -> list[bytes] | None:
+        """What ``start`` began: stored vectors (float32 bytes, unit length), or None when the model did not answer
+        in time (the log says why, once)."""
+        if future is None:
+            return None
         try:
             return future.result(timeout=self.wait if wait is None else wait)
         except FutureTimeout:
@@ -218,6 +236,10 @@ class Semantic:
             return None
         except Exception:  # noqa: BLE001 - _embed logged it; any model failure means keyword recall
             return None
+
+    def vectors(self, texts: Sequence[str], *, wait: float | None = None) -> list[bytes] | None:
+        """``texts`` as stored vectors (float32 bytes, unit length), or None when the model cannot answer in time."""
+        return self.finish(self.start(texts), wait=wait)
 
     def _embed(self, texts: list[str]) -> list[bytes]:
         """On the worker thread: a failure here opens the breaker even when no caller is waiting any more."""
@@ -250,79 +272,199 @@ def _pack(vector: Sequence[float]) -> bytes:
     return (array / norm).astype(np.float32).tobytes()
 
 
+# Blocks with more vectors than this are searched in two steps: the Hamming distance of sign bits (48 bytes a vector
+# for 384 dimensions, against 1,536 of float32) picks the closest candidates, and only those are scored exactly.
+# Scanning every float32 row of a 70,000-vector scope reads 100 MB a query; the sign bits read 3 MB.
+EXACT_UP_TO = 8192
+# Candidates kept from the sign-bit pass (at least this many, or 16 per wanted result): enough that a memory
+# similar enough to pass MIN_SIMILARITY survives it (its angle to the query shows in its sign bits).
+CANDIDATES = 1024
+
+
+def _sign_words(vectors: NDArray[np.float32]) -> NDArray[np.uint64]:
+    """The sign bits of ``vectors`` (rows) packed 64 to a word: one column per vector, one row per word."""
+    import numpy as np
+
+    bits = np.packbits(vectors > 0, axis=1)
+    pad = -bits.shape[1] % 8
+    if pad:
+        bits = np.pad(bits, ((0, 0), (0, pad)))
+    return np.ascontiguousarray(bits.view(np.uint64).T)
+
+
 class _Block:
-    """The vectors of one scope: a matrix built lazily from appended rows."""
+    """The vectors of one scope and size: float32 rows in an array grown by doubling, and their sign bits.
 
-    def __init__(self) -> None:
-        self.ids: list[str] = []
-        self.rows: list[bytes] = []
-        self.matrix: NDArray[np.float32] | None = None
+    Adding and removing a vector costs O(dimensions) (a removed row is replaced by the last one), so the writes of
+    this process keep the block current without rebuilding anything.
+    """
 
-    def add(self, memory_id: str, vector: bytes) -> None:
-        self.ids.append(memory_id)
-        self.rows.append(vector)
-        self.matrix = None
-
-    def scores(self, query: NDArray[np.float32]) -> NDArray[np.float32]:
+    def __init__(self, dimensions: int) -> None:
         import numpy as np
 
-        if self.matrix is None:
-            self.matrix = np.frombuffer(b"".join(self.rows), dtype=np.float32).reshape(len(self.rows), -1)
-        result: NDArray[np.float32] = self.matrix @ query
-        return result
+        self.dimensions = dimensions
+        self.ids: list[str] = []
+        self.where: dict[str, int] = {}
+        self.rows: NDArray[np.float32] = np.empty((0, dimensions), dtype=np.float32)
+        self.signs: NDArray[np.uint64] = np.empty((-(-dimensions // 64), 0), dtype=np.uint64)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def add(self, memory_id: str, vector: NDArray[np.float32]) -> None:
+        at = self.where.get(memory_id)
+        if at is None:
+            at = len(self.ids)
+            if at == len(self.rows):
+                self._grow()
+            self.ids.append(memory_id)
+            self.where[memory_id] = at
+        self.rows[at] = vector
+        self.signs[:, at] = _sign_words(vector.reshape(1, -1))[:, 0]
+
+    def extend(self, memory_ids: Sequence[str], vectors: NDArray[np.float32]) -> None:
+        """Many vectors at once (catching up); ids already held are replaced one by one."""
+        new = [i for i, memory_id in enumerate(memory_ids) if memory_id not in self.where]
+        for i in range(len(memory_ids)):
+            if memory_ids[i] in self.where:
+                self.add(memory_ids[i], vectors[i])
+        if not new:
+            return
+        size, count = len(self.ids), len(new)
+        if len(self.rows) < size + count:
+            self._grow(count)
+        self.rows[size:size + count] = vectors[new]
+        self.signs[:, size:size + count] = _sign_words(vectors[new])
+        for offset, i in enumerate(new):
+            self.ids.append(memory_ids[i])
+            self.where[memory_ids[i]] = size + offset
+
+    def remove(self, memory_id: str) -> None:
+        at = self.where.pop(memory_id, None)
+        if at is None:
+            return
+        last = len(self.ids) - 1
+        if at != last:
+            moved = self.ids[last]
+            self.ids[at] = moved
+            self.where[moved] = at
+            self.rows[at] = self.rows[last]
+            self.signs[:, at] = self.signs[:, last]
+        self.ids.pop()
+
+    def _grow(self, need: int = 1) -> None:
+        import numpy as np
+
+        size = len(self.ids)
+        capacity = max(16, 2 * len(self.rows), size + need)
+        rows = np.empty((capacity, self.dimensions), dtype=np.float32)
+        rows[:size] = self.rows[:size]
+        signs = np.empty((self.signs.shape[0], capacity), dtype=np.uint64)
+        signs[:, :size] = self.signs[:, :size]
+        self.rows, self.signs = rows, signs
+
+    def best(self, query: NDArray[np.float32], signs: NDArray[np.uint64], want: int) -> list[tuple[float, str]]:
+        """Up to ``want`` (similarity, id) pairs of this block closest to ``query``, unordered."""
+        import numpy as np
+
+        size = len(self.ids)
+        keep = max(CANDIDATES, 16 * want)
+        if size > max(EXACT_UP_TO, keep) and hasattr(np, "bitwise_count"):
+            distance = np.bitwise_count(self.signs[0, :size] ^ signs[0]).astype(np.uint16)
+            for word in range(1, len(signs)):
+                distance += np.bitwise_count(self.signs[word, :size] ^ signs[word])
+            positions = np.argpartition(distance, keep)[:keep]
+            scores = self.rows[positions] @ query
+        else:
+            positions = np.arange(size)
+            scores = self.rows[:size] @ query
+        if want < len(positions):
+            top = np.argpartition(-scores, want - 1)[:want]
+            positions, scores = positions[top], scores[top]
+        return [(float(score), self.ids[at]) for at, score in zip(positions.tolist(), scores.tolist(), strict=True)]
 
 
 class VectorIndex:
-    """This process's copy of one model's vectors, grouped by scope and caught up from the table before a query.
+    """This process's copy of one model's vectors, grouped by scope, kept current by this process's writes and
+    caught up from the table before a query.
 
-    Rows arrive in ``seq`` order, so catching up reads only what other writers added since. A memory archived or
-    purged elsewhere may linger here; the store reads every candidate back through the visibility filter.
+    Rows arrive in ``seq`` order, so catching up reads only what other writers added since (usually nothing: one
+    indexed look-up). A memory archived or purged by another process may linger here; the store reads every
+    candidate back through the visibility filter and drops from here what it no longer shows.
     """
 
     def __init__(self, model: str) -> None:
         self.model = model
         self.seq = 0
-        self.blocks: dict[tuple[str, str], _Block] = {}
-        self.gone: set[str] = set()
+        self.blocks: dict[tuple[str, str, int], _Block] = {}
+        self.scopes: dict[str, tuple[str, str, int]] = {}
         self.lock = threading.Lock()
+        # Set once the table has been read up to ``seq``; cleared when a catch-up finds itself far behind.
+        self.loaded = threading.Event()
 
     def add(self, rows: Sequence[Any]) -> None:
-        """``(seq, memory_id, vector, scope, scope_key)`` rows, in ``seq`` order."""
+        """``(seq, memory_id, vector, scope, scope_key)`` rows, in ``seq`` order (from the table)."""
+        import numpy as np
+
+        groups: dict[tuple[str, str, int], tuple[list[str], list[bytes]]] = {}
         for seq, memory_id, vector, scope, scope_key in rows:
-            self.blocks.setdefault((scope, scope_key), _Block()).add(memory_id, bytes(vector))
-            self.gone.discard(memory_id)
+            raw = bytes(vector)
+            key = (str(scope), str(scope_key), len(raw) // 4)
+            old = self.scopes.get(str(memory_id))
+            if old is not None and old != key:
+                self.blocks[old].remove(str(memory_id))
+            ids, vectors = groups.setdefault(key, ([], []))
+            ids.append(str(memory_id))
+            vectors.append(raw)
+            self.scopes[str(memory_id)] = key
             self.seq = max(self.seq, int(seq))
+        for key, (ids, vectors) in groups.items():
+            block = self.blocks.get(key)
+            if block is None:
+                block = self.blocks[key] = _Block(key[2])
+            block.extend(ids, np.frombuffer(b"".join(vectors), dtype=np.float32).reshape(len(ids), key[2]))
+
+    def put(self, memory_id: str, vector: bytes, scope: str, scope_key: str) -> None:
+        """One vector (float32 bytes) of a memory in ``scope``; a vector already held for it is replaced."""
+        import numpy as np
+
+        array = np.frombuffer(vector, dtype=np.float32)
+        key = (scope, scope_key, len(array))
+        old = self.scopes.get(memory_id)
+        if old is not None and old != key:
+            self.blocks[old].remove(memory_id)
+        block = self.blocks.get(key)
+        if block is None:
+            block = self.blocks[key] = _Block(len(array))
+        block.add(memory_id, array)
+        self.scopes[memory_id] = key
 
     def forget(self, memory_ids: Sequence[str]) -> None:
         with self.lock:
-            self.gone.update(memory_ids)
+            for memory_id in memory_ids:
+                key = self.scopes.pop(memory_id, None)
+                if key is not None:
+                    self.blocks[key].remove(memory_id)
+
+    def __len__(self) -> int:
+        return len(self.scopes)
 
     def nearest(self, query: bytes, scopes: Sequence[Scope], limit: int, *, floor: float = -1.0) -> list[str]:
-        """The ``limit`` ids most similar to ``query`` (at least ``floor``) in ``scopes`` only, best first."""
+        """The ``limit`` ids most similar to ``query`` (at least ``floor``) in ``scopes`` only, best first.
+
+        Only the blocks of ``scopes`` are compared: another scope's vectors are never scored, so a closer memory
+        the caller may not see cannot push theirs out. A vector of another size is another model's: never
+        compared either.
+        """
         import numpy as np
 
+        q = np.frombuffer(query, dtype=np.float32)
+        signs = _sign_words(q.reshape(1, -1))[:, 0]
+        found: list[tuple[float, str]] = []
         with self.lock:
-            return self._nearest(np.frombuffer(query, dtype=np.float32), len(query), scopes, limit, floor)
-
-    def _nearest(self, q: Any, size: int, scopes: Sequence[Scope], limit: int, floor: float) -> list[str]:
-        import numpy as np
-
-        ids: list[str] = []
-        parts = []
-        for scope in scopes:
-            block = self.blocks.get((scope.scope, scope.scope_key))
-            if block is None or not block.ids:
-                continue
-            # A vector of another size is another model's: never compared.
-            scores = block.scores(q) if len(block.rows[0]) == size else None
-            if scores is None:
-                continue
-            ids += block.ids
-            parts.append(scores)
-        if not parts:
-            return []
-        scores = np.concatenate(parts)
-        want = min(len(ids), limit + len(self.gone))
-        top = np.argpartition(-scores, want - 1)[:want] if want < len(ids) else np.arange(len(ids))
-        ranked = sorted(top.tolist(), key=lambda i: (-float(scores[i]), ids[i]))
-        return [ids[i] for i in ranked if ids[i] not in self.gone and scores[i] >= floor][:limit]
+            for scope in scopes:
+                block = self.blocks.get((scope.scope, scope.scope_key, len(q)))
+                if block is not None and len(block):
+                    found += block.best(q, signs, limit)
+        found.sort(key=lambda pair: (-pair[0], pair[1]))
+        return [memory_id for score, memory_id in found if score >= floor][:limit]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import threading
 import uuid
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -37,6 +38,8 @@ from junior_memory.rules import (
 from junior_memory.scope import Scope
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     from sqlalchemy.engine import Connection, Engine
 
     from junior_memory.queries import Statements
@@ -50,6 +53,11 @@ __all__ = [
 log = logging.getLogger("junior.memory")
 
 Origin = Literal["tool", "extraction", "api"]
+
+# Stored vectors read per unit of work: when a process first loads them (about 8 MB of rows), and at most when
+# catching up before a search (more than that means far behind: the rest is read in the background).
+LOAD_BATCH = 5000
+CATCH_UP = 1000
 
 
 class MemoryStore(MemoryAdmin):
@@ -74,6 +82,8 @@ class MemoryStore(MemoryAdmin):
         self.db = Database(self.url, timeout=seconds, create_dirs=url is None if create_dirs is None else create_dirs)
         self.semantic = semantic
         self._index: VectorIndex | None = None
+        self._index_lock = threading.Lock()
+        self._loader: threading.Thread | None = None
 
     def __repr__(self) -> str:
         return f"<MemoryStore {self.display_url}>"
@@ -214,13 +224,17 @@ class MemoryStore(MemoryAdmin):
 
         for attempt in range(5):
             try:
-                return self.db.unit(work, write=True)
+                kept, created = self.db.unit(work, write=True)
             except IntegrityError:
                 # A concurrent writer inserted the same idempotency key or content first; the next pass finds it.
                 # Five in a row is no race but a broken constraint: a plain error (tool_failed), not "unavailable".
                 if attempt == 4:
                     raise
                 log.debug("remember raced a concurrent writer; retrying", exc_info=True)
+                continue
+            if created and vector is not None:
+                self._indexed(kept, vector)
+            return kept, created
         raise AssertionError("unreachable")
 
     def replayed(self, idempotency_key: str) -> MemoryRecord | None:
@@ -273,18 +287,59 @@ class MemoryStore(MemoryAdmin):
         if self._index is not None:
             self._index.forget(memory_ids)
 
-    def _vector_index(self, conn: Connection) -> VectorIndex:
-        """This process's vectors of the current model, caught up with what any writer added since."""
+    def _indexed(self, memory: MemoryRecord, vector: bytes) -> None:
+        """A vector this process just committed goes straight into its copy of the vectors (no re-read)."""
+        index = self._index
+        if index is not None and self.semantic is not None and index.model == self.semantic.model:
+            with index.lock:
+                index.put(memory.id, vector, memory.scope, memory.scope_key)
+
+    def _loaded_index(self) -> VectorIndex | None:
+        """This process's copy of the current model's vectors, or None while it is still being read.
+
+        The first fused search starts reading it on a thread of its own, in batches that each fit the deadline,
+        and waits for it at most as long as for the model; until it is read, search and recall use keywords only.
+        """
         from junior_memory.semantic import VectorIndex
 
-        assert self.semantic is not None
-        model = self.semantic.model
-        if self._index is None or self._index.model != model:
-            self._index = VectorIndex(model)
-        index = self._index
+        semantic = self.semantic
+        assert semantic is not None
+        with self._index_lock:
+            index = self._index
+            if index is None or index.model != semantic.model:
+                index = self._index = VectorIndex(semantic.model)
+            if not index.loaded.is_set() and (self._loader is None or not self._loader.is_alive()):
+                self._loader = threading.Thread(target=self._load, args=(index,), name="junior-memory-vectors",
+                                                daemon=True)
+                self._loader.start()
+        return index if index.loaded.wait(semantic.wait) else None
+
+    def _load(self, index: VectorIndex) -> None:
+        sql = self.sql
+        try:
+            while True:
+                params = {"model": index.model, "after": index.seq, "batch": LOAD_BATCH}
+
+                def read(conn: Connection, p: dict[str, Any] = params) -> list[Any]:
+                    return list(conn.execute(sql.vectors_after, p).all())
+
+                rows = self.db.unit(read, write=False)
+                with index.lock:
+                    index.add(rows)
+                if len(rows) < LOAD_BATCH:
+                    break
+            index.loaded.set()
+        except Exception as exc:  # noqa: BLE001 - logged; the next fused search tries again
+            log.warning("memory: cannot read the stored vectors (%s); search and recall use keywords until then", exc)
+
+    def _catch_up(self, conn: Connection, index: VectorIndex) -> None:
+        """What other writers added since this process last looked: usually nothing, one indexed look-up."""
+        rows = conn.execute(self.sql.vectors_after, {"model": index.model, "after": index.seq,
+                                                     "batch": CATCH_UP}).all()
         with index.lock:
-            index.add(conn.execute(self.sql.vectors_after, {"model": model, "after": index.seq}).all())
-        return index
+            index.add(rows)
+        if len(rows) == CATCH_UP:
+            index.loaded.clear()  # far behind (another process reindexed): the rest is read in the background
 
     def reindex(self, *, batch: int = 64, progress: Callable[[int], None] | None = None) -> int:
         """Embed every current memory that has no vector of the current model; returns how many were embedded."""
@@ -356,33 +411,44 @@ class MemoryStore(MemoryAdmin):
         ``semantic=True`` (recall and search, never forget) fuses the keyword ranking with the most similar
         memories of the same scopes by reciprocal rank, when the store has an embedder that answers in time.
         """
-        query_vector = self.semantic.vector(query) if semantic and self.semantic is not None else None
-        if query_vector is None:
+        # The model embeds the query on its own thread while the keyword half runs on this one.
+        pending = self.semantic.start([query]) if semantic and self.semantic is not None else None
+        if pending is None:
             prepared = self._search(scopes, query, limit=limit, match=match, now=now)
             return self._read(*prepared) if prepared is not None else []
-        return self._fused(scopes, query, query_vector, limit=limit, now=now or utcnow())
+        return self._fused(scopes, query, pending, limit=limit, now=now or utcnow())
 
     def _fused(
-        self, scopes: Sequence[Scope], query: str, query_vector: bytes, *, limit: int, now: datetime
+        self, scopes: Sequence[Scope], query: str, pending: Future[list[bytes]], *, limit: int, now: datetime
     ) -> list[MemoryRecord]:
         from junior_memory.semantic import rrf
 
-        assert self.semantic is not None
+        semantic = self.semantic
+        assert semantic is not None
         pool = max(2 * limit, 20)
         prepared = self._search(scopes, query, limit=pool, match="any", now=now)
-        floor = self.semantic.min_similarity
+
+        index = self._loaded_index()
 
         def work(conn: Connection) -> list[MemoryRecord]:
+            if index is not None:
+                self._catch_up(conn, index)
             lexical = [record(row) for row in conn.execute(*prepared).mappings()] if prepared else []
+            vectors = semantic.finish(pending) if index is not None else None
+            if index is None or vectors is None:
+                return lexical[:limit]  # the model did not answer in time: keyword search, as without it
             # Only the caller's scopes are compared, then each candidate is read back through the visibility
             # filter: a vector never shows anything keyword search would not.
-            near = self._vector_index(conn).nearest(query_vector, scopes, pool, floor=floor)
+            near = index.nearest(vectors[0], scopes, pool, floor=semantic.min_similarity)
             found = {r.id: r for r in lexical}
             wanted = [mid for mid in near if mid not in found]
             if wanted:
                 params = {**self.sql.scope_params(scopes, now), "ids": wanted}
                 found.update((r.id, r) for r in map(record, conn.execute(self.sql.by_ids(len(scopes)), params)
                                                      .mappings()))
+                # Candidates from the caller's own scopes that the filter dropped were archived or expired
+                # elsewhere (by another process): this process stops comparing them.
+                index.forget([mid for mid in wanted if mid not in found])
             ranking = rrf([r.id for r in lexical], [mid for mid in near if mid in found])
             return [found[mid] for mid in ranking[:limit]]
 

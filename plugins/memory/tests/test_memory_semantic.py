@@ -160,6 +160,22 @@ def test_a_broken_model_means_keyword_recall_and_one_log_line(
     assert len(rows("SELECT id FROM junior_memory_memories")) == 2 and rows(VECTORS) == []
 
 
+def test_without_the_extra_recall_is_keywords_and_every_call_succeeds(
+    make_runtime: Any, rows: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("JUNIOR_MEMORY_EMBEDDING_MODEL", raising=False)  # the default model, if it were installed
+    monkeypatch.setitem(sys.modules, "fastembed", None)  # not installed: importing it fails
+    rt = make_runtime()
+    assert rt.plugin_set.pm.get_plugin("memory").store().semantic is None
+    deploys = remember(rt, "Deploys are frozen on Fridays", "procedure")
+    remember(rt, "Dana owns the billing service")
+    assert search(rt, "deploys frozen") == [deploys["content"]]
+    assert search(rt, "who is responsible for payments?") == []  # what only similarity would find
+    (block,) = rt.prompt_context(ctx(), "are deploys frozen today?")
+    assert "Fridays" in block and "billing" not in block
+    assert rows(VECTORS) == []
+
+
 def test_a_slow_model_does_not_hold_up_the_call(make_runtime: Any, rows: Any) -> None:
     rt = make_runtime(embedder=SlowEmbedder(5.0))
     plugin = rt.plugin_set.pm.get_plugin("memory")
@@ -236,3 +252,75 @@ def test_rrf_fuses_by_rank() -> None:
     assert rrf(["a", "b", "c"], ["c", "d"]) == ["c", "a", "b", "d"]
     assert rrf(["a", "b"], []) == ["a", "b"]
     assert rrf([], ["x", "y"]) == ["x", "y"]
+
+
+def store_of(rt: Runtime) -> Any:
+    return rt.plugin_set.pm.get_plugin("memory").store()
+
+
+def test_this_processes_writes_go_straight_into_its_vectors_and_others_are_caught_up(make_runtime: Any) -> None:
+    first = make_runtime(embedder=ConceptEmbedder())
+    second = make_runtime(embedder=ConceptEmbedder())  # another process on the same database
+    deploys = remember(first, "Deploys are frozen on Fridays", "procedure")
+    assert search(first, "can I ship code at the end of the week?") == [deploys["content"]]
+    index = store_of(first)._index
+    german = remember(first, "I prefer answers in German", "preference")
+    assert german["id"] in index.scopes  # no re-read of the table needed
+    index.seq = 10**9  # so nothing is caught up from the table: what follows comes from the write itself
+    assert search(first, "what language should you reply in?") == [german["content"]]
+
+    index.seq = 0
+    billing = remember(second, "Dana owns the billing service")
+    assert billing["id"] not in index.scopes
+    assert search(first, "who is responsible for payments?") == [billing["content"]]
+    # Forgotten by the other process: this one's search no longer shows it, and stops comparing it.
+    ok(second.execute_tool("memory__forget", {"id": billing["id"]}, ctx()))
+    assert billing["id"] in index.scopes
+    assert search(first, "who is responsible for payments?") == []
+    assert billing["id"] not in index.scopes
+    # Forgotten here: gone from this process's vectors at once.
+    ok(first.execute_tool("memory__forget", {"id": german["id"]}, ctx()))
+    assert german["id"] not in index.scopes and deploys["id"] in index.scopes
+
+
+def _unit(vector: Any) -> Any:
+    import numpy as np
+
+    return (vector / np.linalg.norm(vector)).astype(np.float32)
+
+
+def test_a_large_scope_is_narrowed_by_sign_bits_then_scored_exactly() -> None:
+    import numpy as np
+    from junior_memory.scope import Scope
+    from junior_memory.semantic import CANDIDATES, EXACT_UP_TO, VectorIndex
+
+    rng = np.random.default_rng(7)
+    dims = 384
+    query = _unit(rng.standard_normal(dims))
+
+    def similar(cosine: float) -> bytes:
+        other = rng.standard_normal(dims)
+        other = _unit(other - (other @ query) * query)  # orthogonal to the query
+        return _unit(cosine * query + np.sqrt(1 - cosine**2) * other).tobytes()
+
+    workspace, private = Scope("conversation", "slack:T1", "workspace"), Scope("conversation", "slack:T1:G1", "channel")
+    count = EXACT_UP_TO + 8 * CANDIDATES
+    rows = [(i + 1, f"{i:032x}", _unit(rng.standard_normal(dims)).tobytes(), "conversation", "slack:T1")
+            for i in range(count)]
+    cosines = (0.9, 0.75, 0.6, 0.45, 0.35)
+    rows += [(count + 1 + k, f"near{k}", similar(c), "conversation", "slack:T1") for k, c in enumerate(cosines)]
+    rows.append((count + 10, "private-closest", similar(0.99), "conversation", "slack:T1:G1"))
+    index = VectorIndex("test")
+    index.add(rows)
+    assert len(index.blocks[("conversation", "slack:T1", dims)]) > EXACT_UP_TO  # the two-step path is taken
+
+    # Every memory similar enough to pass the floor survives the sign-bit pass, in exact order; another scope's
+    # closer vector is never compared.
+    assert index.nearest(query.tobytes(), [workspace], 20, floor=0.3) == [f"near{k}" for k in range(len(cosines))]
+    assert index.nearest(query.tobytes(), [workspace, private], 2, floor=0.3) == ["private-closest", "near0"]
+    # Without a floor the similar ones still lead, as when every vector is scored; below them, among vectors as
+    # unrelated as random ones (cosine about 0.15), the sign bits are an approximation.
+    matrix = np.frombuffer(b"".join(r[2] for r in rows[:-1]), dtype=np.float32).reshape(-1, dims)
+    exact = [rows[i][1] for i in np.argsort(-(matrix @ query))[:20]]
+    found = index.nearest(query.tobytes(), [workspace], 20)
+    assert found[:5] == exact[:5] == [f"near{k}" for k in range(len(cosines))] and len(found) == 20

@@ -66,3 +66,28 @@ def test_a_real_model_finds_what_was_meant(make_runtime: Any, rows: Any, model_d
         assert found[:1] == [memory], (question, found)
     # The similarity floor keeps unrelated memories out: a question about nothing stored recalls nothing.
     assert fused.prompt_context(ctx(), "what is the capital of Australia?") == []
+
+
+def test_a_broken_model_file_means_keyword_recall(
+    make_runtime: Any, rows: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    from junior_memory.semantic import FastEmbedEmbedder
+
+    folder = tmp_path / "broken-model"
+    folder.mkdir()
+    for item in TOKENIZER.glob("*.json"):
+        shutil.copy(item, folder / item.name)
+    (folder / "model.onnx").write_bytes(b"not an onnx model" * 100)  # a truncated or corrupt download
+    rt: Runtime = make_runtime(embedder=FastEmbedEmbedder("sentence-transformers/all-MiniLM-L6-v2", path=folder))
+    # Long enough for the load to fail rather than time out (importing onnxruntime the first time takes a while).
+    rt.plugin_set.pm.get_plugin("memory").store().semantic.wait = 30.0
+    with caplog.at_level(logging.WARNING, logger="junior.memory"):
+        ok(rt.execute_tool("memory__remember", {"content": "Deploys go out on Thursdays", "kind": "procedure"}, ctx()))
+        found = ok(rt.execute_tool("memory__search", {"query": "when do deploys go out?"}, ctx()))["memories"]
+        (block,) = rt.prompt_context(ctx(), "do deploys go out on Thursdays?")
+    assert [m["content"] for m in found] == ["Deploys go out on Thursdays"] and "Thursdays" in block
+    assert rows("SELECT memory_id FROM junior_memory_vectors") == []
+    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warnings) == 1 and "keywords only" in warnings[0], warnings
