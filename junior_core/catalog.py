@@ -15,8 +15,7 @@ from typing import Any, Unpack
 import attrs
 
 from junior_core.errors import RegistrationError, ToolDefinitionError
-from junior_core.exposure import Exposure, check_exposure
-from junior_core.functions import MARK, ToolSettings, check_settings
+from junior_core.functions import MARK, Exposure, ToolSettings, check_exposure, check_settings
 from junior_core.text import clean_json, clean_text
 
 __all__ = [

@@ -4,7 +4,8 @@ A tool's own ``exposure`` says how the model meets it; the host's rules (``Runti
 ``set_exposure``, ``[tools]`` in ``junior.toml``) override it; ``tool_visible`` hooks hide tools from one actor or
 conversation. ``Reach`` puts the three together and is the one place asked "which tools can this context see"
 and "may it call this one": by searchTools, executeTool, ``model_tools``, the MCP gateway and
-``AnthropicToolSearch``.
+``AnthropicToolSearch``. The exposure words themselves are defined in ``junior_core.functions``, beneath the
+catalog (a ``Tool`` checks its own), and named here as well.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import attrs
 
 from junior_core.context import Actor, Conversation, ToolContext
 from junior_core.errors import ConfigError
+from junior_core.functions import EXPOSURES, Exposure, check_exposure
 
 if TYPE_CHECKING:
     from junior_core.catalog import Catalog, CatalogTool
@@ -37,22 +39,12 @@ __all__ = [
     "tool_rules",
 ]
 
-Exposure = Literal["deferred", "direct", "hidden"]
-# Also the order the [tools] table is read in, and a later rule wins a tie: of two equally specific patterns,
-# hidden beats direct and direct beats deferred (hiding is the safe side of a tie; direct is a host's choice).
-EXPOSURES: tuple[Exposure, ...] = ("deferred", "direct", "hidden")
 PATTERN = re.compile(r"^[A-Za-z0-9_:*?\[\]!-]{1,200}$")
 _WILDCARDS = frozenset("*?[]!")
 MAX_VISIBILITY_ENTRIES = 1024
 """Actors and conversations whose hidden tools are remembered (per catalog and policy version), oldest dropped."""
 NOTHING_HIDDEN: frozenset[str] = frozenset()
 _NO_CONTEXT = ToolContext()
-
-
-def check_exposure(instance: object, attribute: attrs.Attribute[str], value: object) -> None:
-    """attrs validator: ``value`` is one of ``EXPOSURES``."""
-    if value not in EXPOSURES:
-        raise ValueError(f"exposure must be one of {', '.join(EXPOSURES)}, got {value!r}")
 
 
 def _check_pattern(instance: object, attribute: attrs.Attribute[str], value: object) -> None:

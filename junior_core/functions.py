@@ -1,4 +1,4 @@
-"""Tools from plain typed functions: ``@tool`` and ``Param``.
+"""Tools from plain typed functions: ``@tool`` and ``Param``, and the words of their settings.
 
 This module only marks functions, so a plugin importing it costs nothing at ``junior --help``; the JSON Schema
 and handler are read by ``junior_core.signatures`` and made a ``Tool`` by ``Tool.from_function`` when a function
@@ -8,18 +8,31 @@ is registered, once per function.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, Unpack, overload
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar, Unpack, overload
 
 from junior_core.errors import ToolDefinitionError
 
 if TYPE_CHECKING:
-    from junior_core.exposure import Exposure
+    import attrs
 
-__all__ = ["Param", "ToolDefinitionError", "ToolSettings", "tool"]
+__all__ = ["EXPOSURES", "Exposure", "Param", "ToolDefinitionError", "ToolSettings", "check_exposure", "tool"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 MARK = "__junior_tool__"
+
+# The exposure words: here, beneath the catalog, so that ``Tool`` can check its own exposure without importing
+# ``junior_core.exposure`` (the host's rules and ``Reach``, which name the catalog's types).
+Exposure = Literal["deferred", "direct", "hidden"]
+# Also the order the [tools] table is read in, and a later rule wins a tie: of two equally specific patterns,
+# hidden beats direct and direct beats deferred (hiding is the safe side of a tie; direct is a host's choice).
+EXPOSURES: tuple[Exposure, ...] = ("deferred", "direct", "hidden")
+
+
+def check_exposure(instance: object, attribute: attrs.Attribute[str], value: object) -> None:
+    """attrs validator: ``value`` is one of ``EXPOSURES``."""
+    if value not in EXPOSURES:
+        raise ValueError(f"exposure must be one of {', '.join(EXPOSURES)}, got {value!r}")
 
 
 class Param:
