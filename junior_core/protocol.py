@@ -1,5 +1,8 @@
 """What the model sees of junior: the two tools' names, schemas and descriptions, their input rules, and every
-answer and message the core sends it (results, errors, refusals, hints)."""
+answer and message the core sends it (results, errors, refusals, hints).
+
+Two helpers do for it what is not wording: ``_outline`` cuts an ``input_schema`` down for an answer over its size
+limit, and ``_schema_errors`` reads jsonschema's failures for an ``invalid_arguments`` answer."""
 
 from __future__ import annotations
 
@@ -12,6 +15,9 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from junior_core._limits import MAX_DEPTH, loads
+from junior_core._outline import schema_omitted as schema_omitted
+from junior_core._outline import schema_outline as schema_outline
+from junior_core._schema_errors import failures
 from junior_core.text import clean_text
 
 if TYPE_CHECKING:
@@ -127,35 +133,23 @@ def error(code: str, message: str, tool_name: str | None = None, **details: Any)
     return out
 
 
+def invalid_argument(message: str, path: str, problem: str, tool_name: str | None = None) -> dict[str, Any]:
+    """``invalid_arguments`` with one detail: ``problem`` at ``path``."""
+    return error("invalid_arguments", message, tool_name, details=[{"path": path, "message": problem}])
+
+
+def _not_an_object(tool: str, example: str, arguments: Any) -> Refusal:
+    return Refusal(invalid_argument(f"{tool} takes an object such as {example}.", "(root)",
+                           f"expected an object, got {type(arguments).__name__}"))
+
+
 def clip(text: str, limit: int = MESSAGE_LIMIT) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _validation_details(errors: list[Any]) -> list[dict[str, str]]:
-    def reason(err: Any) -> str:
-        # jsonschema quotes the value first: shortened, the reason after it ("is too long") survives the cut.
-        message: str = err.message
-        instance, quoted = err.instance, repr(err.instance)
-        if len(quoted) <= 60 or quoted not in message:
-            return message
-        if isinstance(instance, str):
-            short = f"{instance[:40]!r}… ({len(instance)} characters)"
-        elif isinstance(instance, list | dict):
-            short = f"{quoted[:40]}… ({len(instance)} {'items' if isinstance(instance, list) else 'keys'})"
-        else:
-            short = f"{quoted[:40]}…"
-        return message.replace(quoted, short, 1)
-
-    details = []
-    for err in sorted(errors, key=lambda e: (list(map(str, e.absolute_path)), e.message))[:10]:
-        path = "/".join(str(part) for part in err.absolute_path)
-        details.append({"path": path or "(root)", "message": clip(reason(err))})
-    return details
-
-
 def validation_error(errors: list[Any], what: str, tool_name: str | None = None) -> dict[str, Any]:
     """An ``invalid_arguments`` error listing JSON Schema failures by path."""
-    details = _validation_details(errors)
+    details = [{"path": path, "message": clip(reason)} for path, reason in failures(errors)]
     first = details[0]
     where = "" if first["path"] == "(root)" else f" at '{first['path']}'"
     return error(
@@ -204,34 +198,6 @@ def not_for_the_model(tool_name: str) -> dict[str, Any]:
 
 
 # -- searchTools' answers, when too big --------------------------------------------------------------
-def schema_outline(schema: Mapping[str, Any]) -> dict[str, Any]:
-    """An ``input_schema`` cut to its shape: top-level property names and types, ``required``, and whether other
-    properties are allowed."""
-    out: dict[str, Any] = {"type": "object"}
-    properties = schema.get("properties")
-    if isinstance(properties, Mapping):
-        out["properties"] = {str(name): _outline_type(sub) for name, sub in properties.items()}
-    required = schema.get("required")
-    if isinstance(required, list):
-        out["required"] = required
-    additional = schema.get("additionalProperties")
-    if isinstance(additional, bool):
-        out["additionalProperties"] = additional
-    return out
-
-
-def _outline_type(node: Any) -> dict[str, Any]:
-    kind = node.get("type") if isinstance(node, Mapping) else None
-    if isinstance(kind, str) or (isinstance(kind, list) and all(isinstance(item, str) for item in kind)):
-        return {"type": kind}
-    return {}
-
-
-def schema_omitted(schema: Mapping[str, Any]) -> dict[str, Any]:
-    """What is left of an ``input_schema`` when even its outline does not fit."""
-    return {"type": "object"}
-
-
 def shortened_note(limit: int, tools: Sequence[str], dropped: int, cursor: str) -> dict[str, Any]:
     """The ``shortened`` note of a searchTools answer cut to ``limit`` characters of JSON."""
     parts = []
@@ -382,11 +348,7 @@ def _decode_cursor(cursor: str) -> int | None:
 def search_request(arguments: Any) -> SearchRequest:
     """searchTools' input, checked; raises ``Refusal`` with the ``invalid_arguments`` answer."""
     if not isinstance(arguments, Mapping):
-        raise Refusal(error(
-            "invalid_arguments",
-            'searchTools takes an object such as {"query": "remember a preference"}.',
-            details=[{"path": "(root)", "message": f"expected an object, got {type(arguments).__name__}"}],
-        ))
+        raise _not_an_object(SEARCH_TOOLS, '{"query": "remember a preference"}', arguments)
     # null is how many clients say "not given", so a null field is read as an absent one.
     arguments = {key: value for key, value in arguments.items() if value is not None}
     errors = list(_validator("search").iter_errors(arguments))
@@ -394,21 +356,17 @@ def search_request(arguments: Any) -> SearchRequest:
         raise Refusal(validation_error(errors, "searchTools input"))
     query = arguments.get("query")
     if isinstance(query, str) and "\x00" in query:
-        raise Refusal(error(
-            "invalid_arguments",
-            "The query contains a NUL character; send plain text.",
-            details=[{"path": "query", "message": "NUL characters are not allowed"}],
-        ))
+        raise Refusal(invalid_argument("The query contains a NUL character; send plain text.", "query",
+                              "NUL characters are not allowed"))
     offset = 0
     cursor = arguments.get("cursor")
     if cursor is not None:
         decoded = _decode_cursor(cursor)
         if decoded is None:
-            raise Refusal(error(
-                "invalid_arguments",
+            raise Refusal(invalid_argument(
                 "Unknown cursor: pass the next_cursor of a previous searchTools answer unchanged, or omit it "
                 "to start from the first page.",
-                details=[{"path": "cursor", "message": "not a cursor searchTools returned"}],
+                "cursor", "not a cursor searchTools returned",
             ))
         offset = decoded
     limit = int(arguments.get("max_results") or DEFAULT_RESULTS)
@@ -421,11 +379,7 @@ def search_request(arguments: Any) -> SearchRequest:
 def execute_request(arguments: Any) -> tuple[str, dict[str, Any]]:
     """executeTool's ``(tool_name, arguments)``; raises ``Refusal`` with the answer to bad input."""
     if not isinstance(arguments, Mapping):
-        raise Refusal(error(
-            "invalid_arguments",
-            'executeTool takes an object such as {"tool_name": "memory__list", "arguments": {}}.',
-            details=[{"path": "(root)", "message": f"expected an object, got {type(arguments).__name__}"}],
-        ))
+        raise _not_an_object(EXECUTE_TOOL, '{"tool_name": "memory__list", "arguments": {}}', arguments)
     tool_name = arguments.get("tool_name")
     named = tool_name[:200] if isinstance(tool_name, str) else None
     extra = sorted(str(key) for key in arguments if key not in ("tool_name", "arguments"))
@@ -463,12 +417,10 @@ def _object_in_string(text: str, tool_name: str | None) -> dict[str, Any]:
         value = None
     if isinstance(value, dict):
         return value
-    raise Refusal(error(
-        "invalid_arguments",
+    raise Refusal(invalid_argument(
         "'arguments' must be an object of the tool's arguments (or a JSON string of one), e.g. "
         '{"tool_name": "...", "arguments": {"query": "..."}}.',
-        tool_name,
-        details=[{"path": "arguments", "message": "a string that is not a JSON object"}],
+        "arguments", "a string that is not a JSON object", tool_name,
     ))
 
 
@@ -557,12 +509,10 @@ def runtime_closed(tool_name: str) -> dict[str, Any]:
 
 def nesting_error(tool_name: str | None = None) -> dict[str, Any]:
     """The ``invalid_arguments`` answer to arguments nested deeper than ``MAX_DEPTH``."""
-    return error(
-        "invalid_arguments",
+    return invalid_argument(
         f"The arguments nest objects or arrays more than {MAX_DEPTH} levels deep. "
         "Send flatter arguments that match the tool's input_schema.",
-        tool_name,
-        details=[{"path": "(root)", "message": f"nested more than {MAX_DEPTH} levels deep"}],
+        "(root)", f"nested more than {MAX_DEPTH} levels deep", tool_name,
     )
 
 
