@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
@@ -79,8 +79,40 @@ class TurnInput:
     index: int
 
 
+class _Home:
+    """The keys and actors of a scenario's or a timeline's home: its team, channel and visibility."""
+
+    __slots__ = ()
+
+    if TYPE_CHECKING:
+
+        @property
+        def team(self) -> str: ...
+
+        @property
+        def channel(self) -> str: ...
+
+        @property
+        def visibility(self) -> Literal["public", "private"]: ...
+
+    @property
+    def workspace_key(self) -> str:
+        return f"slack:{self.team}"
+
+    @property
+    def shared_key(self) -> str:
+        """The conversation scope's key: the workspace for a public channel, the channel for a private one."""
+        return self.workspace_key if self.visibility == "public" else f"slack:{self.team}:{self.channel}"
+
+    def actor(self, user: str) -> Actor:
+        return Actor("slack", self.team, user)
+
+    def actor_key(self, user: str) -> str:
+        return self.actor(user).key
+
+
 @attrs.frozen
-class Scenario:
+class Scenario(_Home):
     """A thread in channel ``C1`` of team ``T1``; events get ``1700000000.000001``-style timestamps in order."""
 
     events: tuple[Event, ...] = attrs.field(converter=_assign)
@@ -103,24 +135,9 @@ class Scenario:
         """The source_key every memory written in this thread carries."""
         return f"slack:{self.team}:{self.channel}:{self.thread_ts}"
 
-    @property
-    def workspace_key(self) -> str:
-        return f"slack:{self.team}"
-
-    @property
-    def shared_key(self) -> str:
-        """The conversation scope's key: the workspace for a public channel, the channel for a private one."""
-        return self.workspace_key if self.visibility == "public" else f"slack:{self.team}:{self.channel}"
-
     def where(self, turn: int) -> str:
         """Where mention number ``turn`` was said, in words."""
         return f"{self.visibility} channel {self.channel}, thread {self.thread_ts}"
-
-    def actor(self, user: str) -> Actor:
-        return Actor("slack", self.team, user)
-
-    def actor_key(self, user: str) -> str:
-        return self.actor(user).key
 
     def conversation(self, message_ts: str | None = None, thread_ts: str | None = None) -> Conversation:
         return Conversation(
@@ -196,7 +213,7 @@ def _steps(steps: Any) -> tuple[tuple[Place, Event], ...]:
 
 
 @attrs.frozen
-class Timeline:
+class Timeline(_Home):
     """Messages in several conversations of one workspace, in order; the first one's conversation is *home*.
 
     Each mention is a turn in its own conversation, handed the earlier messages of its thread only (none at
@@ -246,20 +263,6 @@ class Timeline:
         """The source_key of home's first message: what a memory written there carries."""
         place, event = self.steps[0]
         return f"slack:{place.team}:{place.channel}:{self._root(place) or event.ts}"
-
-    @property
-    def workspace_key(self) -> str:
-        return f"slack:{self.team}"
-
-    @property
-    def shared_key(self) -> str:
-        return self.workspace_key if self.visibility == "public" else f"slack:{self.team}:{self.channel}"
-
-    def actor(self, user: str) -> Actor:
-        return Actor("slack", self.team, user)
-
-    def actor_key(self, user: str) -> str:
-        return self.actor(user).key
 
     def conversation(self, message_ts: str | None = None, thread_ts: str | None = None) -> Conversation:
         """A conversation at home (seeds are written there)."""
