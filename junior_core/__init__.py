@@ -17,13 +17,13 @@ from junior_core.errors import (
     ToolError,
 )
 from junior_core.hookspecs import hookimpl
-from junior_core.registry import Register
 from junior_core.text import clean_json, clean_text
 
 if TYPE_CHECKING:
     from junior_core.config import config_path, plugin_settings
     from junior_core.functions import Param, tool
     from junior_core.options import RuntimeOptions
+    from junior_core.registry import Register
     from junior_core.runtime import Runtime
     from junior_core.tables import print_table
 
@@ -71,6 +71,10 @@ def __getattr__(name: str) -> Any:
         from junior_core.options import RuntimeOptions
 
         return RuntimeOptions
+    if name == "Register":  # plugins name it in type hints; the runtime loads it before register_sources
+        from junior_core.registry import Register
+
+        return Register
     if name in ("tool", "Param"):
         # Marking costs nothing; the schema generator (junior_core.signatures) loads when a tool is registered.
         from junior_core import functions

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -133,3 +134,22 @@ def test_junior_help_imports_nothing_heavy(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert proc.returncode == 0 and "Usage: junior" in proc.stdout, proc.stderr
     assert proc.stderr.strip().splitlines()[-1] == "[]"
+
+
+@pytest.mark.slow
+def test_junior_help_loads_none_of_the_runtime(tmp_path: Path) -> None:
+    """`junior --help` with every installed plugin loads the catalog's values, not what runs or reaches tools."""
+    code = (
+        "import sys; from junior_core.cli import main; sys.argv = ['junior', '--help']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith('junior_core')), file=sys.stderr)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert proc.returncode == 0 and "Usage: junior" in proc.stdout, proc.stderr
+    loaded = set(ast.literal_eval(proc.stderr.strip().splitlines()[-1]))
+    assert {"junior_core.catalog", "junior_core.plugins"} <= loaded  # what the command line does need
+    runtime = {f"junior_core.{name}" for name in (
+        "runtime", "registry", "exposure", "protocol", "dispatch", "execution", "discovery", "search", "signatures",
+        "options", "index_cache",
+    )}
+    assert not loaded & runtime, sorted(loaded & runtime)
