@@ -181,6 +181,19 @@ class Statements:
         return self._cached(("search", scopes, match, terms if self.backend not in ("postgresql", "sqlite") else 0),
                             lambda: self._build_search(scopes, match, terms))
 
+    def fused_search(self, scopes: int, terms: int) -> Any:
+        """The keyword half of a fused search (match any), each row also carrying ``newest_seq``: the last vector
+        of the model in the table, so a search learns whether anything is new without a query of its own."""
+        from sqlalchemy import bindparam, func, select
+
+        def build() -> Any:
+            vectors = self.vectors_table
+            newest = (select(func.max(vectors.c.seq)).where(vectors.c.model == bindparam("model"))
+                      .scalar_subquery().label("newest_seq"))
+            return self.search(scopes, "any", terms).add_columns(newest)
+
+        return self._cached(("fused", scopes, terms if self.backend not in ("postgresql", "sqlite") else 0), build)
+
     def _build_search(self, scopes: int, match: Match, terms: int) -> Any:
         from sqlalchemy import String, and_, bindparam, column, func, literal_column, or_, select, table, text
 

@@ -159,8 +159,10 @@ class MemoryStore(MemoryAdmin):
         digest = content_hash(content)
         provenance = {"actor_key": actor_key, "source_key": source_key, "origin": origin, "tool_call_id": tool_call_id}
         sql = self.sql
-        # Embedded before the transaction opens (the model is slow next to a write); stored inside it.
-        vector = self.semantic.vector(content) if self.semantic is not None else None
+        semantic = self.semantic
+        # The model's work on this content (started once) and its vector (None: no answer in time), across retries.
+        started: list[Future[list[bytes]] | None] = []
+        embedded: list[bytes | None] = []
 
         def work(conn: Connection) -> tuple[MemoryRecord, bool]:
             found = conn.execute(
@@ -212,14 +214,22 @@ class MemoryStore(MemoryAdmin):
                 **provenance,
             }
             created = {**event, "memory_id": row["id"], "event": "created"}
+            # Only a memory that is new gets embedded (a replay or a duplicate never runs the model), and the
+            # model works on its own thread while the rows go in; the vector joins them in this transaction.
+            if semantic is not None and not started:
+                started.append(semantic.start([content]))
             if sql.insert_memory_and_event is not None:
                 # One round trip for both rows: the memory goes in through a data-modifying CTE.
                 conn.execute(sql.insert_memory_and_event, {**{f"m_{k}": v for k, v in row.items()}, **created})
             else:
                 conn.execute(sql.insert_memory, row)
                 conn.execute(sql.insert_event, [created])
-            if vector is not None:
-                self._insert_vectors(conn, [(row["id"], vector)], at)
+            if started and not embedded:
+                assert semantic is not None
+                vectors = semantic.finish(started[0])
+                embedded.append(vectors[0] if vectors else None)
+            if embedded and embedded[0] is not None:
+                self._insert_vectors(conn, [(row["id"], embedded[0])], at)
             return record(row), True
 
         for attempt in range(5):
@@ -232,8 +242,8 @@ class MemoryStore(MemoryAdmin):
                     raise
                 log.debug("remember raced a concurrent writer; retrying", exc_info=True)
                 continue
-            if created and vector is not None:
-                self._indexed(kept, vector)
+            if created and embedded and embedded[0] is not None:
+                self._indexed(kept, embedded[0])
             return kept, created
         raise AssertionError("unreachable")
 
@@ -427,15 +437,23 @@ class MemoryStore(MemoryAdmin):
         assert semantic is not None
         pool = max(2 * limit, 20)
         prepared = self._search(scopes, query, limit=pool, match="any", now=now)
+        if prepared is not None:
+            terms = len(search_terms(query))
+            prepared = self.sql.fused_search(len(scopes), terms), {**prepared[1], "model": semantic.model}
 
         index = self._loaded_index()
 
         def work(conn: Connection) -> list[MemoryRecord]:
-            if index is not None:
+            rows = conn.execute(*prepared).mappings().all() if prepared else []
+            lexical = [record(row) for row in rows]
+            if index is None:
+                return lexical[:limit]  # the vectors are still being read: keyword search, as without the model
+            # Each keyword row says which vector is the table's newest: only when it is one this process has not
+            # read (another process wrote it), or when no row came back to say, is the table read for new ones.
+            if not rows or (rows[0]["newest_seq"] or 0) > index.seq:
                 self._catch_up(conn, index)
-            lexical = [record(row) for row in conn.execute(*prepared).mappings()] if prepared else []
-            vectors = semantic.finish(pending) if index is not None else None
-            if index is None or vectors is None:
+            vectors = semantic.finish(pending)
+            if vectors is None:
                 return lexical[:limit]  # the model did not answer in time: keyword search, as without it
             # Only the caller's scopes are compared, then each candidate is read back through the visibility
             # filter: a vector never shows anything keyword search would not.

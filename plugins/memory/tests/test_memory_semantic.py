@@ -85,6 +85,20 @@ def test_a_memory_and_its_vector_are_written_together(make_runtime: Any, rows: A
     assert again["created"] is False and len(rows(VECTORS)) == 1  # a duplicate adds no vector
 
 
+def test_only_a_new_memory_runs_the_model(make_runtime: Any, rows: Any) -> None:
+    embedder = ConceptEmbedder()
+    rt = make_runtime(embedder=embedder)
+    call = ctx()
+    first = remember(rt, "Dana owns the billing service", context=call)
+    assert embedder.calls == 1
+    # A duplicate and a retried call answer from the database alone: the model is not asked again.
+    assert remember(rt, "Dana owns the billing service.")["created"] is False
+    assert remember(rt, "Dana owns the billing service", context=call)["id"] == first["id"]
+    assert embedder.calls == 1
+    assert remember(rt, "Deploys are frozen on Fridays", "procedure")["created"] is True
+    assert embedder.calls == 2 and len(rows(VECTORS)) == 2
+
+
 def test_scope_is_applied_before_similarity(make_runtime: Any) -> None:
     from junior_core import Actor
 
@@ -283,6 +297,26 @@ def test_this_processes_writes_go_straight_into_its_vectors_and_others_are_caugh
     assert german["id"] not in index.scopes and deploys["id"] in index.scopes
 
 
+def test_a_search_reads_the_vectors_table_only_when_another_process_wrote_to_it(make_runtime: Any) -> None:
+    from sqlalchemy import event
+
+    first = make_runtime(embedder=ConceptEmbedder())
+    second = make_runtime(embedder=ConceptEmbedder())  # another process on the same database
+    remember(first, "Deploys are frozen on Fridays", "procedure")
+    search(first, "can I ship code at the end of the week?")  # reads the table once, this process's vectors
+    statements: list[str] = []
+    event.listen(store_of(first).engine, "before_cursor_execute",
+                 lambda conn, cursor, statement, *args: statements.append(statement))
+    assert search(first, "deploys frozen") == ["Deploys are frozen on Fridays"]
+    assert [s for s in statements if "junior_memory_vectors" in s and "newest_seq" not in s] == []
+    assert any("newest_seq" in s for s in statements)  # the keyword query says what the newest vector is
+
+    billing = remember(second, "Dana owns the billing service")
+    statements.clear()
+    assert search(first, "who owns billing?") == [billing["content"]]
+    assert [s for s in statements if "junior_memory_vectors" in s and "newest_seq" not in s] != []  # caught up
+
+
 def _unit(vector: Any) -> Any:
     import numpy as np
 
@@ -324,3 +358,22 @@ def test_a_large_scope_is_narrowed_by_sign_bits_then_scored_exactly() -> None:
     exact = [rows[i][1] for i in np.argsort(-(matrix @ query))[:20]]
     found = index.nearest(query.tobytes(), [workspace], 20)
     assert found[:5] == exact[:5] == [f"near{k}" for k in range(len(cosines))] and len(found) == 20
+
+
+def test_vectors_tied_in_sign_bits_are_all_scored() -> None:
+    import numpy as np
+    from junior_memory.scope import Scope
+    from junior_memory.semantic import CANDIDATES, EXACT_UP_TO, VectorIndex
+
+    rng = np.random.default_rng(11)
+    dims = 384
+    query = _unit(rng.standard_normal(dims))
+    # Every vector has the query's signs (the same sign-bit distance, 0), so the sign bits cannot tell them apart;
+    # the closest one sits last in the block.
+    count = EXACT_UP_TO + 4 * CANDIDATES
+    rows = [(i + 1, f"{i:032x}", _unit(np.sign(query) * np.abs(rng.standard_normal(dims))).tobytes(),
+             "conversation", "slack:T1") for i in range(count)]
+    rows.append((count + 1, "closest", _unit(query + 0.01 * np.sign(query)).tobytes(), "conversation", "slack:T1"))
+    index = VectorIndex("test")
+    index.add(rows)
+    assert index.nearest(query.tobytes(), [Scope("conversation", "slack:T1", "workspace")], 1) == ["closest"]
