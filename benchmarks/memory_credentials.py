@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from junior_memory.content import credential_kind
+from junior_memory.credentials import credential_kind
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 

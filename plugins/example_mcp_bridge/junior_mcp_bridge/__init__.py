@@ -2,7 +2,27 @@
 
 from __future__ import annotations
 
-from junior_mcp_bridge.config import ConfigError, ServerConfig, load_config
-from junior_mcp_bridge.plugin import MCPBridge
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from junior_mcp_bridge.config import ConfigError, ServerConfig, load_config
+    from junior_mcp_bridge.plugin import MCPBridge
 
 __all__ = ["ConfigError", "MCPBridge", "ServerConfig", "load_config"]
+
+_WHERE = {
+    "ConfigError": "junior_mcp_bridge.config",
+    "MCPBridge": "junior_mcp_bridge.plugin",
+    "ServerConfig": "junior_mcp_bridge.config",
+    "load_config": "junior_mcp_bridge.config",
+}
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy, so loading the plugin (`junior --help`) does not build config.py's attrs classes.
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'junior_mcp_bridge' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)

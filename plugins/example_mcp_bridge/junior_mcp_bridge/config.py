@@ -12,10 +12,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
-from junior_mcp_bridge.limits import GatewayLimits, gateway_limits
-
 if TYPE_CHECKING:
     from junior_core import ToolContext
+    from junior_mcp_bridge.limits import GatewayLimits
 
 __all__ = [
     "DEFAULT_PASS_ENV",
@@ -158,6 +157,12 @@ class ServeToken:
 _SETTINGS = {"servers_file", "pass_env", "tool_cache", "tool_cache_max_age_s", "gateway"}
 
 
+def _default_gateway() -> GatewayLimits:
+    from junior_mcp_bridge.limits import GatewayLimits  # its attrs class costs ~21 M instructions: not at --help
+
+    return GatewayLimits()
+
+
 @attrs.frozen
 class BridgeSettings:
     """``[plugins.mcp]`` of junior.toml: settings of the bridge as a whole."""
@@ -169,7 +174,7 @@ class BridgeSettings:
     tool_cache: bool = True
     """Keep each server's tool list on disk, so a new process searches it without starting the server."""
     tool_cache_max_age_s: float = 86400.0
-    gateway: GatewayLimits = attrs.field(factory=GatewayLimits)
+    gateway: GatewayLimits = attrs.field(factory=_default_gateway)
     """``[plugins.mcp.gateway]``: what HTTP clients of ``junior mcp serve --http`` can hold."""
 
 
@@ -177,6 +182,7 @@ def bridge_settings(environ: Mapping[str, str] | None = None, cwd: Path | None =
     """``[plugins.mcp]`` of the junior.toml in effect, checked; raises ``ConfigError``."""
     from junior_core import ConfigError as CoreConfigError
     from junior_core import config_path, plugin_settings
+    from junior_mcp_bridge.limits import gateway_limits  # its attrs class costs ~21 M instructions: not at --help
 
     environ = os.environ if environ is None else environ
     path = config_path(environ, cwd)

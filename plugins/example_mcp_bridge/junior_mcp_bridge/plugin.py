@@ -7,13 +7,13 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from junior_core import Source, hookimpl
-from junior_mcp_bridge.config import RETRY_INTERVAL_S, ServerConfig, load_config
 
 if TYPE_CHECKING:
     import click
 
     from junior_core import Register, Runtime
     from junior_mcp_bridge.bridge import Bridge
+    from junior_mcp_bridge.config import ServerConfig
 
 __all__ = ["MCPBridge"]
 
@@ -25,10 +25,11 @@ class MCPBridge:
 
     junior_plugin_name = "mcp"
 
-    def __init__(self, configs: list[ServerConfig] | None = None, retry_interval_s: float = RETRY_INTERVAL_S,
+    def __init__(self, configs: list[ServerConfig] | None = None, retry_interval_s: float | None = None,
                  tool_cache: bool | None = None) -> None:
-        """``tool_cache``: keep tool lists across processes; default, ``tool_cache`` of ``[plugins.mcp]`` (on)
-        when the configuration is read from junior.toml, off for ``configs`` given here (tests, embedding)."""
+        """``retry_interval_s``: default ``RETRY_INTERVAL_S`` of config.py. ``tool_cache``: keep tool lists
+        across processes; default, ``tool_cache`` of ``[plugins.mcp]`` (on) when the configuration is read from
+        junior.toml, off for ``configs`` given here (tests, embedding)."""
         self._configs = configs
         self._tool_cache = tool_cache
         self._retry_interval_s = retry_interval_s
@@ -40,6 +41,8 @@ class MCPBridge:
     @property
     def configs(self) -> list[ServerConfig]:
         if self._configs is None:
+            from junior_mcp_bridge.config import load_config  # its attrs classes are not needed at --help
+
             self._configs = load_config()
             self._configs_from_file = True
         return self._configs
@@ -78,8 +81,10 @@ class MCPBridge:
         with self._start_lock:
             if self.bridge is None:
                 from junior_mcp_bridge.bridge import Bridge
+                from junior_mcp_bridge.config import RETRY_INTERVAL_S
 
-                self.bridge = Bridge(self.configs, on_change=self._changed, retry_interval_s=self._retry_interval_s,
+                retry = RETRY_INTERVAL_S if self._retry_interval_s is None else self._retry_interval_s
+                self.bridge = Bridge(self.configs, on_change=self._changed, retry_interval_s=retry,
                                      cache=self._cache())
             bridge = self.bridge
             bridge.start(runtime.loop, names)

@@ -8,14 +8,12 @@ import unicodedata
 from datetime import UTC, date, datetime, time
 
 from junior_core import ToolError
-from junior_memory.credentials import credential_kind
 
 __all__ = [
     "MAX_CONTENT",
     "check_content",
     "check_text",
     "content_hash",
-    "credential_kind",
     "format_time",
     "normalise",
     "parse_expires",
@@ -45,6 +43,8 @@ def check_text(value: str, field: str) -> str:
 
 def check_content(content: str) -> str:
     """Return the content to store (surrounding whitespace trimmed) or raise a ``ToolError`` saying why not."""
+    from junior_memory.credentials import credential_kind  # loaded by the first memory written, not at start-up
+
     text = check_text(content, "content").strip()
     if not text:
         raise ToolError("rejected", "The memory is empty. Nothing was saved; pass the fact to remember as content.")

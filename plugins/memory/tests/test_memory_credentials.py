@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from junior_memory import MemoryPlugin
-from junior_memory.content import credential_kind
+from junior_memory.credentials import credential_kind
 from memory_helpers import ctx, err, ok
 
 from junior_core import Runtime

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from junior_memory import MemoryPlugin
-from junior_memory.content import credential_kind
+from junior_memory.credentials import credential_kind
 from memory_helpers import err
 
 from junior_core import Runtime
