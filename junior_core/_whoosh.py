@@ -1,4 +1,4 @@
-"""junior's Whoosh parts: a posting format carrying BM25F weights, its field, and the weighting that saturates them.
+"""junior's Whoosh parts: a posting format carrying BM25F weights, its field, the schema, and a segment writer.
 
 Imported on first search, not with ``junior_core``: Whoosh costs start-up time a CLI does not need. Classes live
 at module level because Whoosh pickles the schema into the index's table of contents.
@@ -6,7 +6,6 @@ at module level because Whoosh pickles the schema into the index's table of cont
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -14,12 +13,10 @@ from whoosh.codec.whoosh3 import W3Codec
 from whoosh.fields import FieldType, Schema
 from whoosh.filedb.filestore import RamStorage
 from whoosh.formats import Format
-from whoosh.scoring import BaseScorer, WeightingModel
 
 __all__ = [
     "JuniorCodec",
     "MemoryStorage",
-    "SaturatedBM25F",
     "WeightedField",
     "WeightedFormat",
     "schema",
@@ -60,53 +57,11 @@ class WeightedField(FieldType):  # type: ignore[misc]
 
 
 def schema() -> Any:
-    """``terms``: every analysed term with its BM25F pseudo-frequency; ``action``: name and keyword terms;
-    ``words``: the tools' words as written, lower-cased, each once (``junior_core.spelling``'s vocabulary)."""
-    return Schema(terms=WeightedField(), action=WeightedField(), words=WeightedField())
-
-
-class SaturatedScorer(BaseScorer):  # type: ignore[misc]
-    def __init__(self, scale: float, k1: float, max_weight: float) -> None:
-        self.scale = scale
-        self.k1 = k1
-        self.max_weight = max_weight
-
-    def supports_block_quality(self) -> bool:
-        return True
-
-    def score(self, matcher: Any) -> float:
-        w = matcher.weight()
-        return float(self.scale * w / (w + self.k1))
-
-    def max_quality(self) -> float:
-        w = self.max_weight
-        return float(self.scale * w / (w + self.k1))
-
-    def block_quality(self, matcher: Any) -> float:
-        w = matcher.block_max_weight()
-        return float(self.scale * w / (w + self.k1))
-
-
-class SaturatedBM25F(WeightingModel):  # type: ignore[misc]
-    """Saturates a precomputed BM25F pseudo-frequency once per term: idf · (k1 + 1) · w / (w + k1)."""
-
-    use_final = False
-
-    def __init__(self, k1: float) -> None:
-        self.k1 = k1
-
-    def supports_block_quality(self) -> bool:
-        return True
-
-    def scorer(self, searcher: Any, fieldname: str, text: bytes, qf: int = 1) -> SaturatedScorer:
-        n = searcher.doc_frequency(fieldname, text)
-        if fieldname == "action":
-            # How telling a verb is depends on how common the word is in all tool text, not on how few tools
-            # declare actions: "unsave" is a strong signal, "search" a weak one.
-            n = max(n, searcher.doc_frequency("terms", text))
-        count = searcher.doc_count_all()
-        idf = math.log(1 + (count - n + 0.5) / (n + 0.5))
-        return SaturatedScorer(idf * (self.k1 + 1), self.k1, searcher.term_info(fieldname, text).max_weight())
+    """``terms``: every analysed term with its BM25F pseudo-frequency; ``named``, ``opens`` and ``identity``: a
+    tool's action and identity words (``junior_core.search``); ``words``: the tools' words as written,
+    lower-cased, each once (``junior_core.spelling``'s vocabulary)."""
+    return Schema(terms=WeightedField(), named=WeightedField(), opens=WeightedField(), identity=WeightedField(),
+                  words=WeightedField())
 
 
 class MemoryStorage(RamStorage):  # type: ignore[misc]

@@ -2,7 +2,7 @@
 
 Text to index terms: identifiers split (camelCase, snake_case, kebab-case, digits; the whole identifier kept
 too), lowercased, Whoosh's stop list plus English function words dropped, Whoosh's Porter2 stemmer, CJK
-characters and bigrams. Declared keywords are matched as exact words beside the stemmed terms.
+characters and bigrams. Declared keywords are analysed like any other text.
 """
 
 from __future__ import annotations
@@ -14,10 +14,9 @@ from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from junior_core.search import RankingConfig
+    from junior_core.ranking import RankingConfig
 
 __all__ = [
-    "KEYWORD_MARK",
     "SUMMARY_LIMIT",
     "Analyzer",
     "has_unspaced",
@@ -140,6 +139,9 @@ class Analyzer:
         if config.filler_stop_words:
             stop |= FILLER_STOP_WORDS
         self._stop = frozenset(stop)
+        self.settings = (config.stem, config.porter2, config.stop_words, config.extra_stop_words,
+                         config.filler_stop_words, config.split_identifiers, config.cjk_ngrams)
+        """What decides the terms a text gives (two analyzers with equal settings agree)."""
         self.stop_words = self._stop
         self._cache: dict[str, tuple[str, ...]] = {}
         self._stems: dict[str, str] = {}
@@ -166,15 +168,6 @@ class Analyzer:
                 terms = cache[raw] = tuple(self._token(raw))
             out.extend(terms)
         return out
-
-    def exact(self, text: str) -> list[str]:
-        """Words as they are, lowercased, stop words dropped, not stemmed: how declared keywords are matched.
-
-        "save" matches "save", not "saved" (which describes memories already kept).
-        """
-        stop = self._stop
-        words = (word.lower() for word in _KEYWORD_WORD.findall(text[:2000]))
-        return [KEYWORD_MARK + word for word in words if word not in stop]
 
     def _token(self, raw: str) -> Iterator[str]:
         if _CJK.search(raw):
@@ -212,11 +205,6 @@ class Analyzer:
             yield char
             if i + 1 < len(run):
                 yield run[i : i + 2]
-
-
-_KEYWORD_WORD = re.compile(r"[^\W_]+")
-KEYWORD_MARK = "="
-"""Prefix of keyword terms: they live beside the stemmed terms, in the same field, as exact words."""
 
 
 def pairs(terms: Sequence[str]) -> list[str]:

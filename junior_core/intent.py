@@ -10,7 +10,7 @@ import re
 
 import attrs
 
-__all__ = ["Intent"]
+__all__ = ["Clause", "Intent", "asks", "clauses", "leading_verbs", "phrase_term", "phrase_words", "phrases"]
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 # Courtesy and framing before the request itself: "hey, could you please ..." -> "...".
@@ -65,11 +65,86 @@ class Intent:
                 verbs.append(verb)
             if len(verbs) == 3:
                 break
-        said = {w.lower() for w in _WORD.findall(text[:300])}
-        return cls(tuple(verbs), question, bool(said & _EVERYTHING))
+        return cls(tuple(verbs), question, any(_asks_all(clause.ask) for clause in clauses(text[:300])))
 
 
 _CLAUSE = re.compile(r"[,;:.!?]+\s+|\s+(?:and then|then|and)\s+|[,;:!?]+$")
+# Quoted text: 'release freeze', "Q3 offsite ideas", “...”; an apostrophe inside a word (don't, Jonas's) is not a quote.
+_QUOTED = re.compile(r"""(?<!\w)(?:'([^'\n]+)'|"([^"\n]+)"|“([^”\n]+)”|‘([^’\n]+)’|`([^`\n]+)`)(?!\w)""")
+# "remember that I ...", "forget that the freeze ...": a "that" followed by a subject opens the payload.
+_COMPLEMENT_SUBJECTS = _SUBJECTS | _PRONOUNS | frozenset("he she they our your his her their".split())
+_COMPLEMENT_REACH = 4
+# "what did I say about the freeze", "forget everything regarding Jonas": what follows is what the request is about.
+_TOPIC = frozenset("about regarding concerning re".split())
+"""How far into a clause (in words) its "that" may stand and still open the payload ("note down for me that")."""
+
+
+@attrs.frozen
+class Clause:
+    """One clause of a request: the words that ask for something, and its payload.
+
+    The payload is what the request hands over rather than what it asks for: quoted text, and what follows a
+    "that" which opens a clause of its own ("remember that I prefer tabs" -> ask "remember", payload "I prefer
+    tabs"). A clause with nothing but payload asks with all of it.
+    """
+
+    ask: str
+    payload: str = ""
+
+
+def clauses(text: str) -> list[Clause]:
+    """``text`` in clauses, split where ``Intent`` splits them (punctuation, "and", "then"), at most 12.
+
+    What follows a colon after a clause that asks, and does not ask itself, is that clause's payload: "Save a
+    preference for me: I like answers with code first".
+    """
+    head, colon, tail = text[:2000].partition(": ")
+    if colon and tail.strip():
+        first = _clauses(head)
+        rest = _clauses(tail)
+        if first and asks(first[-1].ask) and rest and not asks(rest[0].ask):
+            last = first[-1]
+            handed = " ".join(f"{c.ask} {c.payload}".strip() for c in rest)
+            return [*first[:-1], Clause(last.ask, f"{last.payload} {handed}".strip())][:12]
+    return _clauses(text)
+
+
+def _clauses(text: str) -> list[Clause]:
+    out: list[Clause] = []
+    for part in _CLAUSE.split(text[:2000]):
+        quoted = [next(g for g in m.groups() if g is not None) for m in _QUOTED.finditer(part)]
+        rest = _QUOTED.sub(" ", part) if quoted else part
+        ask, payload = rest, " ".join(quoted)
+        words = list(_WORD.finditer(rest))
+        for number, match in enumerate(words[:_COMPLEMENT_REACH + 1]):
+            word = match.group().lower()
+            nxt = words[number + 1].group().lower().replace("’", "'") if number + 1 < len(words) else ""
+            if number and ((word == "that" and nxt in _COMPLEMENT_SUBJECTS) or (word in _TOPIC and nxt)):
+                ask, payload = rest[: match.start()], f"{payload} {rest[match.end():]}".strip()
+                break
+        if not _WORD.search(ask):
+            ask, payload = payload, ""
+        if _WORD.search(ask):
+            out.append(Clause(ask.strip(), payload.strip()))
+        if len(out) == 12:
+            break
+    return out
+
+
+def asks(text: str) -> bool:
+    """Whether a clause asks for something (an action verb, a question) rather than states it: "I like answers
+    with code first" states; "save a preference", "what did I say" and "could you forget it" ask."""
+    verb, question = _clause_verb([w.lower().replace("’", "'") for w in _WORD.findall(text)])
+    return verb is not None or question
+
+
+def _asks_all(ask: str) -> bool:
+    """Whether a clause's ask wants all of something: "all", "every", "everything" ... among its first words
+    ("show all my memories", "everything you saved"), not in what it hands over ("... every night")."""
+    return any(w.lower() in _EVERYTHING for w in _WORD.findall(ask)[:_ALL_REACH])
+
+
+_ALL_REACH = 4
 
 
 def _clause_verb(words: list[str]) -> tuple[str | None, bool]:
@@ -118,3 +193,37 @@ def _clause_verb(words: list[str]) -> tuple[str | None, bool]:
     if first in _NEGATIONS or first.isdigit() or first in _SUBJECTS or first in _PRONOUNS:
         return None, False
     return first, False
+
+
+PHRASE_MARK = "\x1e"
+"""Joins the words of a phrase into one index term; never produced by analysis."""
+_PHRASE_LENGTHS = range(2, 6)
+
+
+def phrase_words(text: str) -> list[str]:
+    """The words of a keyword phrase as written, lower-cased: "Keep in mind" -> keep, in, mind."""
+    return [w.lower().replace("’", "'") for w in _WORD.findall(text)]
+
+
+def phrase_term(words: list[str]) -> str:
+    return PHRASE_MARK.join(words)
+
+
+def phrases(text: str) -> list[str]:
+    """Every run of 2 to 5 consecutive words of ``text`` as a phrase term: what a declared phrase can match."""
+    words = phrase_words(text[:2000])
+    return list(dict.fromkeys(
+        phrase_term(words[i : i + n]) for n in _PHRASE_LENGTHS for i in range(len(words) - n + 1)
+    ))
+
+
+_LEADING = re.compile(r"\s*([^\W\d_]+)(?:\s*\(([^()]{1,80})\))?")
+
+
+def leading_verbs(description: str) -> str:
+    """The word a tool's description opens with, and the words of a parenthesis right after it: the tool's own
+    statement of what it does ("Forget (delete, remove) a memory ..." -> "Forget delete remove")."""
+    match = _LEADING.match(description)
+    if match is None:
+        return ""
+    return f"{match.group(1)} {match.group(2) or ''}".strip()

@@ -25,6 +25,7 @@ half-built index and a rebuild never blocks searches; ``junior_core.index_cache`
 from __future__ import annotations
 
 import hashlib
+import heapq
 import json
 import logging
 import threading
@@ -35,9 +36,11 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from junior_core import spelling
-from junior_core.analysis import Analyzer, pairs, param_text
+from junior_core.analysis import Analyzer, pairs, param_text, summarize
 from junior_core.index_cache import IndexedDocs
-from junior_core.intent import Intent
+from junior_core.intent import PHRASE_MARK, Intent, leading_verbs, phrase_term, phrase_words
+from junior_core.ranking import RankingConfig
+from junior_core.relevance import Reference, Request, rarity, read_request, telling
 
 if TYPE_CHECKING:
     from junior_core.catalog import CatalogTool
@@ -50,46 +53,9 @@ log = logging.getLogger("junior.search")
 FIELDS = ("name", "keywords", "description", "params", "source", "pairs")
 
 
-@attrs.frozen
-class RankingConfig:
-    """Ranking parameters; the defaults are what ``benchmarks/retrieval.py`` measured best on its tuning half."""
-
-    name_weight: float = 3.0
-    keywords_weight: float = 2.0
-    description_weight: float = 1.0
-    params_weight: float = 0.3
-    source_weight: float = 0.2
-    pairs_weight: float = 0.0
-    name_b: float = 0.3
-    keywords_b: float = 0.3
-    description_b: float = 0.75
-    params_b: float = 0.75
-    source_b: float = 0.75
-    pairs_b: float = 0.75
-    k1: float = 3.0
-    action_weight: float = 2.0
-    source_action_weight: float = 3.0
-    typo_weight: float = 0.8
-    """What a word corrected for a typo counts for, against 1 for a word spelled right; 0 corrects nothing."""
-    readers_first: bool = True
-    stem: bool = True
-    stop_words: bool = True
-    extra_stop_words: bool = True
-    filler_stop_words: bool = False
-    split_identifiers: bool = True
-    cjk_ngrams: bool = True
-    porter2: bool = True
-
-    def weight(self, field: str) -> float:
-        return float(getattr(self, f"{field}_weight"))
-
-    def b(self, field: str) -> float:
-        return float(getattr(self, f"{field}_b"))
-
-
 # -- the Whoosh index -----------------------------------------------------------------------------
 
-_FORMAT_VERSION = 4
+_FORMAT_VERSION = 6
 
 
 @attrs.frozen
@@ -103,25 +69,26 @@ class SearchResult:
 
 
 class Snapshot:
-    """One immutable index for one catalog version: the Whoosh index, a reused searcher, and doc numbers."""
+    """One immutable index for one catalog version: the Whoosh index, a reused reader, and doc numbers."""
 
-    def __init__(self, index: Any, docs: IndexedDocs, config: RankingConfig, fingerprint: str,
-                 path: str | None = None) -> None:
+    def __init__(self, index: Any, docs: IndexedDocs, fingerprint: str, path: str | None = None,
+                 source_terms: Mapping[str, frozenset[str]] | None = None) -> None:
         self.index = index
         self.docs = docs
         self.fingerprint = fingerprint
         self.path = path
-        from junior_core._whoosh import SaturatedBM25F
-
-        self.searcher = index.searcher(weighting=SaturatedBM25F(config.k1))
+        self.reader = index.reader()
         self.doc_of = {name: doc for doc, name in enumerate(docs.names)}
         by_source: dict[str, set[int]] = {}
         for doc, source in enumerate(docs.sources):
             by_source.setdefault(source, set()).add(doc)
         self.by_source = by_source
+        self.source_sizes = {source: len(members) for source, members in by_source.items()}
+        self.source_terms = dict(source_terms or {})
+        """Each source's id and description as terms: words of what searchTools shows of every tool in it."""
         self.writes = frozenset(docs.writes)
         self.needs_input = frozenset(docs.needs_input)
-        # A Whoosh searcher reads shared file objects: one query at a time.
+        # A Whoosh reader reads shared file objects: one query at a time.
         self.lock = threading.Lock()
 
 
@@ -138,6 +105,15 @@ def _needs_input(tool: Any) -> bool:
 def _writes(tool: Any) -> bool:
     annotations = tool.annotations or {}
     return annotations.get("readOnlyHint") is False or annotations.get("destructiveHint") is True
+
+
+def _actors(reader: Any, term: str) -> set[int]:
+    """The tools ``term`` is an action word of: in their name, title or keywords, or opening their description."""
+    out: set[int] = set()
+    for field in ("named", "opens"):
+        if reader.doc_frequency(field, term):
+            out.update(reader.postings(field, term).all_ids())
+    return out
 
 
 def fingerprint(tools: Sequence[CatalogTool], source_descriptions: Mapping[str, str], config: RankingConfig,
@@ -232,9 +208,11 @@ class SearchIndex:
         docs = IndexedDocs([e.tool_name for e in entries], [e.source_id for e in entries],
                            [doc for doc, e in enumerate(entries) if _writes(e.tool)],
                            [doc for doc, e in enumerate(entries) if _needs_input(e.tool)])
+        source_terms = {source: frozenset(self._analyzer(f"{source} {description}"))
+                        for source, description in source_descriptions.items()}
         if self.cache is not None and reopen:
             opened = self.cache.open(
-                print_, docs, lambda index, stored, path: Snapshot(index, stored, self.config, print_, path)
+                print_, docs, lambda index, stored, path: Snapshot(index, stored, print_, path, source_terms)
             )
             if opened is not None:
                 return opened
@@ -246,12 +224,15 @@ class SearchIndex:
         path = None
         if self.cache is not None:
             path = self.cache.store(print_, docs, storage)
-        return Snapshot(index, docs, self.config, print_, path)
+        return Snapshot(index, docs, print_, path, source_terms)
 
     def _postings(self, entries: Sequence[CatalogTool], source_descriptions: Mapping[str, str],
                   param_texts: Sequence[str], analyze: Analyzer | None = None,
-                  ) -> Iterator[tuple[list[tuple[str, float]], list[tuple[str, float]]]]:
-        """Per document, in order: the BM25F pseudo-frequency of every term, and the action terms."""
+                  ) -> Iterator[dict[str, list[tuple[str, float]]]]:
+        """Per document, in order, its Whoosh fields: ``terms`` (every term's BM25F pseudo-frequency), ``named``
+        (terms of its name, title and keywords), ``opens`` (the verb its description opens with, and the words in
+        parentheses after it) and ``identity`` (terms of its name, title, summary and keywords, only those few
+        enough tools use to be telling, ``junior_core.relevance``)."""
         config, analyze = self.config, analyze or self._analyzer
         fields = [f for f in FIELDS if config.weight(f) > 0]
         source_counts = {
@@ -259,20 +240,25 @@ class SearchIndex:
         }
         counted: list[list[Counter[str]]] = []
         lengths: list[list[int]] = []
-        actions: list[list[tuple[str, float]]] = []
+        named: list[list[str]] = []
+        opens: list[list[str]] = []
+        identities: list[list[str]] = []
+        used: Counter[str] = Counter()  # how many tools use each term
+        sizes: Counter[str] = Counter(entry.source_id for entry in entries)
         for entry, params_of in zip(entries, param_texts, strict=True):
             tool = entry.tool
             title = _title(tool)
             name_terms = analyze(f"{tool.name} {title}" if title else tool.name)
-            keywords = " ".join(getattr(tool, "keywords", ()))
-            keyword_terms = analyze(keywords)  # stemmed: the tool's action vocabulary for a request's verbs
+            declared = getattr(tool, "keywords", ())
+            keyword_terms = analyze(" ".join(k for k in declared if len(phrase_words(k)) < 2))
+            keyword_phrases = [phrase_term(words) for words in map(phrase_words, declared) if len(words) > 1]
             description_terms = analyze(tool.description)
             doc_counts: list[Counter[str]] = []
             for field in fields:
                 if field == "name":
                     counts = Counter(name_terms)
                 elif field == "keywords":
-                    counts = Counter(analyze.exact(keywords))
+                    counts = Counter(keyword_terms + keyword_phrases)
                 elif field == "description":
                     counts = Counter(description_terms)
                 elif field == "params":
@@ -284,12 +270,24 @@ class SearchIndex:
                 doc_counts.append(counts)
             counted.append(doc_counts)
             lengths.append([counts.total() for counts in doc_counts])
-            # A tool that declares keywords opts into matching a request's verb against its action vocabulary
-            # (name and keywords). Others do not: a verb meeting a product name ("find" -> FindAgency) misleads.
-            actions.append([(term, 1.0) for term in dict.fromkeys(name_terms + keyword_terms)] if keyword_terms else [])
+            used.update(set().union(*doc_counts))
+            # A tool's action words: its name's (a tool named list_directory lists), the verb its description
+            # opens with and the words in parentheses after it ("Forget (delete, remove) a memory ..."), its
+            # one-word keywords.
+            # Words only: a whole identifier ("list_directory") or a number is a term of ``terms``, not an action or
+            # a telling word.
+            words = [t for t in dict.fromkeys(name_terms + keyword_terms) if "_" not in t and not t.isdigit()]
+            named.append(words + keyword_phrases)
+            opens.append(list(dict.fromkeys(analyze(leading_verbs(tool.description)))) if config.summary_actions
+                         else [])
+            identities.append(list(dict.fromkeys(
+                [*words, *keyword_phrases,
+                 *(t for t in analyze(summarize(tool.description)) if "_" not in t and not t.isdigit())])))
         count = len(entries)
         averages = [sum(doc[i] for doc in lengths) / count if count else 0.0 for i in range(len(fields))]
         params = [(config.weight(f), config.b(f), averages[i]) for i, f in enumerate(fields)]
+        # A word more tools use than the floor's share, even leaving the largest source aside, is never telling.
+        common = config.telling_share * (count + max(config.reference_tools, 0.0)) + max(sizes.values(), default=0)
         for doc, doc_counts in enumerate(counted):
             acc: dict[str, float] = {}
             get = acc.get
@@ -297,7 +295,12 @@ class SearchIndex:
                 factor = weight / (1 - b + b * length / avg) if avg else weight
                 for term, tf in counts.items():
                     acc[term] = get(term, 0.0) + tf * factor
-            yield list(acc.items()), actions[doc]
+            yield {
+                "terms": list(acc.items()),
+                "named": [(term, 1.0) for term in named[doc]],
+                "opens": [(term, 1.0) for term in opens[doc]],
+                "identity": [(term, 1.0) for term in identities[doc] if used[term] <= common or PHRASE_MARK in term],
+            }
 
     def _write(self, index: Any, entries: Sequence[CatalogTool], source_descriptions: Mapping[str, str],
                param_texts: Sequence[str]) -> None:
@@ -306,10 +309,7 @@ class SearchIndex:
         # Documents are added in tool_name order, so a doc number is also the tie-break order.
         seen: set[str] = set()  # typos: the raw words analysed, for the vocabulary
         analyze = self._analyzer.recording(seen) if self.config.typo_weight > 0 else self._analyzer
-        documents: Iterator[dict[str, Any]] = (
-            {"terms": terms, "action": action}
-            for terms, action in self._postings(entries, source_descriptions, param_texts, analyze)
-        )
+        documents: Iterator[dict[str, Any]] = self._postings(entries, source_descriptions, param_texts, analyze)
         if self.config.typo_weight > 0:
             documents = spelling.with_vocabulary(documents, lambda: spelling.vocabulary(seen, analyze.stop_words))
         write_documents(index, documents)
@@ -333,70 +333,137 @@ class SearchIndex:
                 hidden: Collection[str]) -> SearchResult:
         if snapshot is None:
             return SearchResult([], 0)
+        known = Reference.of(self._analyzer).df if self.config.reference_tools > 0 else ()
         with snapshot.lock:  # typos: everything below reads the corrected request
-            fixed = spelling.correct(snapshot, snapshot.searcher.reader(), query, self._analyzer,
-                                     self.config.typo_weight)
+            fixed = spelling.correct(snapshot, snapshot.reader, query, self._analyzer,
+                                     self.config.typo_weight, known)
         query = fixed.text
-        terms = self._analyzer(query)
-        declared = self._analyzer.exact(query) if self.config.keywords_weight > 0 else []
-        if not terms and not declared:
+        request = read_request(query, self._analyzer, fixed, self.config.payload_weight)
+        if request is None:
             return SearchResult([], 0, fixed.fixes)
-        from whoosh.query import Or, Term
-
-        wanted = list(dict.fromkeys(terms + declared))
-        if self.config.pairs_weight > 0:
-            wanted += list(dict.fromkeys(pairs(terms)))
-        clauses = [Term("terms", term, boost=fixed.boost(term)) for term in wanted]
-        intent = Intent.of(query)
-        verb_terms = list(dict.fromkeys(self._analyzer(" ".join(intent.verbs)))) if intent.verbs else []
-        # Inside one source the verb decides between sibling tools and cannot pull in another source's.
-        boost = self.config.action_weight if source_id is None else self.config.source_action_weight
-        if boost > 0:
-            clauses += [Term("action", term, boost=boost * fixed.boost(term)) for term in verb_terms]
+        allowed: set[int] | None = None
         if source_id is not None:
             allowed = snapshot.by_source.get(source_id)
             if not allowed:
                 return SearchResult([], 0, fixed.fixes)
-        else:
-            allowed = None
         doc_of = snapshot.doc_of
         mask = {doc_of[name] for name in hidden if name in doc_of} or None
+        with snapshot.lock:
+            scores = self._scores(snapshot, request, allowed, mask, whole_catalog=source_id is None)
+        if not scores:
+            return SearchResult([], 0, fixed.fixes)
+        intent = Intent.of(query)
+        verb_terms = list(dict.fromkeys(self._analyzer(" ".join(intent.verbs)))) if intent.verbs else []
+        # Inside one source the verb decides between sibling tools and cannot pull in another source's.
+        boost = self.config.action_weight if source_id is None else self.config.source_action_weight
+        if boost > 0 and verb_terms:
+            with snapshot.lock:
+                self._add_actions(snapshot, scores, verb_terms, boost, fixed)
         readers_first = False
         if self.config.readers_first and snapshot.writes:
-            # A question asks to read; so does a request whose verb only tools that do not write declare (among
-            # the tools this search can return).
-            kind = self._verb_kind(snapshot, verb_terms, allowed, mask)
+            # A question asks to read; so does a request whose verb only tools that do not write name (among
+            # the tools that passed the floor).
+            kind = self._verb_kind(snapshot, verb_terms, set(scores))
             readers_first = intent.question or kind == "read" or (intent.everything and kind != "write")
-        # A question moves writers after readers: read enough beyond ``limit`` for a reader to move up.
-        depth = limit + 10 if readers_first else limit
-        with snapshot.lock:
-            results = snapshot.searcher.search(Or(clauses), limit=depth, filter=allowed, mask=mask,
-                                               optimize=False)
-            scored = [(hit.score, hit.docnum) for hit in results]
-            total = len(results)
         writes = snapshot.writes if readers_first else frozenset()
         # "All of them": among readers, a tool that lists without being told what to look for comes first.
         needs = snapshot.needs_input if readers_first and intent.everything else frozenset()
-        scored.sort(key=lambda item: (item[1] in writes, item[1] in needs, -round(item[0], 6), item[1]))
+        top = heapq.nsmallest(limit, scores.items(),
+                              key=lambda item: (item[0] in writes, item[0] in needs, -round(item[1], 6), item[0]))
         names = snapshot.docs.names
-        return SearchResult([names[doc] for _, doc in scored[:limit]], total, fixed.fixes)
+        return SearchResult([names[doc] for doc, _ in top], len(scores), fixed.fixes)
+
+    def _scores(self, snapshot: Snapshot, request: Request, allowed: set[int] | None, mask: set[int] | None,
+                whole_catalog: bool = True) -> dict[int, float]:
+        """The BM25F score of every tool that passes the relevance floor (``junior_core.relevance``).
+
+        The floor is for searches of the whole catalog (``whole_catalog``): inside one source the caller chose
+        the subject, and every tool there that matches a word is ranked.
+
+        Read term at a time from Whoosh's postings: each term's posting list once, each posting's weight saturated
+        once, summed per tool, and the floor's matches counted on the way.
+        """
+        config, reader = self.config, snapshot.reader
+        k1, floor, unknown = config.k1, config.relevance_floor, config.unknown_weight
+        idf_of = rarity(config, self._analyzer, reader.doc_count_all())
+        reference = Reference.of(self._analyzer).df if config.reference_tools > 0 else {}
+        found = {term: reader.doc_frequency("terms", term) for term in request.weights}
+        idf = {term: idf_of(term, n) for term, n in found.items()}
+        count = len(request.clauses)
+        need = [0.0] * count  # per clause: the idf its ask words carry
+        matched: list[dict[int, float]] = [{} for _ in range(count)]
+        bonus: list[dict[int, float]] = [{} for _ in range(count)]  # matched payload and phrases
+        roles: dict[str, list[tuple[int, bool]]] = {}
+        for number, (ask, extra) in enumerate(request.clauses):
+            for term in ask:
+                known = found[term] or reference.get(term, 0)
+                need[number] += idf[term] * request.weights[term] * (1.0 if known else unknown)
+                roles.setdefault(term, []).append((number, False))
+            for term in extra:
+                roles.setdefault(term, []).append((number, True))
+        score: dict[int, float] = {}
+        get = score.get
+        source_of = snapshot.docs.sources
+        per_source: dict[str, Counter[str]] = {}
+        for term, weight in request.weights.items():
+            if not found[term] or weight <= 0:
+                continue
+            its_roles = roles[term]
+            scale, strength = idf[term] * weight * (k1 + 1), idf[term] * weight
+            sources = per_source[term] = Counter()
+            postings = reader.postings("terms", term)
+            while postings.is_active():
+                doc = postings.id()
+                sources[source_of[doc]] += 1
+                if (allowed is None or doc in allowed) and (mask is None or doc not in mask):
+                    saturated = postings.weight()
+                    saturated /= saturated + k1
+                    score[doc] = get(doc, 0.0) + scale * saturated
+                    for number, counts_only in its_roles:
+                        hits = matched[number]
+                        hits[doc] = hits.get(doc, 0.0) + strength
+                        if counts_only:
+                            more = bonus[number]
+                            more[doc] = more.get(doc, 0.0) + strength
+                postings.next()
+        if not whole_catalog or (floor <= 0 and config.telling_share <= 0):
+            return score
+        admitted = telling(reader, request, found, per_source, snapshot, set(score), config, self._analyzer)
+        sources_in = {source_of[doc] for doc in admitted}
+        return {
+            doc: value for doc, value in score.items()
+            if source_of[doc] in sources_in or (floor > 0 and any(
+                matched[c].get(doc, 0.0) >= floor * (need[c] + bonus[c].get(doc, 0.0)) - 1e-9
+                for c in range(count) if need[c] > 0))
+        }
+
+    def _add_actions(self, snapshot: Snapshot, scores: dict[int, float], verb_terms: Sequence[str], boost: float,
+                     fixed: spelling.Correction) -> None:
+        """Add the request's verbs, matched against each tool's action words, to the tools that passed the floor.
+
+        A verb weighs its rarity in all tools' text: "unsave" is a strong signal, "list" a weak one.
+        """
+        reader = snapshot.reader
+        idf_of = rarity(self.config, self._analyzer, reader.doc_count_all())
+        for term in verb_terms:
+            naming = _actors(reader, term)
+            if not naming:
+                continue
+            gain = boost * fixed.boost(term) * idf_of(term, reader.doc_frequency("terms", term))
+            for doc in naming:
+                if doc in scores:
+                    scores[doc] += gain
 
     @staticmethod
-    def _verb_kind(snapshot: Snapshot, verb_terms: Sequence[str], allowed: set[int] | None,
-                   mask: set[int] | None) -> str | None:
-        """"read" when only tools that do not write declare the verbs, "write" when only writers do, else None."""
+    def _verb_kind(snapshot: Snapshot, verb_terms: Sequence[str], candidates: set[int]) -> str | None:
+        """"read" when only tools that do not write name the verbs, "write" when only writers do, else None."""
         if not verb_terms:
             return None
         declared: set[int] = set()
         with snapshot.lock:
-            reader = snapshot.searcher.reader()
             for term in verb_terms:
-                if reader.doc_frequency("action", term):
-                    declared.update(reader.postings("action", term).all_ids())
-        if allowed is not None:
-            declared &= allowed
-        if mask:
-            declared -= mask
+                declared |= _actors(snapshot.reader, term)
+        declared &= candidates
         if not declared:
             return None
         writers = declared & snapshot.writes
@@ -415,12 +482,8 @@ class SearchIndex:
     def _matches(self, snapshot: Snapshot | None, query: str, tool_name: str) -> bool:
         if snapshot is None or tool_name not in snapshot.doc_of:
             return False
-        doc = snapshot.doc_of[tool_name]
-        terms = set(self._analyzer(query))
-        if not terms:
+        request = read_request(query, self._analyzer, spelling.Correction(query), self.config.payload_weight)
+        if request is None:
             return False
-        from whoosh.query import Or, Term
-
         with snapshot.lock:
-            found = snapshot.searcher.search(Or([Term("terms", t) for t in terms]), limit=1, filter={doc})
-            return len(found) > 0
+            return bool(self._scores(snapshot, request, {snapshot.doc_of[tool_name]}, None))

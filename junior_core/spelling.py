@@ -7,7 +7,8 @@ against. A request word is corrected only when all of this holds:
 - it could be a typo: 4 letters or more, letters only (no digits, ``_``, ``-`` or ``'``: identifiers, numbers
   and contractions stay as written), not part of a URL, path, address or dotted name, not capitalised inside a
   sentence (a name), not in an unspaced script, not a stop word;
-- no tool uses it: neither the word nor its stem is among the tools' words;
+- no tool uses it: neither the word nor its stem is among the tools' words, nor among the reference catalog's
+  (``junior_core.relevance``: "saying" is a word even where no tool says it, not a typo of "saving");
 - one correction is clearly best. Candidates keep the word's first letter. A short word (4 or 5 letters) may have
   a letter missing or two neighbours swapped ("frget", "lsit"); a long one (6 or more) may also have one letter
   wrong or extra, or two letters missing ("memroy", "proceedure", "rember" -> remember). A letter wrong or extra
@@ -27,12 +28,12 @@ from __future__ import annotations
 import re
 import threading
 import weakref
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
 from typing import Any
 
 import attrs
 
-from junior_core.analysis import KEYWORD_MARK, has_unspaced, split_identifier
+from junior_core.analysis import has_unspaced, split_identifier
 
 __all__ = ["FIELD", "Correction", "Speller", "correct", "vocabulary", "with_vocabulary"]
 
@@ -205,10 +206,13 @@ def candidates(query: str) -> Iterator[tuple[re.Match[str], str]]:
         yield match, word
 
 
-def correct(key: Any, reader: Any, query: str, analyze: Callable[[str], list[str]], weight: float) -> Correction:
+def correct(key: Any, reader: Any, query: str, analyze: Callable[[str], list[str]], weight: float,
+            known: Container[str] = ()) -> Correction:
     """``query`` with every word the index does not know and can clearly correct replaced (call under the
     index's lock). ``key`` identifies the index (its vocabulary is read once per key), ``analyze`` is the index's
-    analyzer, ``weight`` what a corrected word counts for; 0 corrects nothing."""
+    analyzer, ``weight`` what a corrected word counts for; 0 corrects nothing. A word whose term is in ``known``
+    (the reference catalog's terms: words tools use) is a word, not a typo, though no installed tool uses it:
+    "saying" is not "saving"."""
     if weight <= 0:
         return Correction(query)
     fixes: list[tuple[re.Match[str], str, str]] = []
@@ -220,7 +224,7 @@ def correct(key: Any, reader: Any, query: str, analyze: Callable[[str], list[str
             continue  # a stop word
         if speller is None:
             speller = _speller(key, reader, analyze)
-        if speller.knows(lower, terms):
+        if speller.knows(lower, terms) or any(term in known for term in terms):
             continue  # a word some tool uses, or another form of one ("memorys", "logs")
         fixed = speller.suggest(lower)
         if fixed is not None:
@@ -240,7 +244,5 @@ def correct(key: Any, reader: Any, query: str, analyze: Callable[[str], list[str
 
 
 def _frequency(reader: Any, analyze: Callable[[str], list[str]], word: str) -> int:
-    """How many tools use ``word`` in any form (its stem), or declare it."""
-    counts = [int(reader.doc_frequency("terms", term)) for term in analyze(word)]
-    counts.append(int(reader.doc_frequency("terms", KEYWORD_MARK + word)))
-    return max(counts)
+    """How many tools use ``word`` in any form (its stem), or declare it as a keyword."""
+    return max((int(reader.doc_frequency("terms", term)) for term in analyze(word)), default=0)

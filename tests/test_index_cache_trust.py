@@ -428,9 +428,9 @@ def test_an_index_that_keeps_raising_fails_the_search_after_one_rebuild(
         raise RuntimeError("damaged block")
 
     monkeypatch.setattr(junior_core._whoosh, "write_documents", counting)
-    from whoosh.searching import Searcher
+    from whoosh.reading import SegmentReader
 
-    monkeypatch.setattr(Searcher, "search", broken)
+    monkeypatch.setattr(SegmentReader, "postings", broken)
     with caplog.at_level(logging.WARNING, logger="junior.search"):
         with pytest.raises(RuntimeError, match="damaged block"):
             rt.discovery.index.search("weather forecast", limit=5)

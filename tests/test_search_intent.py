@@ -90,12 +90,18 @@ def test_everything_is_read_unless_a_verb_says_write(make_runtime: Callable[...,
     assert first(rt, "erase every note about a topic") == "notes__remove_note"
 
 
-def test_keywords_match_as_exact_words(make_runtime: Callable[..., Runtime]) -> None:
+def test_keywords_are_words_of_the_tool_and_phrases_match_whole(make_runtime: Callable[..., Runtime]) -> None:
     rt = make_runtime(notes(keywords=True))
     assert first(rt, "things to scribble") == "notes__add_note"
-    # "scribbled" shares the stem but not the word: a declared keyword is a word, not a stem (a leading verb
-    # is still matched by stem against the action vocabulary, as "scribbled down ..." would be).
-    assert rt.search_tools("things scribbled yesterday")["tools"] == []
+    # A declared word is analysed like the tool's own text: "scribbled" is "scribble" too.
+    assert first(rt, "things scribbled yesterday") == "notes__add_note"
+    phrases = make_runtime(SourcePlugin(Source("notes", "Personal notes."), [
+        Tool("add_note", "Add a note about a topic.", OBJECT, echo, keywords=("keep in mind",)),
+        Tool("show_notes", "Show the notes about a topic.", OBJECT, echo),
+    ]), index_cache=False)
+    # A phrase matches as the phrase; its words one by one ("keep", "mind") are not the tool's.
+    assert first(phrases, "please keep in mind: standups are at 9") == "notes__add_note"
+    assert phrases.search_tools("keep the window open, never mind")["tools"] == []
 
 
 def test_everything_prefers_the_reader_that_needs_no_search_terms(make_runtime: Callable[..., Runtime]) -> None:

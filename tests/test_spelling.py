@@ -62,10 +62,11 @@ def test_the_correction_more_tools_use_wins(make_runtime: Callable[..., Runtime]
 
 
 def test_a_corrected_word_weighs_less_than_a_word_spelled_right(make_runtime: Callable[..., Runtime]) -> None:
-    # Two tools alike but for one word each: the request spells one right and the other wrong.
+    # Two tools alike but for one word each: the request spells one right and the other wrong (neither word
+    # opens the request, so neither is its verb, which would weigh again against the tool's action words).
     rt = make_runtime(kit(("alpha", "Remember."), ("beta", "Palette.")))
-    assert names(rt.search_tools("rember palette")) == ["kit__beta", "kit__alpha"]
-    assert names(rt.search_tools("remember paltete")) == ["kit__alpha", "kit__beta"]
+    assert names(rt.search_tools("the rember palette")) == ["kit__beta", "kit__alpha"]
+    assert names(rt.search_tools("the remember paltete")) == ["kit__alpha", "kit__beta"]
 
 
 def test_never_corrected_to_a_stop_word(make_runtime: Callable[..., Runtime]) -> None:

@@ -30,27 +30,24 @@ READS = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True,
 ADDS = {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
 ARCHIVES = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True, "openWorldHint": False}
 
-# The words people use for each action (verbs, idioms, what a terse query says), searched as the tools' own
-# keywords (junior_core.Tool.keywords) and matched against a request's leading verb. A word belongs to one
-# tool only: "save" in the list tool's keywords would make "save ..." a reading verb too.
+# What people say for each action that only a memory does: memory's own verbs and idioms. Generic verbs (save,
+# delete, list, search, find, show, export, ...) are left to the tools' descriptions, where they weigh what their
+# rarity across every installed tool says; a phrase matches only as the whole phrase. A word belongs to one tool
+# only: "remember" in the search tool's keywords would make "remember ..." a reading verb too.
 REMEMBER_KEYWORDS = (
-    "save", "store", "note", "note down", "make a note", "jot down", "write down", "record", "memorize",
-    "keep in mind", "keep track", "log", "learn", "retain", "bookmark", "pin", "add memory", "take note",
-    "persist", "from now on", "going forward", "for future reference", "in future", "don't forget",
-    "hang on to", "always", "fyi", "heads up",
+    "remember", "memorize", "memorise", "note down", "make a note", "jot down", "take note", "keep in mind",
+    "bear in mind", "for future reference", "from now on", "going forward", "in future", "don't forget",
+    "add a memory",
 )
 FORGET_KEYWORDS = (
-    "forget", "delete", "remove", "erase", "unsave", "discard", "drop", "wipe", "purge", "archive", "scrap",
-    "clear", "retract", "revoke", "undo", "toss", "strike", "disregard", "outdated", "obsolete", "stale",
-    "no longer true", "not true anymore", "wrong now", "mistake", "get rid of", "stop remembering",
+    "forget", "unsave", "stop remembering", "no longer true", "not true anymore", "no longer the case",
+    "outdated", "obsolete", "disregard",
 )
 LIST_KEYWORDS = (
-    "list", "show all", "display", "browse", "enumerate", "dump", "overview", "everything", "all memories",
-    "inventory", "recap", "summary", "review", "export", "audit",
+    "memories", "all memories", "everything you remember", "what you know about me", "recap",
 )
 SEARCH_KEYWORDS = (
-    "search", "find", "look up", "lookup", "look for", "recall", "retrieve", "query", "locate", "fetch",
-    "remind me", "mention", "mentioning", "regarding", "what did I say", "what did I tell you", "do you know",
+    "recall", "remind me", "what did I say", "what did I tell you", "do you remember",
 )
 
 
@@ -277,9 +274,9 @@ class MemoryTools:
         *,
         context: ToolContext,
     ) -> dict[str, Any]:
-        """Forget a memory: archive it so it is no longer recalled, listed or searched. Use when the user says
-        "forget that", "that is no longer true", or asks to delete or remove a saved preference, procedure or
-        fact.
+        """Forget (delete, remove) a memory: archive it so it is no longer recalled, listed or searched. Use when
+        the user says "forget that", "that is no longer true", or asks to delete or remove a saved preference,
+        procedure or fact.
 
         Pass id (from memory__list or memory__search; a unique prefix of at least 4 characters works) or query
         (words from the memory). Exactly one match is forgotten; when several match, nothing is forgotten and the
@@ -326,11 +323,11 @@ class MemoryTools:
         *,
         context: ToolContext,
     ) -> dict[str, Any]:
-        """List the memories visible here, newest first: the speaker's own preferences plus the procedures and
-        knowledge of this conversation (the workspace in a public channel, the whole channel in a private one). Use to
-        show everything kept about the user ("what do you remember about me?", "show me everything you have on
-        me") or to find an id before forgetting. Archived and expired memories are not shown; other people's
-        personal memories never are.
+        """List (show) all the memories visible here, newest first: the speaker's own preferences plus the procedures
+        and knowledge of this conversation (the workspace in a public channel, the whole channel in a private one). Use
+        to show everything kept about the user ("what do you remember about me?", "show me everything you have on me")
+        or to find an id before forgetting. Archived and expired memories are not shown; other people's personal
+        memories never are.
         """
         scopes = read_scopes(context)
         with unavailable("no memories could be read"):
@@ -345,12 +342,12 @@ class MemoryTools:
         *,
         context: ToolContext,
     ) -> dict[str, Any]:
-        """Search the memories visible here by keywords, most relevant first (newer first on ties). Use when the user
-        asks what they told you or what is saved about something ("what did I tell you about how I like code
-        reviews?", "do you have anything saved about deploys?"), before answering when a remembered procedure or
+        """Search (look up, find) the memories visible here by keywords, most relevant first (newer first on ties). Use
+        when the user asks what they told you or what is saved about something ("what did I tell you about how I like
+        code reviews?", "do you have anything saved about deploys?"), before answering when a remembered procedure or
         fact may apply, or to find the id of a memory to forget. Covers the speaker's own preferences and this
-        conversation's shared memories, never other people's. Memories can be stale: weigh them against what the
-        user says now.
+        conversation's shared memories, never other people's. Memories can be stale: weigh them against what the user
+        says now.
         """
         scopes = read_scopes(context)
         with unavailable("no memories could be read"):

@@ -69,11 +69,14 @@ def _benchmarks() -> ModuleType:
 
 
 @pytest.fixture(scope="module")
-def crowded() -> Iterator[tuple[Runtime, ModuleType]]:
-    """junior-memory beside the 527 real MCP tools of LiveMCPBench (one source per server)."""
+def catalogs() -> Iterator[tuple[object, ModuleType]]:
+    """junior-memory alone, beside the 527 real MCP tools of LiveMCPBench, and beside MetaTool's 199 tools."""
     bench = _benchmarks()
-    with bench.memory_runtime() as runtime:
-        yield runtime, bench
+    cat = bench.Catalogs()
+    try:
+        yield cat, bench
+    finally:
+        cat.close()
 
 
 @pytest.mark.skipif(not DATA.is_dir(), reason="needs ../shared/data/livemcpbench")
@@ -81,21 +84,30 @@ def crowded() -> Iterator[tuple[Runtime, ModuleType]]:
     ("Please remember that I prefer terse PR summaries.", "memory__remember"),
     ("Please forget that I prefer terse PR summaries.", "memory__forget"),
 ])
-def test_the_seed_sentences_rank_their_tool_first_among_527_mcp_tools(
-    crowded: tuple[Runtime, ModuleType], sentence: str, tool: str
+@pytest.mark.parametrize("setting", ["alone", "live", "meta"])
+def test_the_seed_sentences_rank_their_tool_first_in_every_catalog(
+    catalogs: tuple[object, ModuleType], sentence: str, tool: str, setting: str
 ) -> None:
-    rt, _ = crowded
-    assert rt.search_tools(sentence)["total_catalog_tools"] == 531
+    cat, _ = catalogs
+    rt: Runtime = getattr(cat, setting)
+    assert rt.search_tools(sentence)["total_catalog_tools"] == {"alone": 4, "live": 531, "meta": 203}[setting]
     assert rt.search_tools(sentence)["tools"][0]["tool_name"] == tool
     assert rt.search_tools(sentence, source="memory")["tools"][0]["tool_name"] == tool
 
 
 @pytest.mark.skipif(not DATA.is_dir(), reason="needs ../shared/data/livemcpbench")
-def test_held_out_requests_find_their_memory_tool(crowded: tuple[Runtime, ModuleType]) -> None:
-    """Floors under today's figures on requests the ranking was not tuned on (docs/benchmarks.md has them)."""
-    rt, bench = crowded
-    rows = {r["set"]: r for r in bench.evaluate(rt, bench.request_sets())}
-    assert (rows["heldout"]["requests"], rows["tuning"]["requests"], rows["tuning2"]["requests"]) == (100, 64, 120)
-    assert rows["heldout"]["top3_all"] >= 70 and rows["heldout"]["top1_memory"] >= 80
-    assert rows["tuning"]["top3_all"] >= 85 and rows["tuning"]["top1_memory"] >= 88
-    assert rows["tuning2"]["top3_all"] >= 66 and rows["tuning2"]["top1_memory"] >= 80
+def test_held_out_requests_find_their_memory_tool_and_nothing_else(catalogs: tuple[object, ModuleType]) -> None:
+    """Floors under today's figures on the held-out half (docs/benchmarks.md has them), never tuned on."""
+    cat, bench = catalogs
+    half = bench.discovery_requests()["heldout"]
+    rows = {r["wording"]: r for r in bench.memory_rows(cat, "heldout", half["memory"], None)}
+    mine = rows["all"]
+    assert mine["requests"] == 140
+    assert mine["top5"] >= 58 and mine["first_inside_memory"] >= 75 and mine["first_memory_alone"] >= 72
+    controls = bench.control_row(cat, "heldout", half, None)
+    assert (controls["no_match_requests"], controls["shared_requests"]) == (40, 40)
+    assert controls["no_match_alone"] >= 90, "requests no tool serves get a memory tool with memory alone"
+    assert controls["non_memory_memory_first"] <= 2.5
+    assert controls["shared_named_beats_memory"] >= 92.5
+    intrusion = bench.metatool_intrusion(cat, 500)["heldout"]
+    assert intrusion["requests"] == 500 and intrusion["memory_in_top3"] <= 6

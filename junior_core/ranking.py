@@ -1,0 +1,70 @@
+"""How searchTools ranks: the parameters of the BM25F score, the relevance floor and the request's intent.
+
+Its own module so that text analysis (``junior_core.analysis``) and the index (``junior_core.search``) can both
+read it without importing each other.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+__all__ = ["RankingConfig"]
+
+
+@attrs.frozen
+class RankingConfig:
+    """Ranking parameters; the defaults are what ``benchmarks/retrieval.py`` and ``benchmarks/memory_intent.py``
+    measured on their tuning halves."""
+
+    name_weight: float = 3.0
+    keywords_weight: float = 2.0
+    """Declared keywords count as words of the tool's text, at most as much as a word of its name."""
+    description_weight: float = 1.0
+    params_weight: float = 0.3
+    source_weight: float = 0.2
+    pairs_weight: float = 0.0
+    name_b: float = 0.3
+    keywords_b: float = 0.3
+    description_b: float = 0.75
+    params_b: float = 0.75
+    source_b: float = 0.75
+    pairs_b: float = 0.75
+    k1: float = 3.0
+    action_weight: float = 1.0
+    source_action_weight: float = 1.5
+    typo_weight: float = 0.8
+    """What a word corrected for a typo counts for, against 1 for a word spelled right; 0 corrects nothing."""
+    relevance_floor: float = 0.5
+    """The share of a clause's ask words' idf a tool must match to pass the floor by coverage; with
+    ``telling_share`` 0 as well, every tool that matches a word is returned."""
+    reference_tools: float = 100.0
+    """How many installed tools the reference catalog (726 public tools' words, ``junior_core/data``) counts as when
+    rarity (idf) is reckoned: in a catalog of four tools every word looks rare, so the reference says which words
+    tools in general share ("delete", "list") and which are telling ("forget"); in a catalog of thousands it barely
+    moves anything. 0 reckons rarity from the installed tools alone."""
+    telling_share: float = 0.05
+    """A word of what searchTools shows of a tool (name, title, summary) or of its keywords admits the tool past
+    the floor when at most this share of the tools outside its source use it (the reference included); 0 admits
+    by coverage alone."""
+    unknown_weight: float = 0.25
+    """What a request word no installed or reference tool uses (a name, a value) counts for against the floor."""
+    payload_weight: float = 0.5
+    """What a word of the request's payload counts for in the score (quoted text, "remember that <...>"): it
+    says what to store or look for, not which tool to use. It never counts against the floor."""
+    summary_actions: bool = True
+    """A request's verb is matched against the words of each tool's name, keywords and summary (else name and
+    keywords only)."""
+    readers_first: bool = True
+    stem: bool = True
+    stop_words: bool = True
+    extra_stop_words: bool = True
+    filler_stop_words: bool = False
+    split_identifiers: bool = True
+    cjk_ngrams: bool = True
+    porter2: bool = True
+
+    def weight(self, field: str) -> float:
+        return float(getattr(self, f"{field}_weight"))
+
+    def b(self, field: str) -> float:
+        return float(getattr(self, f"{field}_b"))

@@ -1,0 +1,183 @@
+"""Which tools may answer a request at all: the relevance floor, and how rare a word is.
+
+A request is read clause by clause (``junior_core.intent.clauses``). Each clause has words that ask and words it
+hands over (its payload: quoted text, what follows "remember that ..."). A tool is returned only if it passes the
+floor in one of two ways, both stated in what the index already holds:
+
+- **Coverage.** In some clause, the tool's text (name, keywords, description, parameters, source) holds at least
+  ``relevance_floor`` (half) of the idf the clause's ask words carry. A payload word counts when the tool has
+  it, never against; so does a declared keyword phrase the clause says. A word no installed tool and no
+  reference tool uses (a name, a value) counts ``unknown_weight`` (a quarter) against.
+- **A telling word.** The request shares with what searchTools shows of the tool (name, title, one-line
+  summary, source id and description) or with its keywords a word few other tools use: at most
+  ``telling_share`` (5%) of the tools outside the tool's own source, the reference catalog counted as
+  ``reference_tools`` tools. The request's verb is an
+  intent signal, and only admits the tools whose name or keywords say it: "delete the old docker images" is not
+  for a tool whose summary merely mentions deleting. A source one of whose tools is admitted this way competes
+  with all its matching tools, so "can I see everything you've remembered?" reaches the list tool through the
+  word the remember tool is named for.
+
+Intent (verbs, questions, "everything") then reorders the tools that passed; it never admits one. When no tool
+passes, searchTools answers as for no match.
+
+Rarity (idf) is reckoned over the installed tools plus a reference catalog, ``junior_core/data/
+reference_tools.txt`` (the words of 726 public tools), counted as ``reference_tools`` tools: in a catalog of
+four tools every word would otherwise look rare, and a word all four use look worthless.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+from collections import Counter
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from junior_core.intent import Intent, clauses, phrases
+
+if TYPE_CHECKING:
+    from junior_core.analysis import Analyzer
+    from junior_core.ranking import RankingConfig
+    from junior_core.search import Snapshot
+    from junior_core.spelling import Correction
+
+__all__ = ["Reference", "Request", "rarity", "read_request", "telling"]
+
+log = logging.getLogger("junior.search")
+
+
+class Reference:
+    """How many of the reference catalog's tools use each term, analysed as the index analyses tool text.
+
+    The reference is ``junior_core/data/reference_tools.txt``: the words of 726 public tools (LiveMCPBench's MCP
+    tools and MetaTool's plugins), one tool per line. It is read once per analysis setting, at the first search.
+    """
+
+    resource = ("data", "reference_tools.txt")
+    """Where in ``junior_core`` the reference lives."""
+    _loaded: dict[tuple[bool, ...], Reference] = {}  # noqa: RUF012 - one cache for the class, by analysis setting
+    _lock = threading.Lock()
+
+    def __init__(self, analyzer: Analyzer) -> None:
+        from importlib.resources import files
+
+        try:
+            text = files("junior_core").joinpath(*self.resource).read_text(encoding="utf-8")
+        except (OSError, UnicodeError) as exc:
+            # A broken install still searches: rarity then comes from the installed tools alone.
+            log.warning("junior_core/data/reference_tools.txt could not be read (%s); word rarity comes from the "
+                        "installed tools alone", exc)
+            text = ""
+        lines = [line for line in text.splitlines() if line.strip()]
+        self.size = len(lines)
+        self.df: Counter[str] = Counter(term for line in lines for term in set(analyzer(line)))
+
+    @classmethod
+    def of(cls, analyzer: Analyzer) -> Reference:
+        key = analyzer.settings
+        with cls._lock:
+            found = cls._loaded.get(key)
+            if found is None:
+                found = cls._loaded[key] = cls(analyzer)
+            return found
+
+
+@attrs.frozen
+class Request:
+    """A request as the index reads it."""
+
+    weights: dict[str, float]
+    """Each distinct term's weight in the score: 1, less for a corrected typo, ``payload_weight`` for payload."""
+    clauses: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]
+    """Per clause: the terms that ask, and the terms that count only when matched (payload, phrases)."""
+    phrases: frozenset[str]
+    """Keyword-phrase terms the request says ("keep in mind")."""
+    verbs: frozenset[str]
+    """Terms of the request's action verbs (``Intent.verbs``)."""
+
+
+def read_request(query: str, analyze: Analyzer, fixed: Correction, payload_weight: float) -> Request | None:
+    """``query`` (typos corrected) as terms and clauses; None when no clause has a word to search for."""
+    parts: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
+    said: set[str] = set()
+    weights: dict[str, float] = {}
+    for clause in clauses(query):
+        ask: list[str] = list(dict.fromkeys(analyze(clause.ask)))
+        payload: list[str] = [t for t in dict.fromkeys(analyze(clause.payload)) if t not in ask]
+        if not ask:
+            ask, payload = payload, []
+        if not ask:
+            continue
+        spoken = [p for p in phrases(clause.ask) if p not in payload]
+        said.update(spoken)
+        for term in payload:
+            weights.setdefault(term, payload_weight * fixed.boost(term))
+        parts.append((tuple(ask), tuple(payload + spoken)))
+    if not parts:
+        return None
+    for asked, _ in parts:
+        for term in asked:
+            weights[term] = fixed.boost(term)
+    for term in said:
+        weights[term] = 1.0
+    verbs = frozenset(t for verb in Intent.of(query).verbs for t in analyze(verb))
+    return Request(weights, tuple(parts), frozenset(said), verbs)
+
+
+def rarity(config: RankingConfig, analyzer: Analyzer, installed: int) -> Callable[[str, int], float]:
+    """idf of a term ``n`` of the ``installed`` tools use, the reference counted as ``reference_tools`` tools."""
+    weight = config.reference_tools
+    reference = Reference.of(analyzer) if weight > 0 else None
+    if reference is None or not reference.size:
+        return lambda term, n: math.log(1 + (installed - n + 0.5) / (n + 0.5))
+    scale, total, df = weight / reference.size, installed + weight, reference.df
+
+    def idf(term: str, n: int) -> float:
+        used = n + df.get(term, 0) * scale
+        return math.log(1 + (total - used + 0.5) / (used + 0.5))
+
+    return idf
+
+
+def telling(reader: Any, request: Request, found: Mapping[str, int], per_source: Mapping[str, Counter[str]],
+            snapshot: Snapshot, candidates: set[int], config: RankingConfig, analyzer: Analyzer) -> set[int]:
+    """The ``candidates`` that share a telling word with the request (see the module's docstring).
+
+    ``found`` is each term's number of installed tools, ``per_source`` how many of each source's tools use it.
+    """
+    share, weight = config.telling_share, max(config.reference_tools, 0.0)
+    if share <= 0:
+        return set()
+    reference = Reference.of(analyzer) if weight else None
+    if reference is not None and not reference.size:
+        reference, weight = None, 0.0
+    total = reader.doc_count_all() + weight
+    source_of, sizes = snapshot.docs.sources, snapshot.source_sizes
+    out: set[int] = set()
+    for term, n in found.items():
+        if not n:
+            continue
+        if term in request.verbs:
+            docs = set(reader.postings("named", term).all_ids()) if reader.doc_frequency("named", term) else set()
+        else:
+            docs = set(reader.postings("identity", term).all_ids()) if reader.doc_frequency("identity", term) \
+                else set()
+            sources = {source for source, terms in snapshot.source_terms.items() if term in terms}
+            if sources:
+                docs.update(doc for doc in candidates if source_of[doc] in sources)
+        docs &= candidates
+        if not docs:
+            continue
+        if term in request.phrases:
+            out |= docs
+            continue
+        elsewhere = reference.df.get(term, 0) * weight / reference.size if reference is not None else 0.0
+        counts = per_source.get(term, Counter())
+        for doc in docs:
+            source = source_of[doc]
+            if n - counts[source] + elsewhere <= share * (total - sizes[source]):
+                out.add(doc)
+    return out

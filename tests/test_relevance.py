@@ -1,0 +1,222 @@
+"""The relevance floor, fair action words, keyword phrases and clauses: which tools may answer at all, and in
+what order (``junior_core.relevance``, ``junior_core.search``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from junior_core import Runtime, Source, Tool
+from junior_core.intent import Clause, clauses, leading_verbs
+from junior_core.ranking import RankingConfig
+from junior_core.search import SearchIndex
+from tests.conftest import OBJECT, SourcePlugin, echo
+
+WRITES = {"readOnlyHint": False}
+REMOVES = {"readOnlyHint": False, "destructiveHint": True}
+READS = {"readOnlyHint": True}
+
+
+def notebook(keywords: bool = True) -> SourcePlugin:
+    """A memory-like source of four tools whose descriptions mention each other's verbs, as real ones do."""
+    return SourcePlugin(Source("notebook", "Long-term notebook: saving, listing and removing notes."), [
+        Tool("remember", "Remember (save, store) a durable note so later chats recall it.\n\nUse when the user "
+             "asks to save something, the team's procedures too.", OBJECT, echo,
+             annotations=WRITES,
+             keywords=("remember", "keep in mind") if keywords else ()),
+        Tool("forget", "Forget (delete, remove) a note: archive it so it is no longer recalled, listed or "
+             "searched.", OBJECT, echo, annotations=REMOVES, keywords=("forget",) if keywords else ()),
+        Tool("list", "List (show) all the notes kept here, newest first, with their dates and time.\n\nUse "
+             "when the user asks what is remembered about them.", OBJECT, echo, annotations=READS),
+        Tool("search", "Search (look up, find) the notes by words, most relevant first.", OBJECT, echo,
+             annotations=READS),
+    ])
+
+
+def names(answer: dict[str, object]) -> list[str]:
+    tools = answer["tools"]
+    assert isinstance(tools, list)
+    return [str(t["tool_name"]) for t in tools]
+
+
+def floorless(**changes: object) -> Callable[[], SearchIndex]:
+    return lambda: SearchIndex(RankingConfig(relevance_floor=0, telling_share=0, **changes))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("request_text", [
+    "what time is it in Tokyo right now?",
+    "delete the old docker images",
+    "remove all stopped docker containers",
+    "list the files in the docs folder",
+    "send an email to the team saying the release is delayed",
+    "search GitHub issues for 'timeout on checkout'",
+    "store this CSV in the S3 bucket analytics-raw",
+])
+def test_a_request_no_tool_serves_answers_no_match(make_runtime: Callable[..., Runtime], request_text: str) -> None:
+    rt = make_runtime(notebook(), index_cache=False)
+    answer = rt.search_tools(request_text)
+    assert names(answer) == [] and answer["total_matches"] == 0
+    assert answer["sources"] == [{"id": "notebook", "description": "Long-term notebook: saving, listing and "
+                                  "removing notes."}]
+    assert "No tool matched" in str(answer["hint"])
+    # The same words without the floor: every one of them reaches a notebook tool through an incidental word.
+    bare = make_runtime(notebook(), index_cache=False, index_factory=floorless())
+    assert names(bare.search_tools(request_text)), request_text
+
+
+@pytest.mark.parametrize(("request_text", "tool"), [
+    ("forget the Friday merge rule", "notebook__forget"),          # the verb the tool is named for
+    ("remember my wifi password is hunter2", "notebook__remember"),
+    ("list my notes", "notebook__list"),                            # most of the request's words
+    ("show all my notes", "notebook__list"),
+    ("keep in mind that the standup moved to 10", "notebook__remember"),  # a declared phrase
+])
+def test_a_request_a_tool_serves_passes_the_floor(make_runtime: Callable[..., Runtime], request_text: str,
+                                                 tool: str) -> None:
+    rt = make_runtime(notebook(), index_cache=False)
+    assert names(rt.search_tools(request_text))[:1] == [tool]
+
+
+def test_a_tool_that_holds_most_of_the_request_passes_without_a_telling_word(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    files = SourcePlugin(Source("files", "Files."), [
+        Tool("list_files", "List the files of a folder.", OBJECT, echo, annotations=READS),
+    ])
+    rt = make_runtime(files, notebook(), index_cache=False)
+    # "list" and "files" are words many tools use: neither is telling, but the tool holds both.
+    assert names(rt.search_tools("list all files")) == ["files__list_files"]
+    telling_only = make_runtime(files, notebook(), index_cache=False,
+                                index_factory=lambda: SearchIndex(RankingConfig(relevance_floor=0)))
+    assert names(telling_only.search_tools("list all files")) == []
+
+
+def test_a_verb_admits_only_the_tools_it_names(make_runtime: Callable[..., Runtime]) -> None:
+    rt = make_runtime(notebook(), index_cache=False)
+    # "delete" is in the forget tool's summary, not its name: on its own it proves nothing about docker images.
+    assert names(rt.search_tools("delete the old docker images")) == []
+    # Named by its tool, the same verb passes: the request said what it wants done.
+    assert names(rt.search_tools("forget the old docker images"))[:1] == ["notebook__forget"]
+    admitting = make_runtime(notebook(), index_cache=False,
+                             index_factory=lambda: SearchIndex(RankingConfig(relevance_floor=0)))
+    assert names(admitting.search_tools("forget the old docker images"))[:1] == ["notebook__forget"]
+    assert names(admitting.search_tools("delete the old docker images")) == []
+
+
+def test_a_source_admitted_by_one_tool_competes_with_all_its_matching_tools(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    rt = make_runtime(notebook(), index_cache=False)
+    # "remembered" is the remember tool's word; the request asks to see, which the list tool does.
+    found = names(rt.search_tools("can I see everything you've remembered so far?"))
+    assert found[0] == "notebook__list" and "notebook__remember" in found
+
+
+def test_inside_one_source_every_matching_tool_is_ranked(make_runtime: Callable[..., Runtime]) -> None:
+    rt = make_runtime(notebook(), index_cache=False)
+    assert names(rt.search_tools("what time is it in Tokyo right now?")) == []
+    # The caller chose the source: the floor is for the whole catalog, and "time" is the list tool's word.
+    assert names(rt.search_tools("what time is it in Tokyo right now?", source="notebook")) == ["notebook__list"]
+
+
+def test_rarity_counts_the_reference_catalog(make_runtime: Callable[..., Runtime]) -> None:
+    # "list" is common among tools in general, "forget" rare; in a four-tool catalog only the reference knows.
+    rt = make_runtime(notebook(), index_cache=False)
+    assert names(rt.search_tools("forget it"))
+    index = rt.discovery.index
+    from junior_core.relevance import rarity
+
+    idf = rarity(index.config, index._analyzer, 4)
+    assert idf("forget", 1) > idf("list", 1) + 1
+    alone = rarity(RankingConfig(reference_tools=0), index._analyzer, 4)
+    assert alone("forget", 1) == alone("list", 1)
+
+
+def test_a_tool_whose_name_says_the_request_beats_declared_keywords(make_runtime: Callable[..., Runtime]) -> None:
+    loud = SourcePlugin(Source("loud", "A plugin that declares generic verbs."), [
+        Tool("everything", "Keep directory listings, web pages and git history for later.", OBJECT, echo,
+             annotations=WRITES, keywords=("list", "fetch", "log", "find", "delete", "show", "export")),
+    ])
+    fs = SourcePlugin(Source("mcp:fs", "Files and the web."), [
+        Tool("list_directory", "List a directory's entries.", OBJECT, echo, annotations=READS),
+        Tool("fetch_url", "Fetch a web page by URL and return its text.", OBJECT, echo, annotations=READS),
+        Tool("git_log", "Show the commit history of a repository.", OBJECT, echo, annotations=READS),
+    ])
+    rt = make_runtime(loud, fs, index_cache=False)
+    assert names(rt.search_tools("list the directory /var/log"))[0] == "mcp__fs__list_directory"
+    assert names(rt.search_tools("fetch https://example.com/page"))[0] == "mcp__fs__fetch_url"
+    assert names(rt.search_tools("show the git log for main"))[0] == "mcp__fs__git_log"
+
+
+def test_payload_words_count_less_than_the_ask(make_runtime: Callable[..., Runtime]) -> None:
+    docker = SourcePlugin(Source("mcp:docker", "Containers."), [
+        Tool("list_images", "List the docker images on this machine.", OBJECT, echo, annotations=READS),
+    ])
+    rt = make_runtime(notebook(), docker, index_cache=False)
+    # What to remember mentions docker images; what is asked is to remember it.
+    assert names(rt.search_tools("remember that we prune docker images on Fridays"))[0] == "notebook__remember"
+    assert names(rt.search_tools("list the docker images"))[0] == "mcp__docker__list_images"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Please forget that I prefer terse PR summaries.",
+     [Clause("Please forget", "I prefer terse PR summaries.")]),
+    ("search GitHub issues for 'timeout on checkout'", [Clause("search GitHub issues for", "timeout on checkout")]),
+    ("I like tabs, save that", [Clause("I like tabs"), Clause("save that")]),
+    ("delete that file", [Clause("delete that file")]),
+    ("what did I say about the deploy freeze?", [Clause("what did I say", "the deploy freeze")]),
+    ("Separately: please forget the old one", [Clause("Separately"), Clause("please forget the old one")]),
+    ("Save a preference for me: I like answers with code first.",
+     [Clause("Save a preference for me", "I like answers with code first.")]),
+    ("don't forget Jonas's leave", [Clause("don't forget Jonas's leave")]),
+])
+def test_clauses_split_the_ask_from_its_payload(text: str, expected: list[Clause]) -> None:
+    assert clauses(text) == expected
+
+
+def test_the_ask_can_sit_in_any_clause(make_runtime: Callable[..., Runtime]) -> None:
+    rt = make_runtime(notebook(), index_cache=False)
+    for text in ("ugh, long week. so the standup is at 10 now, remember that",
+                 "Separately: please forget the Friday merge rule",
+                 "the note about the Friday freeze is wrong, forget it"):
+        assert names(rt.search_tools(text))[:1] in (["notebook__remember"], ["notebook__forget"]), text
+        want = "notebook__remember" if "remember" in text else "notebook__forget"
+        assert names(rt.search_tools(text))[0] == want, text
+
+
+def test_a_word_tools_use_elsewhere_is_not_corrected_as_a_typo(make_runtime: Callable[..., Runtime]) -> None:
+    rt = make_runtime(notebook(), index_cache=False)
+    # "saying" is one letter from the source's "saving", but it is a word (the reference catalog uses "say").
+    answer = rt.search_tools("send an email to the team saying the release is delayed")
+    assert "note" not in answer and names(answer) == []
+    assert rt.search_tools("rember the standup time")["note"] == "Searched for remember (you wrote rember)."
+
+
+def test_the_verb_a_description_opens_with_decides_between_siblings(make_runtime: Callable[..., Runtime]) -> None:
+    rt = make_runtime(SourcePlugin(Source("pad", "A notepad."), [
+        Tool("archive", "Archive (delete) a note.", OBJECT, echo, annotations=REMOVES),
+        Tool("details", "Details of a note about a topic, and whether it was deleted.", OBJECT, echo,
+             annotations=READS),
+    ]), index_cache=False)
+    assert names(rt.search_tools("delete the topic note", source="pad"))[0] == "pad__archive"
+
+
+def test_without_the_reference_catalog_search_still_answers(make_runtime: Callable[..., Runtime],
+                                                            monkeypatch: pytest.MonkeyPatch,
+                                                            caplog: pytest.LogCaptureFixture) -> None:
+    from junior_core.relevance import Reference
+
+    monkeypatch.setattr(Reference, "resource", ("data", "no-such-file.txt"))
+    monkeypatch.setattr(Reference, "_loaded", {})
+    rt = make_runtime(notebook(), index_cache=False)
+    with caplog.at_level("WARNING", logger="junior.search"):
+        assert names(rt.search_tools("forget the Friday merge rule"))[:1] == ["notebook__forget"]
+    assert any("reference_tools.txt could not be read" in r.getMessage() for r in caplog.records)
+
+
+def test_a_description_opening_verb_is_the_tools_action() -> None:
+    assert leading_verbs("Forget (delete, remove) a memory: archive it.") == "Forget delete, remove"
+    assert leading_verbs("Get the weather for a city.") == "Get"
+    assert leading_verbs("  Search (look up) notes") == "Search look up"
+    assert leading_verbs("42 answers") == ""
