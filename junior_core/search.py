@@ -1,24 +1,24 @@
 """The index behind searchTools: a Whoosh index of every tool's full text, ranked with BM25F.
 
 Every tool is a document with fields ``name`` (local name and annotation title), ``keywords`` (the words a tool
-declares for what it does), ``description`` (the full text), ``params`` (parameter names, titles, descriptions
-and enum values), ``source`` (source id and description) and, if ``pairs_weight`` is set, ``pairs`` (adjacent
-terms of the name and description, a cheap proximity signal; off by default). Text analysis is
-``junior_core.analysis``.
+declares for what it does, analysed like its text; a phrase is one term), ``description`` (the full text),
+``params`` (parameter names, titles, descriptions and enum values), ``source`` (source id and description) and,
+if ``pairs_weight`` is set, ``pairs`` (adjacent terms of the name and description, a cheap proximity signal; off
+by default). Text analysis is ``junior_core.analysis``.
 
 Scoring is BM25F (Robertson & Zaragoza 2009): per field, the term frequency over the field's length norm times
 the field's weight, summed into one pseudo-frequency per term and document, then saturated once per term, so a
 word repeated across fields does not count twice. Length norms need every field's average length, known once
 the whole catalog is analysed, so the pseudo-frequency is computed at build time and written as the posting
-weight of a single Whoosh field, ``terms``, through a small ``Format``; a ``WeightingModel`` saturates it at
-query time: idf · (k1 + 1) · w / (w + k1). Postings, document frequencies and the searcher are Whoosh's; a
-query is an ``Or`` of ``Term``s built in code (no query parser), with the source as a ``filter``.
+weight of a single Whoosh field, ``terms``, through a small ``Format``. A search reads each request term's
+postings from Whoosh's reader once and sums idf · (k1 + 1) · w / (w + k1) per tool, counting on the way what the
+relevance floor (``junior_core.relevance``) needs; rarity is reckoned with the reference catalog there.
 
-Intent, on top of the words (see ``junior_core.intent``): the request's leading verb ("jot down ...", "unsave ...") is
-matched a second time against the tool's name and declared keywords (field ``action``), and a question ("what
-do you remember about me?") ranks tools that declare they write (``readOnlyHint: false``) lower.
+Intent, on top of the words, for the tools that passed the floor (see ``junior_core.intent``): the request's verbs
+("jot down ...", "unsave ...") are matched against each tool's action words (fields ``named`` and ``opens``), and
+a question ("what do you remember about me?") ranks tools that declare they write (``readOnlyHint: false``) lower.
 
-One snapshot (index, searcher, names) per catalog version is swapped in whole, so a search never sees a
+One snapshot (index, reader, names) per catalog version is swapped in whole, so a search never sees a
 half-built index and a rebuild never blocks searches; ``junior_core.index_cache`` stores built indexes on disk.
 """
 
