@@ -136,17 +136,22 @@ def test_junior_help_imports_nothing_heavy(tmp_path: Path) -> None:
     assert proc.stderr.strip().splitlines()[-1] == "[]"
 
 
-@pytest.mark.slow
-def test_junior_help_loads_none_of_the_runtime(tmp_path: Path) -> None:
-    """`junior --help` with every installed plugin loads the catalog's values, not what runs or reaches tools."""
+def _loaded_by_help(tmp_path: Path, prefixes: tuple[str, ...]) -> set[str]:
+    """The modules under ``prefixes`` a fresh `junior --help` process has imported when it is done."""
     code = (
         "import sys; from junior_core.cli import main; sys.argv = ['junior', '--help']\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "print(sorted(m for m in sys.modules if m.startswith('junior_core')), file=sys.stderr)"
+        f"print(sorted(m for m in sys.modules if m.startswith({prefixes!r})), file=sys.stderr)"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert proc.returncode == 0 and "Usage: junior" in proc.stdout, proc.stderr
-    loaded = set(ast.literal_eval(proc.stderr.strip().splitlines()[-1]))
+    return set(ast.literal_eval(proc.stderr.strip().splitlines()[-1]))
+
+
+@pytest.mark.slow
+def test_junior_help_loads_none_of_the_runtime(tmp_path: Path) -> None:
+    """`junior --help` with every installed plugin loads the catalog's values, not what runs or reaches tools."""
+    loaded = _loaded_by_help(tmp_path, ("junior_core",))
     assert {"junior_core.catalog", "junior_core.plugins"} <= loaded  # what the command line does need
     runtime = {f"junior_core.{name}" for name in (
         "runtime", "registry", "exposure", "protocol", "dispatch", "execution", "discovery", "search", "signatures",
@@ -159,14 +164,7 @@ def test_junior_help_loads_none_of_the_runtime(tmp_path: Path) -> None:
 def test_junior_help_loads_none_of_the_plugins_settings_or_checks(tmp_path: Path) -> None:
     """`junior --help` loads the repository's plugins without what only a command or a tool call needs: the MCP
     bridge's settings and gateway limits (attrs classes built at import), memory's credential patterns."""
-    code = (
-        "import sys; from junior_core.cli import main; sys.argv = ['junior', '--help']\n"
-        "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "print(sorted(m for m in sys.modules if m.startswith(('junior_mcp_bridge', 'junior_memory'))), file=sys.stderr)"
-    )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path)
-    assert proc.returncode == 0 and "Usage: junior" in proc.stdout, proc.stderr
-    loaded = set(ast.literal_eval(proc.stderr.strip().splitlines()[-1]))
+    loaded = _loaded_by_help(tmp_path, ("junior_mcp_bridge", "junior_memory"))
     assert {"junior_mcp_bridge.plugin", "junior_memory.plugin"} <= loaded  # both plugins did load
     lazy = {"junior_mcp_bridge.config", "junior_mcp_bridge.limits", "junior_memory.credentials"}
     assert not loaded & lazy, sorted(loaded & lazy)
