@@ -7,6 +7,7 @@ words are actions is for the index to say, from the tools' own names and keyword
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import attrs
 
@@ -92,7 +93,7 @@ class Clause:
     payload: str = ""
 
 
-def clauses(text: str) -> list[Clause]:
+def clauses(text: str, is_action: Callable[[str], bool] | None = None) -> list[Clause]:
     """``text`` in clauses, split where ``Intent`` splits them (punctuation, "and", "then"), at most 12.
 
     What follows a colon after a clause that asks, and does not ask itself, is that clause's payload: "Save a
@@ -102,7 +103,7 @@ def clauses(text: str) -> list[Clause]:
     if colon and tail.strip():
         first = _clauses(head)
         rest = _clauses(tail)
-        if first and asks(first[-1].ask) and rest and not asks(rest[0].ask):
+        if first and asks(first[-1].ask, is_action) and rest and not asks(rest[0].ask, is_action):
             last = first[-1]
             handed = " ".join(f"{c.ask} {c.payload}".strip() for c in rest)
             return [*first[:-1], Clause(last.ask, f"{last.payload} {handed}".strip())][:12]
@@ -131,11 +132,13 @@ def _clauses(text: str) -> list[Clause]:
     return out
 
 
-def asks(text: str) -> bool:
+def asks(text: str, is_action: Callable[[str], bool] | None = None) -> bool:
     """Whether a clause asks for something (an action verb, a question) rather than states it: "I like answers
-    with code first" states; "save a preference", "what did I say" and "could you forget it" ask."""
+    with code first" states; "save a preference", "what did I say" and "could you forget it" ask. With
+    ``is_action`` (whether some tool names a word as its action), a clause's first word is its verb only if it is
+    one: "hotfix branches are cut from release" states."""
     verb, question = _clause_verb([w.lower().replace("’", "'") for w in _WORD.findall(text)])
-    return verb is not None or question
+    return question or (verb is not None and (is_action is None or is_action(verb)))
 
 
 def _asks_all(ask: str) -> bool:

@@ -99,12 +99,14 @@ class Request:
     """Terms of the request's action verbs (``Intent.verbs``)."""
 
 
-def read_request(query: str, analyze: Analyzer, fixed: Correction, payload_weight: float) -> Request | None:
-    """``query`` (typos corrected) as terms and clauses; None when no clause has a word to search for."""
+def read_request(query: str, analyze: Analyzer, fixed: Correction, payload_weight: float,
+                 is_action: Callable[[str], bool] | None = None) -> Request | None:
+    """``query`` (typos corrected) as terms and clauses; None when no clause has a word to search for.
+    ``is_action`` says whether some installed tool names a word as its action (see ``intent.clauses``)."""
     parts: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
     said: set[str] = set()
     weights: dict[str, float] = {}
-    for clause in clauses(query):
+    for clause in clauses(query, is_action):
         ask: list[str] = list(dict.fromkeys(analyze(clause.ask)))
         payload: list[str] = [t for t in dict.fromkeys(analyze(clause.payload)) if t not in ask]
         if not ask:

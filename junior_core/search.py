@@ -30,7 +30,7 @@ import json
 import logging
 import threading
 from collections import Counter
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -338,7 +338,9 @@ class SearchIndex:
             fixed = spelling.correct(snapshot, snapshot.reader, query, self._analyzer,
                                      self.config.typo_weight, known)
         query = fixed.text
-        request = read_request(query, self._analyzer, fixed, self.config.payload_weight)
+        with snapshot.lock:
+            request = read_request(query, self._analyzer, fixed, self.config.payload_weight,
+                                   self._action_words(snapshot))
         if request is None:
             return SearchResult([], 0, fixed.fixes)
         allowed: set[int] | None = None
@@ -372,6 +374,15 @@ class SearchIndex:
                               key=lambda item: (item[0] in writes, item[0] in needs, -round(item[1], 6), item[0]))
         names = snapshot.docs.names
         return SearchResult([names[doc] for doc, _ in top], len(scores), fixed.fixes)
+
+    def _action_words(self, snapshot: Snapshot) -> Callable[[str], bool]:
+        """Whether some tool names ``word`` as its action (call under the snapshot's lock)."""
+        reader, analyze = snapshot.reader, self._analyzer
+
+        def is_action(word: str) -> bool:
+            return any(reader.doc_frequency(field, term) for term in analyze(word) for field in ("named", "opens"))
+
+        return is_action
 
     def _scores(self, snapshot: Snapshot, request: Request, allowed: set[int] | None, mask: set[int] | None,
                 whole_catalog: bool = True) -> dict[int, float]:

@@ -175,6 +175,21 @@ def test_clauses_split_the_ask_from_its_payload(text: str, expected: list[Clause
     assert clauses(text) == expected
 
 
+def test_after_a_colon_what_no_tool_names_as_its_action_is_handed_over(make_runtime: Callable[..., Runtime]) -> None:
+    def named(word: str) -> bool:
+        return word in {"remember", "create"}
+
+    text = "remember this: hotfix branches are cut from release"
+    assert clauses(text, named) == [Clause("remember this", "hotfix branches are cut from release")]
+    # Without knowing the tools' actions, "hotfix" opens a clause of its own and may be its verb.
+    assert clauses(text) == [Clause("remember this"), Clause("hotfix branches are cut from release")]
+    git = SourcePlugin(Source("mcp:git", "Git repositories."), [
+        Tool("create_branch", "Create a branch from a release branch or main.", OBJECT, echo, annotations=WRITES),
+    ])
+    rt = make_runtime(notebook(), git, index_cache=False)
+    assert names(rt.search_tools(text))[0] == "notebook__remember"
+
+
 def test_the_ask_can_sit_in_any_clause(make_runtime: Callable[..., Runtime]) -> None:
     rt = make_runtime(notebook(), index_cache=False)
     for text in ("ugh, long week. so the standup is at 10 now, remember that",
