@@ -8,21 +8,20 @@ floor in one of two ways, both stated in what the index already holds:
   ``relevance_floor`` (half) of the idf the clause's ask words carry. A payload word counts when the tool has
   it, never against; so does a declared keyword phrase the clause says. A word no installed tool and no
   reference tool uses (a name, a value) counts ``unknown_weight`` (a quarter) against.
-- **A telling word.** The request shares with what searchTools shows of the tool (name, title, one-line
-  summary, source id and description) or with its keywords a word few other tools use: at most
-  ``telling_share`` (5%) of the tools outside the tool's own source, the reference catalog counted as
-  ``reference_tools`` tools. The request's verb is an
-  intent signal, and only admits the tools whose name or keywords say it: "delete the old docker images" is not
-  for a tool whose summary merely mentions deleting. A source one of whose tools is admitted this way competes
-  with all its matching tools, so "can I see everything you've remembered?" reaches the list tool through the
-  word the remember tool is named for.
+- **A telling word.** The request shares with what searchTools shows of the tool (name, title, one-line summary,
+  source id and description) or with its keywords a word few other tools use: at most ``telling_share`` (5%) of the
+  tools outside the tool's own source, the reference catalog counted as ``reference_tools`` tools. The request's
+  verb is an intent signal, and only admits the tools whose name or keywords say it: "delete the old docker images"
+  is not for a tool whose summary merely mentions deleting. A source one of whose tools is admitted this way
+  competes with all its matching tools, so "can I see everything you've remembered?" reaches the list tool through
+  the word the remember tool is named for.
 
 Intent (verbs, questions, "everything") then reorders the tools that passed; it never admits one. When no tool
 passes, searchTools answers as for no match.
 
 Rarity (idf) is reckoned over the installed tools plus a reference catalog, ``junior_core/data/
 reference_tools.txt`` (the words of 726 public tools), counted as ``reference_tools`` tools: in a catalog of
-four tools every word would otherwise look rare, and a word all four use look worthless.
+four tools every word would otherwise look rare, and a word all four use would look worthless.
 """
 
 from __future__ import annotations
@@ -41,10 +40,9 @@ from junior_core.intent import Intent, clauses, phrases
 if TYPE_CHECKING:
     from junior_core.analysis import Analyzer
     from junior_core.ranking import RankingConfig
-    from junior_core.search import Snapshot
     from junior_core.spelling import Correction
 
-__all__ = ["Reference", "Request", "rarity", "read_request", "telling"]
+__all__ = ["Reference", "Request", "Sources", "rarity", "read_request", "telling"]
 
 log = logging.getLogger("junior.search")
 
@@ -144,8 +142,18 @@ def rarity(config: RankingConfig, analyzer: Analyzer, installed: int) -> Callabl
     return idf
 
 
+@attrs.frozen
+class Sources:
+    """What the floor reads of the index's sources: each tool's source (by doc number), each source's size, and
+    each source's id and description as terms."""
+
+    of_doc: list[str]
+    sizes: Mapping[str, int]
+    terms: Mapping[str, frozenset[str]]
+
+
 def telling(reader: Any, request: Request, found: Mapping[str, int], per_source: Mapping[str, Counter[str]],
-            snapshot: Snapshot, candidates: set[int], config: RankingConfig, analyzer: Analyzer) -> set[int]:
+            sources: Sources, candidates: set[int], config: RankingConfig, analyzer: Analyzer) -> set[int]:
     """The ``candidates`` that share a telling word with the request (see the module's docstring).
 
     ``found`` is each term's number of installed tools, ``per_source`` how many of each source's tools use it.
@@ -157,7 +165,7 @@ def telling(reader: Any, request: Request, found: Mapping[str, int], per_source:
     if reference is not None and not reference.size:
         reference, weight = None, 0.0
     total = reader.doc_count_all() + weight
-    source_of, sizes = snapshot.docs.sources, snapshot.source_sizes
+    source_of, sizes = sources.of_doc, sources.sizes
     out: set[int] = set()
     for term, n in found.items():
         if not n:
@@ -167,9 +175,9 @@ def telling(reader: Any, request: Request, found: Mapping[str, int], per_source:
         else:
             docs = set(reader.postings("identity", term).all_ids()) if reader.doc_frequency("identity", term) \
                 else set()
-            sources = {source for source, terms in snapshot.source_terms.items() if term in terms}
-            if sources:
-                docs.update(doc for doc in candidates if source_of[doc] in sources)
+            saying = {source for source, terms in sources.terms.items() if term in terms}
+            if saying:
+                docs.update(doc for doc in candidates if source_of[doc] in saying)
         docs &= candidates
         if not docs:
             continue

@@ -40,7 +40,7 @@ from junior_core.analysis import Analyzer, pairs, param_text, summarize
 from junior_core.index_cache import IndexedDocs
 from junior_core.intent import PHRASE_MARK, Intent, leading_verbs, phrase_term, phrase_words
 from junior_core.ranking import RankingConfig
-from junior_core.relevance import Reference, Request, rarity, read_request, telling
+from junior_core.relevance import Reference, Request, Sources, rarity, read_request, telling
 
 if TYPE_CHECKING:
     from junior_core.catalog import CatalogTool
@@ -83,9 +83,9 @@ class Snapshot:
         for doc, source in enumerate(docs.sources):
             by_source.setdefault(source, set()).add(doc)
         self.by_source = by_source
-        self.source_sizes = {source: len(members) for source, members in by_source.items()}
-        self.source_terms = dict(source_terms or {})
-        """Each source's id and description as terms: words of what searchTools shows of every tool in it."""
+        self.sources = Sources(docs.sources, {source: len(members) for source, members in by_source.items()},
+                               dict(source_terms or {}))
+        """Each source's size, and its id and description as terms: words searchTools shows of every tool in it."""
         self.writes = frozenset(docs.writes)
         self.needs_input = frozenset(docs.needs_input)
         # A Whoosh reader reads shared file objects: one query at a time.
@@ -439,7 +439,7 @@ class SearchIndex:
                 postings.next()
         if not whole_catalog or (floor <= 0 and config.telling_share <= 0):
             return score
-        admitted = telling(reader, request, found, per_source, snapshot, set(score), config, self._analyzer)
+        admitted = telling(reader, request, found, per_source, snapshot.sources, set(score), config, self._analyzer)
         sources_in = {source_of[doc] for doc in admitted}
         return {
             doc: value for doc, value in score.items()
