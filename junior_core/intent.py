@@ -75,18 +75,19 @@ _QUOTED = re.compile(r"""(?<!\w)(?:'([^'\n]+)'|"([^"\n]+)"|“([^”\n]+)”|‘
 # "remember that I ...", "forget that the freeze ...": a "that" followed by a subject opens the payload.
 _COMPLEMENT_SUBJECTS = _SUBJECTS | _PRONOUNS | frozenset("he she they our your his her their".split())
 _COMPLEMENT_REACH = 4
+"""How far into a clause (in words) its "that" may stand and still open the payload ("note down for me that")."""
 # "what did I say about the freeze", "forget everything regarding Jonas": what follows is what the request is about.
 _TOPIC = frozenset("about regarding concerning re".split())
-"""How far into a clause (in words) its "that" may stand and still open the payload ("note down for me that")."""
 
 
 @attrs.frozen
 class Clause:
     """One clause of a request: the words that ask for something, and its payload.
 
-    The payload is what the request hands over rather than what it asks for: quoted text, and what follows a
-    "that" which opens a clause of its own ("remember that I prefer tabs" -> ask "remember", payload "I prefer
-    tabs"). A clause with nothing but payload asks with all of it.
+    The payload is what the request hands over rather than what it asks for: quoted text, what follows a "that"
+    which opens a clause of its own ("remember that I prefer tabs" -> ask "remember", payload "I prefer tabs") or
+    an "about" ("what did I say about the freeze"), and what follows a colon after an ask (see ``clauses``). A
+    clause with nothing but payload asks with all of it.
     """
 
     ask: str
@@ -213,8 +214,9 @@ def phrase_term(words: list[str]) -> str:
 
 
 def phrases(text: str) -> list[str]:
-    """Every run of 2 to 5 consecutive words of ``text`` as a phrase term: what a declared phrase can match."""
-    words = phrase_words(text[:2000])
+    """Every run of 2 to 5 consecutive words of ``text`` (its first 64 words) as a phrase term: what a declared
+    phrase can match."""
+    words = phrase_words(text[:2000])[:64]
     return list(dict.fromkeys(
         phrase_term(words[i : i + n]) for n in _PHRASE_LENGTHS for i in range(len(words) - n + 1)
     ))
