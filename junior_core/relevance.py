@@ -93,8 +93,14 @@ class Request:
     """Per clause: the terms that ask, and the terms that count only when matched (payload, phrases)."""
     phrases: frozenset[str]
     """Keyword-phrase terms the request says ("keep in mind")."""
-    verbs: frozenset[str]
-    """Terms of the request's action verbs (``Intent.verbs``)."""
+    intent: Intent
+    """What the request asks beyond its words (its verbs, a question, "everything"), read once."""
+    verb_terms: tuple[str, ...]
+    """Terms of the request's action verbs (``Intent.verbs``), in order, each once."""
+
+    @property
+    def verbs(self) -> frozenset[str]:
+        return frozenset(self.verb_terms)
 
 
 def read_request(query: str, analyze: Analyzer, fixed: Correction, payload_weight: float,
@@ -123,8 +129,9 @@ def read_request(query: str, analyze: Analyzer, fixed: Correction, payload_weigh
             weights[term] = fixed.boost(term)
     for term in said:
         weights[term] = 1.0
-    verbs = frozenset(t for verb in Intent.of(query).verbs for t in analyze(verb))
-    return Request(weights, tuple(parts), frozenset(said), verbs)
+    intent = Intent.of(query)
+    verb_terms = tuple(dict.fromkeys(analyze(" ".join(intent.verbs))))
+    return Request(weights, tuple(parts), frozenset(said), intent, verb_terms)
 
 
 def rarity(config: RankingConfig, analyzer: Analyzer, installed: int) -> Callable[[str, int], float]:

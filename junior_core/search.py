@@ -38,7 +38,7 @@ import attrs
 from junior_core import spelling
 from junior_core.analysis import Analyzer, pairs, param_text, summarize
 from junior_core.index_cache import IndexedDocs
-from junior_core.intent import PHRASE_MARK, Intent, leading_verbs, phrase_term, phrase_words
+from junior_core.intent import PHRASE_MARK, leading_verbs, phrase_term, phrase_words
 from junior_core.ranking import RankingConfig
 from junior_core.relevance import Reference, Request, Sources, rarity, read_request, telling
 
@@ -354,8 +354,7 @@ class SearchIndex:
             scores = self._scores(snapshot, request, allowed, mask, whole_catalog=source_id is None)
         if not scores:
             return SearchResult([], 0, fixed.fixes)
-        intent = Intent.of(query)
-        verb_terms = list(dict.fromkeys(self._analyzer(" ".join(intent.verbs)))) if intent.verbs else []
+        intent, verb_terms = request.intent, request.verb_terms
         # Inside one source the verb decides between sibling tools and cannot pull in another source's.
         boost = self.config.action_weight if source_id is None else self.config.source_action_weight
         if boost > 0 and verb_terms:
@@ -396,6 +395,8 @@ class SearchIndex:
         """
         config, reader = self.config, snapshot.reader
         k1, floor, unknown = config.k1, config.relevance_floor, config.unknown_weight
+        # The floor's bookkeeping (matches per clause, tools per source) only when the floor applies.
+        flooring = whole_catalog and (floor > 0 or config.telling_share > 0)
         idf_of = rarity(config, self._analyzer, reader.doc_count_all())
         reference = Reference.of(self._analyzer).df if config.reference_tools > 0 else {}
         found = {term: reader.doc_frequency("terms", term) for term in request.weights}
@@ -419,13 +420,14 @@ class SearchIndex:
         for term, weight in request.weights.items():
             if not found[term] or weight <= 0:
                 continue
-            its_roles = roles[term]
+            its_roles = roles[term] if flooring else []
             scale, strength = idf[term] * weight * (k1 + 1), idf[term] * weight
             sources = per_source[term] = Counter()
             postings = reader.postings("terms", term)
             while postings.is_active():
                 doc = postings.id()
-                sources[source_of[doc]] += 1
+                if flooring:
+                    sources[source_of[doc]] += 1
                 if (allowed is None or doc in allowed) and (mask is None or doc not in mask):
                     saturated = postings.weight()
                     saturated /= saturated + k1
@@ -437,7 +439,7 @@ class SearchIndex:
                             more = bonus[number]
                             more[doc] = more.get(doc, 0.0) + strength
                 postings.next()
-        if not whole_catalog or (floor <= 0 and config.telling_share <= 0):
+        if not flooring:
             return score
         admitted = telling(reader, request, found, per_source, snapshot.sources, set(score), config, self._analyzer)
         sources_in = {source_of[doc] for doc in admitted}
@@ -493,8 +495,7 @@ class SearchIndex:
     def _matches(self, snapshot: Snapshot | None, query: str, tool_name: str) -> bool:
         if snapshot is None or tool_name not in snapshot.doc_of:
             return False
-        request = read_request(query, self._analyzer, spelling.Correction(query), self.config.payload_weight)
-        if request is None:
-            return False
         with snapshot.lock:
-            return bool(self._scores(snapshot, request, {snapshot.doc_of[tool_name]}, None))
+            request = read_request(query, self._analyzer, spelling.Correction(query), self.config.payload_weight,
+                                   self._action_words(snapshot))
+            return request is not None and bool(self._scores(snapshot, request, {snapshot.doc_of[tool_name]}, None))
