@@ -72,6 +72,11 @@ class Reference:
         lines = [line for line in text.splitlines() if line.strip()]
         self.size = len(lines)
         self.df: Counter[str] = Counter(term for line in lines for term in set(analyzer(line)))
+        # A line is the tool's name (one identifier) and then its description's words: the second word is what the
+        # description opens with, most often the verb that says what the tool does ("get", "search", "delete").
+        self.opens: frozenset[str] = frozenset(
+            term for line in lines for word in line.split()[1:2] for term in analyzer(word)
+        )
 
     @classmethod
     def of(cls, analyzer: Analyzer) -> Reference:
@@ -106,7 +111,8 @@ class Request:
 def read_request(query: str, analyze: Analyzer, fixed: Correction, payload_weight: float,
                  is_action: Callable[[str], bool] | None = None) -> Request | None:
     """``query`` (typos corrected) as terms and clauses; None when no clause has a word to search for.
-    ``is_action`` says whether some installed tool names a word as its action (see ``intent.clauses``)."""
+    ``is_action`` says whether a word is an action word (see ``intent.clauses``): only such a word in a verb's place
+    is one of the request's verbs ("lol I was grumpy yesterday" has none)."""
     parts: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
     said: set[str] = set()
     weights: dict[str, float] = {}
@@ -130,7 +136,8 @@ def read_request(query: str, analyze: Analyzer, fixed: Correction, payload_weigh
     for term in said:
         weights[term] = 1.0
     intent = Intent.of(query)
-    verb_terms = tuple(dict.fromkeys(analyze(" ".join(intent.verbs))))
+    verbs = [verb for verb in intent.verbs if is_action is None or is_action(verb)]
+    verb_terms = tuple(dict.fromkeys(analyze(" ".join(verbs))))
     return Request(weights, tuple(parts), frozenset(said), intent, verb_terms)
 
 

@@ -55,7 +55,7 @@ FIELDS = ("name", "keywords", "description", "params", "source", "pairs")
 
 # -- the Whoosh index -----------------------------------------------------------------------------
 
-_FORMAT_VERSION = 6
+_FORMAT_VERSION = 7
 
 
 @attrs.frozen
@@ -230,8 +230,8 @@ class SearchIndex:
                   param_texts: Sequence[str], analyze: Analyzer | None = None,
                   ) -> Iterator[dict[str, list[tuple[str, float]]]]:
         """Per document, in order, its Whoosh fields: ``terms`` (every term's BM25F pseudo-frequency), ``named``
-        (terms of its name, title and keywords), ``opens`` (the verb its description opens with, and the words in
-        parentheses after it) and ``identity`` (terms of its name, title, summary and keywords, only those few
+        (terms of its name, title and keywords), ``opens`` (the verb its description opens with, the words in
+        parentheses after it, and its one-word keywords: the words it states as its actions) and ``identity`` (terms of its name, title, summary and keywords, only those few
         enough tools use to be telling, ``junior_core.relevance``)."""
         config, analyze = self.config, analyze or self._analyzer
         fields = [f for f in FIELDS if config.weight(f) > 0]
@@ -278,8 +278,8 @@ class SearchIndex:
             # a telling word.
             words = [t for t in dict.fromkeys(name_terms + keyword_terms) if "_" not in t and not t.isdigit()]
             named.append(words + keyword_phrases)
-            opens.append(list(dict.fromkeys(analyze(leading_verbs(tool.description)))) if config.summary_actions
-                         else [])
+            leading = analyze(leading_verbs(tool.description)) if config.summary_actions else []
+            opens.append(list(dict.fromkeys(leading + [t for t in keyword_terms if "_" not in t])))
             identities.append(list(dict.fromkeys(
                 [*words, *keyword_phrases,
                  *(t for t in analyze(summarize(tool.description)) if "_" not in t and not t.isdigit())])))
@@ -375,11 +375,15 @@ class SearchIndex:
         return SearchResult([names[doc] for doc, _ in top], len(scores), fixed.fixes)
 
     def _action_words(self, snapshot: Snapshot) -> Callable[[str], bool]:
-        """Whether some tool names ``word`` as its action (call under the snapshot's lock)."""
+        """Whether ``word`` is an action word: an installed tool states it as its action (its description opens
+        with it or names it in the parenthesis after its first word, or it is a one-word keyword), or a reference
+        tool's description opens with it (call under the snapshot's lock). A word of a tool's name is not enough:
+        names hold nouns too ("lol-summoner-search")."""
         reader, analyze = snapshot.reader, self._analyzer
+        opening = Reference.of(analyze).opens if self.config.reference_tools > 0 else frozenset()
 
         def is_action(word: str) -> bool:
-            return any(reader.doc_frequency(field, term) for term in analyze(word) for field in ("named", "opens"))
+            return any(term in opening or reader.doc_frequency("opens", term) for term in analyze(word))
 
         return is_action
 
