@@ -21,8 +21,10 @@ _ASKS = (
     ("i", "want", "you", "to"), ("i", "need", "you", "to"), ("i'd", "like", "you", "to"),
     ("i", "would", "like", "you", "to"), ("i", "want", "to"), ("i", "need", "to"), ("i'd", "like", "to"),
     ("i", "would", "like", "to"), ("help", "me"), ("let's",), ("lets",), ("let", "us"), ("try", "to"),
-    ("make", "sure", "to"), ("remember", "to"),
+    ("make", "sure", "to"), ("remember", "to"), ("you", "can"), ("you", "could"), ("would", "you", "mind"),
+    ("do", "you", "mind"), ("is", "it", "possible", "to"), ("feel", "free", "to"),
 )
+_ASKS_LONGEST_FIRST = sorted(_ASKS, key=len, reverse=True)
 _WH = frozenset("what which who whom whose when where why how".split())
 _AUX = frozenset("do does did is are was were have has had".split())
 _SUBJECTS = frozenset("you i we there it anything something any".split())
@@ -157,7 +159,7 @@ def _clause_verb(words: list[str]) -> tuple[str | None, bool]:
     while i < len(words) and words[i] in _OPENERS:
         i += 1
     asked = False
-    for ask in _ASKS:
+    for ask in _ASKS_LONGEST_FIRST:
         if tuple(words[i : i + len(ask)]) == ask:
             i += len(ask)
             asked = True
