@@ -75,9 +75,13 @@ _CLAUSE = re.compile(r"[,;:.!?]+\s+|\s+(?:and then|then|and)\s+|[,;:!?]+$")
 # Quoted text: 'release freeze', "Q3 offsite ideas", “...”; an apostrophe inside a word (don't, Jonas's) is not a quote.
 _QUOTED = re.compile(r"""(?<!\w)(?:'([^'\n]+)'|"([^"\n]+)"|“([^”\n]+)”|‘([^’\n]+)’|`([^`\n]+)`)(?!\w)""")
 # "remember that I ...", "forget that the freeze ...": a "that" followed by a subject opens the payload.
-_COMPLEMENT_SUBJECTS = _SUBJECTS | _PRONOUNS | frozenset("he she they our your his her their".split())
+_COMPLEMENT_SUBJECTS = _SUBJECTS | _PRONOUNS | frozenset(
+    "he she they our your his her their nobody everybody everyone somebody someone anybody anyone nothing "
+    "no".split()
+)
 _COMPLEMENT_REACH = 4
-"""How far into a clause (in words) its "that" may stand and still open the payload ("note down for me that")."""
+"""How far past a clause's courtesy (in words) its "that" may stand and still open the payload ("could you note
+down for me that")."""
 # "what did I say about the freeze", "forget everything regarding Jonas": what follows is what the request is about.
 _TOPIC = frozenset("about regarding concerning re".split())
 
@@ -120,7 +124,8 @@ def _clauses(text: str) -> list[Clause]:
         rest = _QUOTED.sub(" ", part) if quoted else part
         ask, payload = rest, " ".join(quoted)
         words = list(_WORD.finditer(rest))
-        for number, match in enumerate(words[:_COMPLEMENT_REACH + 1]):
+        start = _opening([w.group().lower().replace("’", "'") for w in words])
+        for number, match in enumerate(words[: start + _COMPLEMENT_REACH + 1]):
             word = match.group().lower()
             nxt = words[number + 1].group().lower().replace("’", "'") if number + 1 < len(words) else ""
             if number and ((word == "that" and nxt in _COMPLEMENT_SUBJECTS) or (word in _TOPIC and nxt)):
@@ -153,8 +158,13 @@ def _asks_all(ask: str) -> bool:
 _ALL_REACH = 4
 
 
-def _clause_verb(words: list[str]) -> tuple[str | None, bool]:
-    """The action verb of one clause, and whether the clause asks a question."""
+def _opening(words: list[str]) -> int:
+    """How many of a clause's first ``words`` are courtesy and framing ("hey, could you please ...")."""
+    return _skip_opening(words)[0]
+
+
+def _skip_opening(words: list[str]) -> tuple[int, bool]:
+    """Where a clause's words start after its courtesy, and whether an ask form ("could you") was among it."""
     i = 0
     while i < len(words) and words[i] in _OPENERS:
         i += 1
@@ -166,6 +176,12 @@ def _clause_verb(words: list[str]) -> tuple[str | None, bool]:
             break
     while i < len(words) and words[i] in _OPENERS:
         i += 1
+    return i, asked
+
+
+def _clause_verb(words: list[str]) -> tuple[str | None, bool]:
+    """The action verb of one clause, and whether the clause asks a question."""
+    i, asked = _skip_opening(words)
     if i >= len(words):
         return None, False
     first = words[i]

@@ -101,11 +101,11 @@ class Request:
     intent: Intent
     """What the request asks beyond its words (its verbs, a question, "everything"), read once."""
     verb_terms: tuple[str, ...]
-    """Terms of the request's action verbs (``Intent.verbs``), in order, each once."""
-
-    @property
-    def verbs(self) -> frozenset[str]:
-        return frozenset(self.verb_terms)
+    """Terms of the request's action verbs, in order, each once: the words in a verb's place (``Intent.verbs``)
+    that are action words. They reorder the tools that passed the floor."""
+    placed: frozenset[str] = frozenset()
+    """Terms of every word in a verb's place, action word or not ("what time is it" -> time): such a word admits
+    only the tools whose name or keywords say it."""
 
 
 def read_request(query: str, analyze: Analyzer, fixed: Correction, payload_weight: float,
@@ -138,7 +138,8 @@ def read_request(query: str, analyze: Analyzer, fixed: Correction, payload_weigh
     intent = Intent.of(query)
     verbs = [verb for verb in intent.verbs if is_action is None or is_action(verb)]
     verb_terms = tuple(dict.fromkeys(analyze(" ".join(verbs))))
-    return Request(weights, tuple(parts), frozenset(said), intent, verb_terms)
+    placed = frozenset(analyze(" ".join(intent.verbs)))
+    return Request(weights, tuple(parts), frozenset(said), intent, verb_terms, placed)
 
 
 def rarity(config: RankingConfig, analyzer: Analyzer, installed: int) -> Callable[[str, int], float]:
@@ -184,7 +185,7 @@ def telling(reader: Any, request: Request, found: Mapping[str, int], per_source:
     for term, n in found.items():
         if not n:
             continue
-        if term in request.verbs:
+        if term in request.placed:
             docs = set(reader.postings("named", term).all_ids()) if reader.doc_frequency("named", term) else set()
         else:
             docs = set(reader.postings("identity", term).all_ids()) if reader.doc_frequency("identity", term) \
