@@ -200,6 +200,8 @@ def telling(reader: Any, request: Request, found: Mapping[str, int], per_source:
             out |= docs
             continue
         elsewhere = reference.df.get(term, 0) * weight / reference.size if reference is not None else 0.0
+        if elsewhere > share * weight:
+            continue  # tools in general share it ("list", "search"), however few of the installed ones do
         counts = per_source.get(term, Counter())
         for doc in docs:
             source = source_of[doc]
