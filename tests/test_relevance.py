@@ -170,6 +170,9 @@ def test_payload_words_count_less_than_the_ask(make_runtime: Callable[..., Runti
     ("Save a preference for me: I like answers with code first.",
      [Clause("Save a preference for me", "I like answers with code first.")]),
     ("don't forget Jonas's leave", [Clause("don't forget Jonas's leave")]),
+    # The "that" may stand four words past the courtesy, and its subject may be "nobody", "everyone" ...
+    ("Can you store our rule that nobody merges on Fridays?",
+     [Clause("Can you store our rule", "nobody merges on Fridays")]),
 ])
 def test_clauses_split_the_ask_from_its_payload(text: str, expected: list[Clause]) -> None:
     assert clauses(text) == expected
@@ -235,3 +238,46 @@ def test_a_description_opening_verb_is_the_tools_action() -> None:
     assert leading_verbs("Get the weather for a city.") == "Get"
     assert leading_verbs("  Search (look up) notes") == "Search look up"
     assert leading_verbs("42 answers") == ""
+
+
+def games() -> SourcePlugin:
+    """Tools whose names hold a word that is chat filler elsewhere ("lol")."""
+    return SourcePlugin(Source("mcp:opgg", "League of Legends statistics."), [
+        Tool(f"lol-{what}", f"Get League of Legends {what} for a player, a team or a champion.", OBJECT, echo,
+             annotations=READS)
+        for what in ("summoner-search", "champion-analysis", "team-standings", "schedules")
+    ])
+
+
+def test_only_an_action_word_in_a_verbs_place_is_the_requests_verb(make_runtime: Callable[..., Runtime]) -> None:
+    rt = make_runtime(notebook(), games(), index_cache=False)
+    # "lol" opens the first clause, but no tool says it does "lol": it is filler, not what is asked.
+    assert names(rt.search_tools("lol sorry. forget the Friday merge rule"))[0] == "notebook__forget"
+    index = rt.discovery.index
+    from junior_core import spelling
+    from junior_core.relevance import read_request
+
+    snapshot = index.snapshot
+    assert snapshot is not None
+    request = read_request("lol sorry. forget the Friday merge rule", index._analyzer,
+                           spelling.Correction(""), 0.5, index._action_words(snapshot))
+    assert request is not None and request.verb_terms == ("forget",)
+    assert {"lol", "forget"} <= request.placed  # both still admit only the tools naming them
+
+
+def test_a_word_tools_in_general_share_is_not_telling(make_runtime: Callable[..., Runtime]) -> None:
+    # Two hundred tools that never say "list": among them the notebook's "list" looks rare, yet a tenth of the
+    # reference catalog's tools use it.
+    weather = SourcePlugin(Source("weather", "Weather forecasts."), [
+        Tool(f"forecast_{n}", f"Forecast the weather for region {n}: temperature, rain and wind.", OBJECT, echo,
+             annotations=READS)
+        for n in range(200)
+    ])
+    rt = make_runtime(notebook(), weather, index_cache=False)
+    assert names(rt.search_tools("could you give me a list of affordable homes for sale in Toronto?")) == []
+    assert names(rt.search_tools("list my notes"))[:1] == ["notebook__list"]
+
+
+def test_common_function_words_are_not_searched() -> None:
+    index = SearchIndex()
+    assert index.analyze("the most popular songs, and only those") == ["popular", "song"]

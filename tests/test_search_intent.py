@@ -26,6 +26,11 @@ from tests.conftest import OBJECT, SourcePlugin, echo
         ("how do I create a repository?", ("create",), False),
         ("don't forget the milk", (), False),
         ("Kindly do the needful and remove the saved entry", ("remove",), False),
+        # Courtesy that puts the verb later: "you can ...", "would you mind ...", "is it possible to ...".
+        ("you can forget that I don't want mentions", ("forget",), False),
+        ("would you mind removing that memory", ("removing",), False),
+        ("Is it possible to erase the preference I gave you?", ("erase",), False),
+        ("feel free to drop the old rule", ("drop",), False),
         ("", (), False),
     ],
 )
