@@ -56,18 +56,26 @@ class Intent:
     """The request asks for all of something ("all", "every", "entire", ...): reading, unless a verb says write."""
 
     @classmethod
-    def of(cls, text: str) -> Intent:
+    def of(cls, text: str, is_action: Callable[[str], bool] | None = None) -> Intent:
+        """``is_action`` (whether some tool states a word as its action) tells a clause that asks from chat
+        before it: the first clause that asks a question, opens with an action word or asks in so many words
+        ("is it possible to erase ...") decides whether the request is a question ("hey! hope you're good. what
+        did we save about the canary?"). A request in which no clause decides is a question if it ends with a
+        question mark ("anything remembered about the review day?")."""
         verbs: list[str] = []
-        question = False
-        for number, clause in enumerate(_CLAUSE.split(text[:300])):
+        question: bool | None = None
+        for clause in _CLAUSE.split(text[:300]):
             words = [w.lower().replace("’", "'") for w in _WORD.findall(clause)]
             verb, asks = _clause_verb(words)
-            if asks and number == 0:
-                question = True
+            acts = verb is not None and (is_action is None or is_action(verb) or _skip_opening(words)[1])
+            if question is None and (asks or acts):
+                question = asks
             if verb is not None and verb not in verbs:
                 verbs.append(verb)
             if len(verbs) == 3:
                 break
+        if question is None:
+            question = text[:300].rstrip().endswith("?")
         return cls(tuple(verbs), question, any(_asks_all(clause.ask) for clause in clauses(text[:300])))
 
 

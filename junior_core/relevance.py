@@ -135,7 +135,7 @@ def read_request(query: str, analyze: Analyzer, fixed: Correction, payload_weigh
             weights[term] = fixed.boost(term)
     for term in said:
         weights[term] = 1.0
-    intent = Intent.of(query)
+    intent = Intent.of(query, is_action)
     verbs = [verb for verb in intent.verbs if is_action is None or is_action(verb)]
     verb_terms = tuple(dict.fromkeys(analyze(" ".join(verbs))))
     placed = frozenset(analyze(" ".join(intent.verbs)))
