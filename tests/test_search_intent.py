@@ -120,3 +120,24 @@ def test_everything_prefers_the_reader_that_needs_no_search_terms(make_runtime: 
     # Words alone favour search_issues (it says "issues" twice); "all" asks for a listing, which needs no terms.
     assert first(rt, "matching issues") == "issues__search_issues"
     assert first(rt, "all the matching issues") == "issues__list_issues"
+
+
+def test_the_first_clause_that_asks_decides_a_question() -> None:
+    def acts(word: str) -> bool:
+        return word in {"save", "remember", "forget"}
+
+    chatty = "hey! hope you're good. so I totally blanked, what did we save about the canary stage?"
+    assert Intent.of(chatty, acts).question
+    # Without knowing the tools' actions, "hope" opens a clause of its own and may be its verb.
+    assert not Intent.of(chatty).question
+    assert Intent.of("morning :sunny: quick one, anything remembered about the review day?", acts).question
+    assert not Intent.of("Is it possible to erase the preference I gave you?", acts).question
+    assert not Intent.of("lol ok. forget that, would you?", acts).question
+
+
+def test_chat_before_a_question_does_not_hide_it(make_runtime: Callable[..., Runtime]) -> None:
+    from tests.test_relevance import names, notebook
+
+    rt = make_runtime(notebook(), index_cache=False)
+    found = names(rt.search_tools("haha sorry for the spam today, ok so: what did I save about the standup?"))
+    assert found and found[0] in {"notebook__list", "notebook__search"}, found
