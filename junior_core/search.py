@@ -231,8 +231,9 @@ class SearchIndex:
                   ) -> Iterator[dict[str, list[tuple[str, float]]]]:
         """Per document, in order, its Whoosh fields: ``terms`` (every term's BM25F pseudo-frequency), ``named``
         (terms of its name, title and keywords), ``opens`` (the verb its description opens with, the words in
-        parentheses after it, and its one-word keywords: the words it states as its actions) and ``identity`` (terms of its name, title, summary and keywords, only those few
-        enough tools use to be telling, ``junior_core.relevance``)."""
+        parentheses after it, and its one-word keywords: the words it states as its actions) and ``identity``
+        (terms of its name, title, summary and keywords, only those few enough tools use to be telling,
+        ``junior_core.relevance``)."""
         config, analyze = self.config, analyze or self._analyzer
         fields = [f for f in FIELDS if config.weight(f) > 0]
         source_counts = {
