@@ -46,8 +46,8 @@ class Intent:
     ("do you recall ...", "what did I tell you ..." -> recall, tell). ``question`` is true for "what/which/who
     ..." and "do you / did I / is there ..." openings and for questions put as requests ("tell me what you
     know", "check whether you remember"); "how do I create ..." asks to act, so its verb counts instead.
-    Which words are verbs is not known here: a word that names no tool's action simply matches nothing in the
-    ``action`` field.
+    Which words are verbs is not known here: ``junior_core.relevance`` keeps those that are some tool's action
+    words.
     """
 
     verbs: tuple[str, ...]
@@ -132,7 +132,7 @@ def _clauses(text: str) -> list[Clause]:
         rest = _QUOTED.sub(" ", part) if quoted else part
         ask, payload = rest, " ".join(quoted)
         words = list(_WORD.finditer(rest))
-        start = _opening([w.group().lower().replace("’", "'") for w in words])
+        start, _ = _skip_opening([w.group().lower().replace("’", "'") for w in words])
         for number, match in enumerate(words[: start + _COMPLEMENT_REACH + 1]):
             word = match.group().lower()
             nxt = words[number + 1].group().lower().replace("’", "'") if number + 1 < len(words) else ""
@@ -151,7 +151,7 @@ def _clauses(text: str) -> list[Clause]:
 def asks(text: str, is_action: Callable[[str], bool] | None = None) -> bool:
     """Whether a clause asks for something (an action verb, a question) rather than states it: "I like answers
     with code first" states; "save a preference", "what did I say" and "could you forget it" ask. With
-    ``is_action`` (whether some tool names a word as its action), a clause's first word is its verb only if it is
+    ``is_action`` (whether some tool states a word as its action), a clause's first word is its verb only if it is
     one: "hotfix branches are cut from release" states."""
     verb, question = _clause_verb([w.lower().replace("’", "'") for w in _WORD.findall(text)])
     return question or (verb is not None and (is_action is None or is_action(verb)))
@@ -166,13 +166,9 @@ def _asks_all(ask: str) -> bool:
 _ALL_REACH = 4
 
 
-def _opening(words: list[str]) -> int:
-    """How many of a clause's first ``words`` are courtesy and framing ("hey, could you please ...")."""
-    return _skip_opening(words)[0]
-
-
 def _skip_opening(words: list[str]) -> tuple[int, bool]:
-    """Where a clause's words start after its courtesy, and whether an ask form ("could you") was among it."""
+    """Where a clause's words start after its courtesy and framing ("hey, could you please ..."), and whether an
+    ask form ("could you") was among it."""
     i = 0
     while i < len(words) and words[i] in _OPENERS:
         i += 1
