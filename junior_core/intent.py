@@ -11,7 +11,8 @@ from collections.abc import Callable
 
 import attrs
 
-__all__ = ["Clause", "Intent", "asks", "clauses", "leading_verbs", "phrase_term", "phrase_words", "phrases"]
+__all__ = ["Clause", "Intent", "asks", "clauses", "leading_verbs", "phrase_term", "phrase_words", "phrases",
+           "unchatted"]
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 # Courtesy and framing before the request itself: "hey, could you please ..." -> "...".
@@ -219,6 +220,18 @@ def _clause_verb(words: list[str]) -> tuple[str | None, bool]:
     if first in _NEGATIONS or first.isdigit() or first in _SUBJECTS or first in _PRONOUNS:
         return None, False
     return first, False
+
+
+# How chat spells some function words: read as the words, so "wat did u save" is a question like "what did you
+# save" and says the phrase "what did you save".
+_CHAT_SPELLINGS = {"u": "you", "ur": "your", "wat": "what", "wut": "what", "plz": "please", "pls": "please",
+                   "abt": "about", "cuz": "because", "bc": "because", "thx": "thanks", "smth": "something"}
+_CHAT_WORD = re.compile(r"(?<![\w'’-])(" + "|".join(_CHAT_SPELLINGS) + r")(?![\w'’-])", re.IGNORECASE)
+
+
+def unchatted(text: str) -> str:
+    """``text`` with chat spellings of function words written out ("wat did u save" -> "what did you save")."""
+    return _CHAT_WORD.sub(lambda m: _CHAT_SPELLINGS[m.group(1).lower()], text)
 
 
 PHRASE_MARK = "\x1e"

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from junior_core.intent import Intent, clauses, phrases
+from junior_core.intent import Intent, clauses, phrases, unchatted
 
 if TYPE_CHECKING:
     from junior_core.analysis import Analyzer
@@ -113,6 +113,7 @@ def read_request(query: str, analyze: Analyzer, fixed: Correction, payload_weigh
     """``query`` (typos corrected) as terms and clauses; None when no clause has a word to search for.
     ``is_action`` says whether a word is an action word (see ``intent.clauses``): only such a word in a verb's place
     is one of the request's verbs ("lol I was grumpy yesterday" has none)."""
+    query = unchatted(query)
     parts: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
     said: set[str] = set()
     weights: dict[str, float] = {}
