@@ -141,3 +141,14 @@ def test_chat_before_a_question_does_not_hide_it(make_runtime: Callable[..., Run
     rt = make_runtime(notebook(), index_cache=False)
     found = names(rt.search_tools("haha sorry for the spam today, ok so: what did I save about the standup?"))
     assert found and found[0] in {"notebook__list", "notebook__search"}, found
+
+
+def test_chat_spellings_of_function_words_are_read_as_the_words(make_runtime: Callable[..., Runtime]) -> None:
+    from junior_core.intent import unchatted
+    from tests.test_relevance import names, notebook
+
+    assert unchatted("wat did u save abt the standup, pls?") == "what did you save about the standup, please?"
+    assert unchatted("menu, bus, ux, u-boot, you're") == "menu, bus, ux, u-boot, you're"  # only whole words
+    rt = make_runtime(notebook(), index_cache=False)
+    found = names(rt.search_tools("wat did u save abt the standup"))
+    assert found and found[0] in {"notebook__list", "notebook__search"}, found
