@@ -225,7 +225,7 @@ def _clause_verb(words: list[str]) -> tuple[str | None, bool]:
 # How chat spells some function words: read as the words, so "wat did u save" is a question like "what did you
 # save" and says the phrase "what did you save".
 _CHAT_SPELLINGS = {"u": "you", "ur": "your", "wat": "what", "wut": "what", "plz": "please", "pls": "please",
-                   "abt": "about", "cuz": "because", "bc": "because", "thx": "thanks", "smth": "something"}
+                   "abt": "about", "cuz": "because", "bc": "because"}
 _CHAT_WORD = re.compile(r"(?<![\w'’-])(" + "|".join(_CHAT_SPELLINGS) + r")(?![\w'’-])", re.IGNORECASE)
 
 
