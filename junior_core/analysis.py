@@ -110,7 +110,7 @@ EXTRA_STOP_WORDS = frozenset(
     """i me my mine myself our ours he she they them their his her its what which who whom whose where how why
     do does did doing done was were been being has had having would could should shall might must am so than
     too very just also about into over out up any some all each every there here then these those please want
-    need like let know help most more such only other same few both own again further once because while""".split()
+    need like let know help most more such only other same few both own again further once because while now""".split()
 )
 FILLER_STOP_WORDS = frozenset("find get show give tell provide make use using".split())
 
