@@ -236,6 +236,27 @@ def unchatted(text: str) -> str:
 
 PHRASE_MARK = "\x1e"
 """Joins the words of a phrase into one index term; never produced by analysis."""
+
+
+def without(text: str, phrase_terms: list[str]) -> str:
+    """``text`` with every occurrence of the given phrases (as ``phrase_term`` joins them) blanked out."""
+    words = list(_WORD.finditer(text[:2000]))
+    lowered = [m.group().lower().replace("’", "'") for m in words]
+    cut: set[int] = set()
+    for term in phrase_terms:
+        sequence = term.split(PHRASE_MARK)
+        size = len(sequence)
+        for i in range(len(lowered) - size + 1):
+            if lowered[i : i + size] == sequence:
+                cut.update(range(i, i + size))
+    if not cut:
+        return text
+    out: list[str] = []
+    end = 0
+    for i in sorted(cut):
+        out += [text[end : words[i].start()], " "]
+        end = words[i].end()
+    return "".join(out) + text[end:]
 _PHRASE_LENGTHS = range(2, 6)
 
 

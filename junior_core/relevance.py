@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from junior_core.intent import Intent, clauses, phrases, unchatted
+from junior_core.intent import Intent, clauses, phrases, unchatted, without
 
 if TYPE_CHECKING:
     from junior_core.analysis import Analyzer
@@ -109,22 +109,28 @@ class Request:
 
 
 def read_request(query: str, analyze: Analyzer, fixed: Correction, payload_weight: float,
-                 is_action: Callable[[str], bool] | None = None) -> Request | None:
+                 is_action: Callable[[str], bool] | None = None,
+                 is_phrase: Callable[[str], bool] | None = None) -> Request | None:
     """``query`` (typos corrected) as terms and clauses; None when no clause has a word to search for.
     ``is_action`` says whether a word is an action word (see ``intent.clauses``): only such a word in a verb's place
-    is one of the request's verbs ("lol I was grumpy yesterday" has none)."""
+    is one of the request's verbs ("lol I was grumpy yesterday" has none). ``is_phrase`` says whether some tool
+    declares a phrase term as a keyword."""
     query = unchatted(query)
     parts: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
     said: set[str] = set()
     weights: dict[str, float] = {}
     for clause in clauses(query, is_action):
-        ask: list[str] = list(dict.fromkeys(analyze(clause.ask)))
+        candidates = phrases(clause.ask)
+        # The words of a declared phrase the clause says whole are that phrase's, not words of their own: "keep
+        # in mind" is not about a mind map.
+        declared = [p for p in candidates if is_phrase is not None and is_phrase(p)]
+        ask: list[str] = list(dict.fromkeys(analyze(without(clause.ask, declared) if declared else clause.ask)))
         payload: list[str] = [t for t in dict.fromkeys(analyze(clause.payload)) if t not in ask]
-        if not ask:
+        if not ask and not declared:
             ask, payload = payload, []
-        if not ask:
+        if not ask and not declared:
             continue
-        spoken = [p for p in phrases(clause.ask) if p not in payload]
+        spoken = [p for p in candidates if p not in payload]
         said.update(spoken)
         for term in payload:
             weights.setdefault(term, payload_weight * fixed.boost(term))

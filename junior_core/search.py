@@ -341,7 +341,7 @@ class SearchIndex:
         query = fixed.text
         with snapshot.lock:
             request = read_request(query, self._analyzer, fixed, self.config.payload_weight,
-                                   self._action_words(snapshot))
+                                   self._action_words(snapshot), self._declared(snapshot))
         if request is None:
             return SearchResult([], 0, fixed.fixes)
         allowed: set[int] | None = None
@@ -374,6 +374,12 @@ class SearchIndex:
                               key=lambda item: (item[0] in writes, item[0] in needs, -round(item[1], 6), item[0]))
         names = snapshot.docs.names
         return SearchResult([names[doc] for doc, _ in top], len(scores), fixed.fixes)
+
+    @staticmethod
+    def _declared(snapshot: Snapshot) -> Callable[[str], bool]:
+        """Whether some tool declares the phrase term as a keyword (call under the snapshot's lock)."""
+        reader = snapshot.reader
+        return lambda term: bool(reader.doc_frequency("terms", term))
 
     def _action_words(self, snapshot: Snapshot) -> Callable[[str], bool]:
         """Whether ``word`` is an action word: an installed tool states it as its action (its description opens
@@ -502,5 +508,5 @@ class SearchIndex:
             return False
         with snapshot.lock:
             request = read_request(query, self._analyzer, spelling.Correction(query), self.config.payload_weight,
-                                   self._action_words(snapshot))
+                                   self._action_words(snapshot), self._declared(snapshot))
             return request is not None and bool(self._scores(snapshot, request, {snapshot.doc_of[tool_name]}, None))
