@@ -281,3 +281,16 @@ def test_a_word_tools_in_general_share_is_not_telling(make_runtime: Callable[...
 def test_common_function_words_are_not_searched() -> None:
     index = SearchIndex()
     assert index.analyze("the most popular songs, and only those") == ["popular", "song"]
+
+
+def test_the_words_of_a_declared_phrase_are_the_phrases(make_runtime: Callable[..., Runtime]) -> None:
+    chart = SourcePlugin(Source("mcp:chart", "Charts and diagrams."), [
+        Tool("generate_mind_map", "Generate a mind map diagram from a topic and its branches.", OBJECT, echo,
+             annotations=READS),
+    ])
+    rt = make_runtime(notebook(), chart, index_cache=False)
+    # "keep in mind" is the remember tool's declared phrase: its "mind" is not the mind map's.
+    for text in ("keep in mind: Marco reviews all Terraform changes", "please keep in mind that Lena owns billing"):
+        assert names(rt.search_tools(text))[0] == "notebook__remember", text
+    # Said on its own, the word is the mind map's.
+    assert names(rt.search_tools("draw a mind map of the release"))[0] == "mcp__chart__generate_mind_map"
