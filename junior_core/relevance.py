@@ -106,6 +106,9 @@ class Request:
     placed: frozenset[str] = frozenset()
     """Terms of every word in a verb's place, action word or not ("what time is it" -> time): such a word admits
     only the tools whose name or keywords say it."""
+    bound: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
+    """Terms said only inside declared keyword phrases, with those phrases: they count only for the tools of a
+    source that declares one of them."""
 
 
 def read_request(query: str, analyze: Analyzer, fixed: Correction, payload_weight: float,
@@ -119,16 +122,22 @@ def read_request(query: str, analyze: Analyzer, fixed: Correction, payload_weigh
     parts: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
     said: set[str] = set()
     weights: dict[str, float] = {}
+    bound: dict[str, set[str]] = {}
     for clause in clauses(query, is_action):
         candidates = phrases(clause.ask)
-        # The words of a declared phrase the clause says whole are that phrase's, not words of their own: "keep
-        # in mind" is not about a mind map.
+        ask: list[str] = list(dict.fromkeys(analyze(clause.ask)))
+        # The words of a declared phrase the clause says whole are that phrase's: they count only for the tools
+        # of a source that declares it ("keep in mind" is not about a mind map).
         declared = [p for p in candidates if is_phrase is not None and is_phrase(p)]
-        ask: list[str] = list(dict.fromkeys(analyze(without(clause.ask, declared) if declared else clause.ask)))
+        if declared:
+            free = set(analyze(without(clause.ask, declared)))
+            for term in ask:
+                if term not in free:
+                    bound.setdefault(term, set()).update(declared)
         payload: list[str] = [t for t in dict.fromkeys(analyze(clause.payload)) if t not in ask]
-        if not ask and not declared:
+        if not ask:
             ask, payload = payload, []
-        if not ask and not declared:
+        if not ask:
             continue
         spoken = [p for p in candidates if p not in payload]
         said.update(spoken)
@@ -146,7 +155,8 @@ def read_request(query: str, analyze: Analyzer, fixed: Correction, payload_weigh
     verbs = [verb for verb in intent.verbs if is_action is None or is_action(verb)]
     verb_terms = tuple(dict.fromkeys(analyze(" ".join(verbs))))
     placed = frozenset(analyze(" ".join(intent.verbs)))
-    return Request(weights, tuple(parts), frozenset(said), intent, verb_terms, placed)
+    return Request(weights, tuple(parts), frozenset(said), intent, verb_terms, placed,
+                   {term: frozenset(declared) for term, declared in bound.items()})
 
 
 def rarity(config: RankingConfig, analyzer: Analyzer, installed: int) -> Callable[[str, int], float]:

@@ -433,13 +433,15 @@ class SearchIndex:
                 continue
             its_roles = roles[term] if flooring else []
             scale, strength = idf[term] * weight * (k1 + 1), idf[term] * weight
+            owners = self._owners(reader, source_of, request.bound[term]) if term in request.bound else None
             sources = per_source[term] = Counter()
             postings = reader.postings("terms", term)
             while postings.is_active():
                 doc = postings.id()
                 if flooring:
                     sources[source_of[doc]] += 1
-                if (allowed is None or doc in allowed) and (mask is None or doc not in mask):
+                if ((allowed is None or doc in allowed) and (mask is None or doc not in mask)
+                        and (owners is None or source_of[doc] in owners)):
                     saturated = postings.weight()
                     saturated /= saturated + k1
                     score[doc] = get(doc, 0.0) + scale * saturated
@@ -460,6 +462,15 @@ class SearchIndex:
                 matched[c].get(doc, 0.0) >= floor * (need[c] + bonus[c].get(doc, 0.0)) - 1e-9
                 for c in range(count) if need[c] > 0))
         }
+
+    @staticmethod
+    def _owners(reader: Any, source_of: Sequence[str], phrase_terms: Collection[str]) -> set[str]:
+        """The sources some of whose tools declare one of ``phrase_terms``."""
+        out: set[str] = set()
+        for term in phrase_terms:
+            if reader.doc_frequency("terms", term):
+                out.update(source_of[doc] for doc in reader.postings("terms", term).all_ids())
+        return out
 
     def _add_actions(self, snapshot: Snapshot, scores: dict[int, float], verb_terms: Sequence[str], boost: float,
                      fixed: spelling.Correction) -> None:
