@@ -155,8 +155,10 @@ def read_request(query: str, analyze: Analyzer, fixed: Correction, payload_weigh
     verbs = [verb for verb in intent.verbs if is_action is None or is_action(verb)]
     verb_terms = tuple(dict.fromkeys(analyze(" ".join(verbs))))
     placed = frozenset(analyze(" ".join(intent.verbs)))
+    # A verb stays everyone's (its tools are found by their action words): a plugin that declares "show me"
+    # does not take "show" from a tool named git_log that shows the history.
     return Request(weights, tuple(parts), frozenset(said), intent, verb_terms, placed,
-                   {term: frozenset(declared) for term, declared in bound.items()})
+                   {term: frozenset(declared) for term, declared in bound.items() if term not in placed})
 
 
 def rarity(config: RankingConfig, analyzer: Analyzer, installed: int) -> Callable[[str, int], float]:
