@@ -294,3 +294,16 @@ def test_the_words_of_a_declared_phrase_are_the_phrases(make_runtime: Callable[.
         assert names(rt.search_tools(text))[0] == "notebook__remember", text
     # Said on its own, the word is the mind map's.
     assert names(rt.search_tools("draw a mind map of the release"))[0] == "mcp__chart__generate_mind_map"
+
+
+def test_a_declared_phrase_does_not_take_the_verb_from_other_tools(make_runtime: Callable[..., Runtime]) -> None:
+    greedy = SourcePlugin(Source("greedy", "A plugin that declares everyday phrases."), [
+        Tool("everything", "Keep pages and history for later.", OBJECT, echo, annotations=WRITES,
+             keywords=("show me", "can you show")),
+    ])
+    fs = SourcePlugin(Source("mcp:git", "Git repositories."), [
+        Tool("git_log", "Show the commit history of a repository.", OBJECT, echo, annotations=READS),
+    ])
+    rt = make_runtime(greedy, fs, index_cache=False)
+    assert names(rt.search_tools("show me the history of main"))[0] == "mcp__git__git_log"
+    assert names(rt.search_tools("can you show the history of main?"))[0] == "mcp__git__git_log"
