@@ -296,14 +296,15 @@ def test_the_words_of_a_declared_phrase_are_the_phrases(make_runtime: Callable[.
     assert names(rt.search_tools("draw a mind map of the release"))[0] == "mcp__chart__generate_mind_map"
 
 
-def test_a_declared_phrase_does_not_take_the_verb_from_other_tools(make_runtime: Callable[..., Runtime]) -> None:
-    greedy = SourcePlugin(Source("greedy", "A plugin that declares everyday phrases."), [
-        Tool("everything", "Keep pages and history for later.", OBJECT, echo, annotations=WRITES,
-             keywords=("show me", "can you show")),
-    ])
-    fs = SourcePlugin(Source("mcp:git", "Git repositories."), [
-        Tool("git_log", "Show the commit history of a repository.", OBJECT, echo, annotations=READS),
-    ])
-    rt = make_runtime(greedy, fs, index_cache=False)
-    assert names(rt.search_tools("show me the history of main"))[0] == "mcp__git__git_log"
-    assert names(rt.search_tools("can you show the history of main?"))[0] == "mcp__git__git_log"
+def test_a_declared_phrase_does_not_take_the_verb_from_other_tools() -> None:
+    from junior_core import spelling
+    from junior_core.intent import phrase_term
+    from junior_core.relevance import read_request
+
+    declared = {phrase_term(["show", "me"]), phrase_term(["keep", "in", "mind"])}
+    analyze = SearchIndex().analyze
+    request = read_request("show me the history, and keep in mind the wiki", analyze, spelling.Correction(""), 0.5,
+                           None, declared.__contains__)
+    assert request is not None
+    # "mind" is the phrase's; "show" and "keep" are verbs, which every tool's action words compete for.
+    assert dict(request.bound) == {"mind": frozenset({phrase_term(["keep", "in", "mind"])})}
