@@ -31,6 +31,8 @@ _AUX = frozenset("do does did is are was were have has had".split())
 _SUBJECTS = frozenset("you i we there it anything something any".split())
 _NEGATIONS = frozenset("don't dont never not".split())
 # "tell me what ...", "check whether ...": a question put as a request.
+# Subjects that make "what/when/how ..." a subordinate clause rather than a question.
+_CLAUSE_SUBJECTS = frozenset("you i we they he she you've you're i've i'm we've we're they've they're".split())
 _REPORT_VERBS = frozenset("tell show remind let check see".split())
 _IF = frozenset("whether if".split())
 _LIGHT_VERBS = frozenset("make get take have give put".split())
@@ -198,6 +200,11 @@ def _clause_verb(words: list[str]) -> tuple[str | None, bool]:
         if j < len(words) and words[j] in _SUBJECTS:
             j += 1
         return (words[j] if j < len(words) and words[j] not in _PRONOUNS else None), False
+    if not asked and first in _WH and i + 1 < len(words) and words[i + 1] in _CLAUSE_SUBJECTS:
+        # "when you write release notes ...", "what you've got about X is out of date": a question word followed
+        # by its subject opens a subordinate clause; it decides nothing (a request no clause decides is a
+        # question if it ends with "?": "what you got on me?").
+        return None, False
     if not asked and (first in _WH or first in _AUX):
         # "what did I tell you", "do you recall", "is there a ...": the verb follows the subject, if any.
         j = i + 1 if first in _WH else i
