@@ -133,6 +133,9 @@ def test_the_first_clause_that_asks_decides_a_question() -> None:
     assert Intent.of("morning :sunny: quick one, anything remembered about the review day?", acts).question
     assert not Intent.of("Is it possible to erase the preference I gave you?", acts).question
     assert not Intent.of("lol ok. forget that, would you?", acts).question
+    # A question word followed by its subject opens a subordinate clause, not a question.
+    assert not Intent.of("When you write release notes, group them by impact and remember that", acts).question
+    assert Intent.of("what you got on me?", acts).question  # no clause decides: the question mark does
 
 
 def test_chat_before_a_question_does_not_hide_it(make_runtime: Callable[..., Runtime]) -> None:
