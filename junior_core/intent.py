@@ -161,9 +161,12 @@ def asks(text: str, is_action: Callable[[str], bool] | None = None) -> bool:
 
 
 def _asks_all(ask: str) -> bool:
-    """Whether a clause's ask wants all of something: "all", "every", "everything" ... among its first words
-    ("show all my memories", "everything you saved"), not in what it hands over ("... every night")."""
-    return any(w.lower() in _EVERYTHING for w in _WORD.findall(ask)[:_ALL_REACH])
+    """Whether a clause's ask wants all of something: "all", "every", "everything" ... among its first words past
+    its courtesy ("show all my memories", "could you tell me every preference"), not in what it hands over ("...
+    every night")."""
+    words = [w.lower().replace("’", "'") for w in _WORD.findall(ask)]
+    start, _ = _skip_opening(words)
+    return any(w in _EVERYTHING for w in words[: start + _ALL_REACH])
 
 
 _ALL_REACH = 4
