@@ -36,7 +36,7 @@ _CLAUSE_SUBJECTS = frozenset("you i we they he she you've you're i've i'm we've 
 _REPORT_VERBS = frozenset("tell show remind let check see".split())
 _IF = frozenset("whether if".split())
 _LIGHT_VERBS = frozenset("make get take have give put".split())
-_EVERYTHING = frozenset("all every everything entire whole complete".split())
+_EVERYTHING = frozenset("all every everything entire whole complete full".split())
 _PRONOUNS = frozenset("i i'm i've i'd i'll my me we we're our us he she they it it's this that the a an".split())
 
 
