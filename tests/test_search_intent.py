@@ -86,6 +86,12 @@ def test_a_question_ranks_readers_before_writers(make_runtime: Callable[..., Run
     assert asked[0] == "notes__show_notes" and set(asked[1:]) == {"notes__add_note", "notes__remove_note"}
 
 
+def test_everything_is_asked_past_the_courtesy() -> None:
+    assert Intent.of("could you tell me every preference you have").everything
+    assert Intent.of("Full list of saved team procedures.").everything
+    assert not Intent.of("remind the team about the standup every morning").everything
+
+
 def test_everything_is_read_unless_a_verb_says_write(make_runtime: Callable[..., Runtime]) -> None:
     assert Intent.of("all stored notes").everything and not Intent.of("stored notes").everything
     rt = make_runtime(notes(keywords=True))
