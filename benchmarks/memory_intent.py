@@ -16,6 +16,8 @@ through ``Runtime.search_tools``.
                  tool is a memory tool.
 MetaTool intrusion: share of MetaTool's single-tool requests (its tuning half for ``tuning``, its reporting half
 for ``heldout``, the first ``--metatool N`` of each) with a memory tool in the top 3, MetaTool + memory installed.
+``benchmarks/data/discovery_requests_second.json`` is a second set by another writer (memory and no_match only),
+measured once before it was read and a tuning set since, reported as ``second``.
 The seed sentences must rank their tool first in all three catalogs. ``benchmarks/data/memory_requests.json``
 (older sets, all of them seen while tuning) is reported too.
 
@@ -45,6 +47,7 @@ from junior_core import Runtime
 DATA = Path(__file__).resolve().parent / "data"
 REQUESTS = DATA / "memory_requests.json"
 DISCOVERY = DATA / "discovery_requests.json"
+SECOND = DATA / "discovery_requests_second.json"
 NOWHERE = "sqlite:////dev/null/no-such-dir/memory.sqlite3"  # searching never opens the store
 MEMORY_TOOLS = ("remember", "forget", "list", "search")
 HALVES = ("tuning", "heldout")
@@ -52,7 +55,7 @@ SEEDS = {
     "memory__remember": "Please remember that I prefer terse PR summaries.",
     "memory__forget": "Please forget that I prefer terse PR summaries.",
 }
-SEEN = frozenset({"tuning"})
+SEEN = frozenset({"tuning", "second"})
 """Halves whose individual misses may be printed; a held-out half only ever reports aggregates."""
 
 Miss = Callable[[str, str, str, list[str]], None]
@@ -235,7 +238,7 @@ def seed_rows(cat: Catalogs) -> list[dict[str, Any]]:
 
 
 def run(metatool: int = 2000, misses: bool = False, discovery: Path = DISCOVERY,
-        older: Path | None = REQUESTS) -> dict[str, Any]:
+        older: Path | None = REQUESTS, second: Path | None = SECOND) -> dict[str, Any]:
     """Every figure, as one JSON-able dict."""
 
     def miss(half: str, what: str, text: str, lines: list[str]) -> None:
@@ -249,8 +252,10 @@ def run(metatool: int = 2000, misses: bool = False, discovery: Path = DISCOVERY,
             "metatool": cat.meta.search_tools(None)["total_catalog_tools"]}}
         result["seeds"] = seed_rows(cat)
         halves = discovery_requests(discovery)
+        if second is not None:
+            halves.update(discovery_requests(second))
         result["memory"], result["controls"] = [], []
-        for half in HALVES:
+        for half in (*HALVES, *(name for name in halves if name not in HALVES)):
             on_miss = miss if misses and half in SEEN else None
             result["memory"] += memory_rows(cat, half, halves[half]["memory"], on_miss)
             result["controls"].append(control_row(cat, half, halves[half], on_miss))
@@ -284,10 +289,12 @@ def print_tables(result: dict[str, Any]) -> None:
           "| MetaTool R@1 / R@5 beside memory |")
     print("|---|---|---|---|---|---|---|")
     for r in result["controls"]:
-        m = result["metatool"][r["half"]]
+        m = result["metatool"].get(r["half"])
+        shared = (f"{r['shared_named_beats_memory']}% of {r['shared_requests']} | {r['shared_named_first']}%"
+                  if r["shared_requests"] else "– | –")
+        meta = f"{m['memory_in_top3']}% of {m['requests']} | {m['R@1']} / {m['R@5']}" if m else "– | –"
         print(f"| {r['half']} | {r['no_match_alone']}% of {r['no_match_requests']} | {r['non_memory_memory_first']}% "
-              f"of {r['non_memory_requests']} | {r['shared_named_beats_memory']}% of {r['shared_requests']} | "
-              f"{r['shared_named_first']}% | {m['memory_in_top3']}% of {m['requests']} | {m['R@1']} / {m['R@5']} |")
+              f"of {r['non_memory_requests']} | {shared} | {meta} |")
     if "older" in result:
         print("\nolder sets (all seen while tuning), with LiveMCPBench:")
         print("| set | requests | top 3 | first | first inside memory |")

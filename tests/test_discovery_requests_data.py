@@ -123,3 +123,21 @@ def test_catalog_references_exist_in_the_public_data() -> None:
         )
     ]
     assert missing == []
+
+
+SECOND = FILE.with_name("discovery_requests_second.json")
+
+
+def test_the_second_set_has_five_requests_per_wording_per_tool_and_forty_no_match() -> None:
+    data = json.loads(SECOND.read_text(encoding="utf-8"))
+    assert set(data) == {"_about", "second"} and "Apache-2.0" in data["_about"]
+    second = data["second"]
+    assert set(second) == {"memory", "no_match", "shared_verbs"} and second["shared_verbs"] == []
+    for tool in MEMORY_TOOLS:
+        wordings = Counter(item["wording"] for item in second["memory"][tool])
+        assert wordings == {wording: PER_WORDING for wording in WORDINGS}, tool
+    assert len(second["no_match"]) == NO_MATCH and all(_nonempty(item["topic"]) for item in second["no_match"])
+    texts = [item["text"] for tool in MEMORY_TOOLS for item in second["memory"][tool]]
+    texts += [item["text"] for item in second["no_match"]]
+    assert all(_nonempty(text) for text in texts)
+    assert len({_norm(text) for text in texts}) == len(texts)
