@@ -123,18 +123,19 @@ def read_request(query: str, analyze: Analyzer, fixed: Correction, payload_weigh
     said: set[str] = set()
     weights: dict[str, float] = {}
     bound: dict[str, set[str]] = {}
+    unbound: set[str] = set()  # said outside a declared phrase somewhere
     for clause in clauses(query, is_action):
         candidates = phrases(clause.ask)
         ask: list[str] = list(dict.fromkeys(analyze(clause.ask)))
         # The words of a declared phrase the clause says whole are that phrase's: they count only for the tools
         # of a source that declares it ("keep in mind" is not about a mind map).
         declared = [p for p in candidates if is_phrase is not None and is_phrase(p)]
-        if declared:
-            free = set(analyze(without(clause.ask, declared)))
-            for term in ask:
-                if term not in free:
-                    bound.setdefault(term, set()).update(declared)
+        free = set(analyze(without(clause.ask, declared))) if declared else set(ask)
+        for term in ask:
+            if term not in free:
+                bound.setdefault(term, set()).update(declared)
         payload: list[str] = [t for t in dict.fromkeys(analyze(clause.payload)) if t not in ask]
+        unbound.update(free, payload)
         if not ask:
             ask, payload = payload, []
         if not ask:
@@ -156,9 +157,11 @@ def read_request(query: str, analyze: Analyzer, fixed: Correction, payload_weigh
     verb_terms = tuple(dict.fromkeys(analyze(" ".join(verbs))))
     placed = frozenset(analyze(" ".join(intent.verbs)))
     # A verb stays everyone's (its tools are found by their action words): a plugin that declares "show me"
-    # does not take "show" from a tool named git_log that shows the history.
+    # does not take "show" from a tool named git_log that shows the history. So does a word also said outside
+    # the phrase ("keep in mind that the mind map is due").
     return Request(weights, tuple(parts), frozenset(said), intent, verb_terms, placed,
-                   {term: frozenset(declared) for term, declared in bound.items() if term not in placed})
+                   {term: frozenset(declared) for term, declared in bound.items()
+                    if term not in placed and term not in unbound})
 
 
 def rarity(config: RankingConfig, analyzer: Analyzer, installed: int) -> Callable[[str, int], float]:

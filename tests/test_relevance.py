@@ -308,3 +308,7 @@ def test_a_declared_phrase_does_not_take_the_verb_from_other_tools() -> None:
     assert request is not None
     # "mind" is the phrase's; "show" and "keep" are verbs, which every tool's action words compete for.
     assert dict(request.bound) == {"mind": frozenset({phrase_term(["keep", "in", "mind"])})}
+    # Said outside the phrase too, the word is everyone's again.
+    request = read_request("keep in mind the wiki, then draw a mind map", analyze, spelling.Correction(""), 0.5,
+                           None, declared.__contains__)
+    assert request is not None and dict(request.bound) == {}
