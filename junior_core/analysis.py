@@ -34,6 +34,10 @@ _TOKEN = re.compile(r"[^\W_]+(?:[_-][^\W_]+)*")
 # Identifier parts: "getHTTPResponse2Code" -> get, HTTP, Response, 2, Code.
 _IDENT_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+", re.UNICODE)
 _CHUNK = re.compile(r"[^\W_]+")
+# English clitics are not words of their own: "don't", "I'm", "Twitter's" give do, I, Twitter (not don, m, s).
+_NOT_BASES = re.compile(r"(?<![^\W\d_])(ca|wo|sha)n['’]t(?![^\W_])", re.IGNORECASE)  # can't, won't, shan't
+_BASES = {"ca": "can", "wo": "will", "sha": "shall"}
+_CLITIC = re.compile(r"(?<=[^\W\d_])(?:n['’]t|['’](?:s|m|d|re|ve|ll))(?![^\W_])", re.IGNORECASE)
 _CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _CJK = re.compile(f"[{_CJK_CHARS}]")
 _CJK_RUN = re.compile(f"[{_CJK_CHARS}]+|[^{_CJK_CHARS}]+")
@@ -157,6 +161,8 @@ class Analyzer:
         out: list[str] = []
         cache = self._cache
         seen = self._seen
+        if "'" in text or "’" in text:
+            text = _without_clitics(text)
         for match in _TOKEN.finditer(text):
             raw = match.group()
             if seen is not None:
@@ -166,6 +172,18 @@ class Analyzer:
                 if len(cache) >= _CACHE_LIMIT:  # queries bring endless new words; keep memory bounded
                     cache.clear()
                 terms = cache[raw] = tuple(self._token(raw))
+            out.extend(terms)
+        return out
+
+    def compounds_whole(self, text: str) -> list[str]:
+        """The terms of ``text``, a hyphenated word ("long-term", "read-only") giving only its whole: in prose a
+        compound says one thing, so its parts are not its words ("long-term memory" is not about "long")."""
+        out: list[str] = []
+        for match in _TOKEN.finditer(text):
+            raw = match.group()
+            terms = self(raw)
+            if "-" in raw.strip("-") and len(terms) > 1 and not _CJK.search(raw):
+                terms = terms[-1:]
             out.extend(terms)
         return out
 
@@ -205,6 +223,12 @@ class Analyzer:
             yield char
             if i + 1 < len(run):
                 yield run[i : i + 2]
+
+
+def _without_clitics(text: str) -> str:
+    """``text`` with English clitics taken off their words ("don't" -> do, "can't" -> can, "I'm" -> I)."""
+    text = _NOT_BASES.sub(lambda m: _BASES[m.group(1).lower()], text)
+    return _CLITIC.sub("", text)
 
 
 def pairs(terms: Sequence[str]) -> list[str]:

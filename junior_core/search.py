@@ -55,7 +55,7 @@ FIELDS = ("name", "keywords", "description", "params", "source", "pairs")
 
 # -- the Whoosh index -----------------------------------------------------------------------------
 
-_FORMAT_VERSION = 7
+_FORMAT_VERSION = 8
 
 
 @attrs.frozen
@@ -208,7 +208,7 @@ class SearchIndex:
         docs = IndexedDocs([e.tool_name for e in entries], [e.source_id for e in entries],
                            [doc for doc, e in enumerate(entries) if _writes(e.tool)],
                            [doc for doc, e in enumerate(entries) if _needs_input(e.tool)])
-        source_terms = {source: frozenset(self._analyzer(f"{source} {description}"))
+        source_terms = {source: frozenset(self._analyzer(source) + self._analyzer.compounds_whole(description))
                         for source, description in source_descriptions.items()}
         if self.cache is not None and reopen:
             opened = self.cache.open(
@@ -283,7 +283,8 @@ class SearchIndex:
             opens.append(list(dict.fromkeys(leading + [t for t in keyword_terms if "_" not in t])))
             identities.append(list(dict.fromkeys(
                 [*words, *keyword_phrases,
-                 *(t for t in analyze(summarize(tool.description)) if "_" not in t and not t.isdigit())])))
+                 *(t for t in analyze.compounds_whole(summarize(tool.description))
+                   if "_" not in t and not t.isdigit())])))
         count = len(entries)
         averages = [sum(doc[i] for doc in lengths) / count if count else 0.0 for i in range(len(fields))]
         params = [(config.weight(f), config.b(f), averages[i]) for i, f in enumerate(fields)]

@@ -312,3 +312,12 @@ def test_a_declared_phrase_does_not_take_the_verb_from_other_tools() -> None:
     request = read_request("keep in mind the wiki, then draw a mind map", analyze, spelling.Correction(""), 0.5,
                            None, declared.__contains__)
     assert request is not None and dict(request.bound) == {}
+
+
+def test_a_hyphenated_compound_is_one_word_of_a_source_description(make_runtime: Callable[..., Runtime]) -> None:
+    # "Long-term notebook" says nothing about "long": a request about battery life is not for the notebook.
+    rt = make_runtime(notebook(), index_cache=False)
+    assert names(rt.search_tools("which phone has a long battery life?")) == []
+    # The compound written whole still is the source's word.
+    found = names(rt.search_tools("long-term please"))
+    assert found and all(name.startswith("notebook__") for name in found), found

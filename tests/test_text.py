@@ -107,3 +107,14 @@ def test_the_junior_command_prints_no_escape_even_from_a_plugins_own_command(tmp
                           env={**os.environ, "JUNIOR_LOAD_PLUGINS": ""})
     assert proc.stdout == "out word\nplain\nover\n", proc.stderr
     assert proc.stderr == "err\n"
+
+
+def test_english_clitics_are_not_words_of_their_own() -> None:
+    from junior_core.analysis import Analyzer
+    from junior_core.ranking import RankingConfig
+
+    analyze = Analyzer(RankingConfig())
+    assert analyze("I'm sure it's Twitter's, don't") == ["sure", "twitter"]
+    assert analyze("can’t won't isn't working") == ["work"]
+    # Only clitics after a word: quotes, names and identifiers stay as written.
+    assert analyze("O'Reilly 'quoted' rock'n'roll") == ["o", "reilli", "quot", "rock", "n", "roll"]
