@@ -35,6 +35,8 @@ _NEGATIONS = frozenset("don't dont never not".split())
 _CLAUSE_SUBJECTS = frozenset("you i we they he she you've you're i've i'm we've we're they've they're".split())
 _REPORT_VERBS = frozenset("tell show remind let check see".split())
 _IF = frozenset("whether if".split())
+_BE = frozenset("is are was were".split())
+_PARTICIPLE = re.compile(r"[a-z]{2,}ed")
 _LIGHT_VERBS = frozenset("make get take have give put".split())
 _EVERYTHING = frozenset("all every everything entire whole complete full".split())
 _PRONOUNS = frozenset("i i'm i've i'd i'll my me we we're our us he she they it it's this that the a an".split())
@@ -218,6 +220,9 @@ def _clause_verb(words: list[str]) -> tuple[str | None, bool]:
         if j < len(words) and words[j] in _SUBJECTS:
             j += 1
         verb = words[j] if j < len(words) and words[j] not in _SUBJECTS and words[j] not in _PRONOUNS else None
+        if verb is not None and words[j - 1] in _BE and _PARTICIPLE.fullmatch(verb):
+            # "what is stored about ...", "which rules were saved": passive, it asks what is in that state.
+            verb = None
         return verb, True
     if first in _LIGHT_VERBS:
         # "make a note", "get rid of it": the noun after a light verb carries the action.
@@ -235,12 +240,14 @@ def _clause_verb(words: list[str]) -> tuple[str | None, bool]:
 # How chat spells some function words: read as the words, so "wat did u save" is a question like "what did you
 # save" and says the phrase "what did you save".
 _CHAT_SPELLINGS = {"u": "you", "ur": "your", "wat": "what", "wut": "what", "plz": "please", "pls": "please",
-                   "abt": "about", "cuz": "because", "bc": "because"}
+                   "abt": "about", "cuz": "because", "bc": "because", "whats": "what is"}
 _CHAT_WORD = re.compile(r"(?<![\w'’-])(" + "|".join(_CHAT_SPELLINGS) + r")(?![\w'’-])", re.IGNORECASE)
+_WH_IS = re.compile(r"(?<![\w'’-])(what|who|where|how|when|which)['’]s(?![\w'’-])", re.IGNORECASE)
 
 
 def unchatted(text: str) -> str:
     """``text`` with chat spellings of function words written out ("wat did u save" -> "what did you save")."""
+    text = _WH_IS.sub(lambda m: f"{m.group(1)} is", text)
     return _CHAT_WORD.sub(lambda m: _CHAT_SPELLINGS[m.group(1).lower()], text)
 
 

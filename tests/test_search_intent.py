@@ -31,6 +31,9 @@ from tests.conftest import OBJECT, SourcePlugin, echo
         ("would you mind removing that memory", ("removing",), False),
         ("Is it possible to erase the preference I gave you?", ("erase",), False),
         ("feel free to drop the old rule", ("drop",), False),
+        # A passive question asks what is in a state; its participle is not the asker's verb.
+        ("what is stored about the payments service?", (), True),
+        ("what was decided about deploys", (), True),
         ("", (), False),
     ],
 )
@@ -158,6 +161,8 @@ def test_chat_spellings_of_function_words_are_read_as_the_words(make_runtime: Ca
 
     assert unchatted("wat did u save abt the standup, pls?") == "what did you save about the standup, please?"
     assert unchatted("menu, bus, ux, u-boot, you're") == "menu, bus, ux, u-boot, you're"  # only whole words
+    assert unchatted("What's saved? whats stored? who’s on call, that's it") == (
+        "What is saved? what is stored? who is on call, that's it")
     rt = make_runtime(notebook(), index_cache=False)
     found = names(rt.search_tools("wat did u save abt the standup"))
     assert found and found[0] in {"notebook__list", "notebook__search"}, found
