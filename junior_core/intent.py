@@ -71,8 +71,8 @@ class Intent:
         question: bool | None = None
         for clause in _CLAUSE.split(text[:300]):
             words = [w.lower().replace("’", "'") for w in _WORD.findall(clause)]
-            verb, asks = _clause_verb(words)
-            acts = verb is not None and (is_action is None or is_action(verb) or _skip_opening(words)[1])
+            verb, asks, courteous = _clause_verb(words)
+            acts = verb is not None and (is_action is None or is_action(verb) or courteous)
             if question is None and (asks or acts):
                 question = asks
             if verb is not None and verb not in verbs:
@@ -158,7 +158,7 @@ def asks(text: str, is_action: Callable[[str], bool] | None = None) -> bool:
     with code first" states; "save a preference", "what did I say" and "could you forget it" ask. With
     ``is_action`` (whether some tool states a word as its action), a clause's first word is its verb only if it is
     one: "hotfix branches are cut from release" states."""
-    verb, question = _clause_verb([w.lower().replace("’", "'") for w in _WORD.findall(text)])
+    verb, question, _ = _clause_verb([w.lower().replace("’", "'") for w in _WORD.findall(text)])
     return question or (verb is not None and (is_action is None or is_action(verb)))
 
 
@@ -191,9 +191,16 @@ def _skip_opening(words: list[str]) -> tuple[int, bool]:
     return i, asked
 
 
-def _clause_verb(words: list[str]) -> tuple[str | None, bool]:
-    """The action verb of one clause, and whether the clause asks a question."""
+def _clause_verb(words: list[str]) -> tuple[str | None, bool, bool]:
+    """The action verb of one clause, whether the clause asks a question, and whether an ask form ("could you")
+    was among its courtesy."""
     i, asked = _skip_opening(words)
+    verb, question = _verb_after(words, i, asked)
+    return verb, question, asked
+
+
+def _verb_after(words: list[str], i: int, asked: bool) -> tuple[str | None, bool]:
+    """The verb and question of a clause whose courtesy ends before ``words[i]``."""
     if i >= len(words):
         return None, False
     first = words[i]

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from junior_core.ranking import RankingConfig
     from junior_core.spelling import Correction
 
-__all__ = ["Reference", "Request", "Sources", "rarity", "read_request", "telling"]
+__all__ = ["Reference", "Request", "Sources", "holding", "rarity", "read_request", "telling"]
 
 log = logging.getLogger("junior.search")
 
@@ -164,6 +164,11 @@ def read_request(query: str, analyze: Analyzer, fixed: Correction, payload_weigh
                     if term not in placed and term not in unbound})
 
 
+def holding(reader: Any, field: str, term: str) -> set[int]:
+    """The documents whose ``field`` holds ``term`` (call under the snapshot's lock)."""
+    return set(reader.postings(field, term).all_ids()) if reader.doc_frequency(field, term) else set()
+
+
 def rarity(config: RankingConfig, analyzer: Analyzer, installed: int) -> Callable[[str, int], float]:
     """idf of a term ``n`` of the ``installed`` tools use, the reference counted as ``reference_tools`` tools."""
     weight = config.reference_tools
@@ -208,10 +213,9 @@ def telling(reader: Any, request: Request, found: Mapping[str, int], per_source:
         if not n:
             continue
         if term in request.placed:
-            docs = set(reader.postings("named", term).all_ids()) if reader.doc_frequency("named", term) else set()
+            docs = holding(reader, "named", term)
         else:
-            docs = set(reader.postings("identity", term).all_ids()) if reader.doc_frequency("identity", term) \
-                else set()
+            docs = holding(reader, "identity", term)
             saying = {source for source, terms in sources.terms.items() if term in terms}
             if saying:
                 docs.update(doc for doc in candidates if source_of[doc] in saying)

@@ -40,7 +40,7 @@ from junior_core.analysis import Analyzer, pairs, param_text, summarize
 from junior_core.index_cache import IndexedDocs
 from junior_core.intent import PHRASE_MARK, leading_verbs, phrase_term, phrase_words
 from junior_core.ranking import RankingConfig
-from junior_core.relevance import Reference, Request, Sources, rarity, read_request, telling
+from junior_core.relevance import Reference, Request, Sources, holding, rarity, read_request, telling
 
 if TYPE_CHECKING:
     from junior_core.catalog import CatalogTool
@@ -109,11 +109,7 @@ def _writes(tool: Any) -> bool:
 
 def _actors(reader: Any, term: str) -> set[int]:
     """The tools ``term`` is an action word of: in their name, title or keywords, or opening their description."""
-    out: set[int] = set()
-    for field in ("named", "opens"):
-        if reader.doc_frequency(field, term):
-            out.update(reader.postings(field, term).all_ids())
-    return out
+    return holding(reader, "named", term) | holding(reader, "opens", term)
 
 
 def fingerprint(tools: Sequence[CatalogTool], source_descriptions: Mapping[str, str], config: RankingConfig,
@@ -467,11 +463,7 @@ class SearchIndex:
     @staticmethod
     def _owners(reader: Any, source_of: Sequence[str], phrase_terms: Collection[str]) -> set[str]:
         """The sources some of whose tools declare one of ``phrase_terms``."""
-        out: set[str] = set()
-        for term in phrase_terms:
-            if reader.doc_frequency("terms", term):
-                out.update(source_of[doc] for doc in reader.postings("terms", term).all_ids())
-        return out
+        return {source_of[doc] for term in phrase_terms for doc in holding(reader, "terms", term)}
 
     def _add_actions(self, snapshot: Snapshot, scores: dict[int, float], verb_terms: Sequence[str], boost: float,
                      fixed: spelling.Correction) -> None:
