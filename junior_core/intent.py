@@ -228,7 +228,7 @@ def _verb_after(words: list[str], i: int, asked: bool) -> tuple[str | None, bool
             j += 1
         verb = words[j] if j < len(words) and words[j] not in _SUBJECTS and words[j] not in _PRONOUNS else None
         if verb is not None and words[j - 1] in _BE and _PARTICIPLE.fullmatch(verb):
-            # "what is stored about ...", "which rules were saved": passive, it asks what is in that state.
+            # "what is stored about ...", "what was decided": passive, it asks what is in that state.
             verb = None
         return verb, True
     if first in _LIGHT_VERBS:
