@@ -161,9 +161,7 @@ class Analyzer:
         out: list[str] = []
         cache = self._cache
         seen = self._seen
-        if "'" in text or "’" in text:
-            text = _without_clitics(text)
-        for match in _TOKEN.finditer(text):
+        for match in _TOKEN.finditer(_without_clitics(text)):
             raw = match.group()
             if seen is not None:
                 seen.add(raw)
@@ -179,7 +177,7 @@ class Analyzer:
         """The terms of ``text``, a hyphenated word ("long-term", "read-only") giving only its whole: in prose a
         compound says one thing, so its parts are not its words ("long-term memory" is not about "long")."""
         out: list[str] = []
-        for match in _TOKEN.finditer(text):
+        for match in _TOKEN.finditer(_without_clitics(text)):
             raw = match.group()
             terms = self(raw)
             if "-" in raw.strip("-") and len(terms) > 1 and not _CJK.search(raw):
@@ -227,6 +225,8 @@ class Analyzer:
 
 def _without_clitics(text: str) -> str:
     """``text`` with English clitics taken off their words ("don't" -> do, "can't" -> can, "I'm" -> I)."""
+    if "'" not in text and "’" not in text:
+        return text
     text = _NOT_BASES.sub(lambda m: _BASES[m.group(1).lower()], text)
     return _CLITIC.sub("", text)
 

@@ -55,7 +55,7 @@ FIELDS = ("name", "keywords", "description", "params", "source", "pairs")
 
 # -- the Whoosh index -----------------------------------------------------------------------------
 
-_FORMAT_VERSION = 8
+_FORMAT_VERSION = 9
 
 
 @attrs.frozen
