@@ -59,6 +59,9 @@ class Intent:
     question: bool
     everything: bool = False
     """The request asks for all of something ("all", "every", "entire", ...): reading, unless a verb says write."""
+    stated: tuple[str, ...] = ()
+    """The verbs of clauses that state rather than ask ("I'm looking for a red dress" -> looking): in a verb's
+    place, so not words that tell a tool apart, and not the request's ask either."""
 
     @classmethod
     def of(cls, text: str, is_action: Callable[[str], bool] | None = None) -> Intent:
@@ -68,10 +71,15 @@ class Intent:
         did we save about the canary?"). A request in which no clause decides is a question if it ends with a
         question mark ("anything remembered about the review day?")."""
         verbs: list[str] = []
+        stated: list[str] = []
         question: bool | None = None
         for clause in _CLAUSE.split(text[:300]):
             words = [w.lower().replace("’", "'") for w in _WORD.findall(clause)]
             verb, asks, courteous = _clause_verb(words)
+            if verb is None and not asks:
+                said = _stated_verb(words)
+                if said is not None and said not in stated and (is_action is None or is_action(said)):
+                    stated.append(said)
             acts = verb is not None and (is_action is None or is_action(verb) or courteous)
             if question is None and (asks or acts):
                 question = asks
@@ -81,10 +89,11 @@ class Intent:
                 break
         if question is None:
             question = text[:300].rstrip().endswith("?")
-        return cls(tuple(verbs), question, any(_asks_all(clause.ask) for clause in clauses(text[:300])))
+        return cls(tuple(verbs), question, any(_asks_all(clause.ask) for clause in clauses(text[:300])),
+                   tuple(stated))
 
 
-_CLAUSE = re.compile(r"[,;:.!?]+\s+|\s+(?:and then|then|and)\s+|[,;:!?]+$")
+_CLAUSE = re.compile(r"[,;:.!?]+\s+|\s+[—–-]+\s+|\s+(?:and then|then|and)\s+|[,;:!?]+$")
 # Quoted text: 'release freeze', "Q3 offsite ideas", “...”; an apostrophe inside a word (don't, Jonas's) is not a quote.
 _QUOTED = re.compile(r"""(?<!\w)(?:'([^'\n]+)'|"([^"\n]+)"|“([^”\n]+)”|‘([^’\n]+)’|`([^`\n]+)`)(?!\w)""")
 # "remember that I ...", "forget that the freeze ...": a "that" followed by a subject opens the payload.
@@ -197,6 +206,21 @@ def _clause_verb(words: list[str]) -> tuple[str | None, bool, bool]:
     i, asked = _skip_opening(words)
     verb, question = _verb_after(words, i, asked)
     return verb, question, asked
+
+
+_STATING_SUBJECTS = frozenset("i i'm i've i'd i'll we we're we've we'd we'll".split())
+_STATING_AUX = frozenset("am was were have had has been do did really just also still so am".split())
+
+
+def _stated_verb(words: list[str]) -> str | None:
+    """The verb of a clause that states something of the speaker ("I'm looking for ...", "we need ...")."""
+    i, _ = _skip_opening(words)
+    if i >= len(words) or words[i] not in _STATING_SUBJECTS:
+        return None
+    i += 1
+    while i < len(words) and words[i] in _STATING_AUX:
+        i += 1
+    return words[i] if i < len(words) and words[i] not in _PRONOUNS else None
 
 
 def _verb_after(words: list[str], i: int, asked: bool) -> tuple[str | None, bool]:

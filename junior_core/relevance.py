@@ -155,7 +155,7 @@ def read_request(query: str, analyze: Analyzer, fixed: Correction, payload_weigh
     intent = Intent.of(query, is_action)
     verbs = [verb for verb in intent.verbs if is_action is None or is_action(verb)]
     verb_terms = tuple(dict.fromkeys(analyze(" ".join(verbs))))
-    placed = frozenset(analyze(" ".join(intent.verbs)))
+    placed = frozenset(analyze(" ".join(intent.verbs + intent.stated)))
     # A verb stays everyone's (its tools are found by their action words): a plugin that declares "show me"
     # does not take "show" from a tool named git_log that shows the history. So does a word also said outside
     # the phrase ("keep in mind that the mind map is due").

@@ -432,6 +432,7 @@ class SearchIndex:
             scale, strength = idf[term] * weight * (k1 + 1), idf[term] * weight
             owners = self._owners(reader, source_of, request.bound[term]) if term in request.bound else None
             sources = per_source[term] = Counter()
+            stating = holding(reader, "opens", term) if its_roles else set()
             postings = reader.postings("terms", term)
             while postings.is_active():
                 doc = postings.id()
@@ -442,12 +443,13 @@ class SearchIndex:
                     saturated = postings.weight()
                     saturated /= saturated + k1
                     score[doc] = get(doc, 0.0) + scale * saturated
+                    held = strength if doc in stating else strength * min(1.0, (k1 + 1) * saturated)
                     for number, counts_only in its_roles:
                         hits = matched[number]
-                        hits[doc] = hits.get(doc, 0.0) + strength
+                        hits[doc] = hits.get(doc, 0.0) + held
                         if counts_only:
                             more = bonus[number]
-                            more[doc] = more.get(doc, 0.0) + strength
+                            more[doc] = more.get(doc, 0.0) + held
                 postings.next()
         if not flooring:
             return score
