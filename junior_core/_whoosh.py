@@ -58,10 +58,10 @@ class WeightedField(FieldType):  # type: ignore[misc]
 
 def schema() -> Any:
     """``terms``: every analysed term with its BM25F pseudo-frequency; ``named``, ``opens`` and ``identity``: a
-    tool's action and identity words (``junior_core.search``); ``words``: the tools' words as written,
+    tool's action and identity words, and ``described``: the words only its description says, and how strongly (``junior_core.search``); ``words``: the tools' words as written,
     lower-cased, each once (``junior_core.spelling``'s vocabulary)."""
     return Schema(terms=WeightedField(), named=WeightedField(), opens=WeightedField(), identity=WeightedField(),
-                  words=WeightedField())
+                  words=WeightedField(), described=WeightedField())
 
 
 class MemoryStorage(RamStorage):  # type: ignore[misc]

@@ -55,7 +55,7 @@ FIELDS = ("name", "keywords", "description", "params", "source", "pairs")
 
 # -- the Whoosh index -----------------------------------------------------------------------------
 
-_FORMAT_VERSION = 9
+_FORMAT_VERSION = 10
 
 
 @attrs.frozen
@@ -240,6 +240,7 @@ class SearchIndex:
         named: list[list[str]] = []
         opens: list[list[str]] = []
         identities: list[list[str]] = []
+        noted: list[list[str]] = []
         used: Counter[str] = Counter()  # how many tools use each term
         sizes: Counter[str] = Counter(entry.source_id for entry in entries)
         for entry, params_of in zip(entries, param_texts, strict=True):
@@ -277,6 +278,10 @@ class SearchIndex:
             named.append(words + keyword_phrases)
             leading = analyze(leading_verbs(tool.description)) if config.summary_actions else []
             opens.append(list(dict.fromkeys(leading + [t for t in keyword_terms if "_" not in t])))
+            # The words only its description says: not its name, keywords, stated action, parameters or source.
+            said = set(name_terms).union(keyword_terms, opens[-1], analyze(params_of),
+                                         source_counts.get(entry.source_id, ()))
+            noted.append([t for t in dict.fromkeys(description_terms) if t not in said])
             identities.append(list(dict.fromkeys(
                 [*words, *keyword_phrases,
                  *(t for t in analyze.compounds_whole(summarize(tool.description))
@@ -286,6 +291,23 @@ class SearchIndex:
         params = [(config.weight(f), config.b(f), averages[i]) for i, f in enumerate(fields)]
         # A word more tools use than the floor's share, even leaving the largest source aside, is never telling.
         common = config.telling_share * (count + max(config.reference_tools, 0.0)) + max(sizes.values(), default=0)
+        k1, at = config.k1, fields.index("description") if "description" in fields else None
+
+        def described(terms: list[str], doc_counts: list[Counter[str]], doc_lengths: list[int]) -> list[tuple[str, float]]:
+            # How strongly the description holds each word, as a share of one mention in a description of average
+            # length (1): less in a long description, more when said twice.
+            if at is None or not averages[at]:
+                return []
+            weight, b, avg = params[at]
+            factor = weight / (1 - b + b * doc_lengths[at] / avg)
+            out = []
+            for term in terms:
+                w = doc_counts[at][term] * factor
+                share = (k1 + 1) * w / (w + k1)
+                if share < 1:
+                    out.append((term, share))
+            return out
+
         for doc, doc_counts in enumerate(counted):
             acc: dict[str, float] = {}
             get = acc.get
@@ -298,6 +320,7 @@ class SearchIndex:
                 "named": [(term, 1.0) for term in named[doc]],
                 "opens": [(term, 1.0) for term in opens[doc]],
                 "identity": [(term, 1.0) for term in identities[doc] if used[term] <= common or PHRASE_MARK in term],
+                "described": described(noted[doc], doc_counts, lengths[doc]),
             }
 
     def _write(self, index: Any, entries: Sequence[CatalogTool], source_descriptions: Mapping[str, str],
@@ -432,7 +455,7 @@ class SearchIndex:
             scale, strength = idf[term] * weight * (k1 + 1), idf[term] * weight
             owners = self._owners(reader, source_of, request.bound[term]) if term in request.bound else None
             sources = per_source[term] = Counter()
-            stating = holding(reader, "opens", term) if its_roles else set()
+            passing = self._in_passing(reader, term) if its_roles else {}
             postings = reader.postings("terms", term)
             while postings.is_active():
                 doc = postings.id()
@@ -443,7 +466,7 @@ class SearchIndex:
                     saturated = postings.weight()
                     saturated /= saturated + k1
                     score[doc] = get(doc, 0.0) + scale * saturated
-                    held = strength if doc in stating else strength * min(1.0, (k1 + 1) * saturated)
+                    held = strength * passing.get(doc, 1.0)
                     for number, counts_only in its_roles:
                         hits = matched[number]
                         hits[doc] = hits.get(doc, 0.0) + held
@@ -461,6 +484,18 @@ class SearchIndex:
                 matched[c].get(doc, 0.0) >= floor * (need[c] + bonus[c].get(doc, 0.0)) - 1e-9
                 for c in range(count) if need[c] > 0))
         }
+
+    @staticmethod
+    def _in_passing(reader: Any, term: str) -> dict[int, float]:
+        """The tools only whose description says ``term``, with how strongly it does (below 1: in a long one)."""
+        if not reader.doc_frequency("described", term):
+            return {}
+        postings = reader.postings("described", term)
+        out = {}
+        while postings.is_active():
+            out[postings.id()] = postings.weight()
+            postings.next()
+        return out
 
     @staticmethod
     def _owners(reader: Any, source_of: Sequence[str], phrase_terms: Collection[str]) -> set[str]:

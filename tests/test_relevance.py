@@ -104,6 +104,24 @@ def test_a_verb_admits_only_the_tools_it_names(make_runtime: Callable[..., Runti
     assert names(admitting.search_tools("delete the old docker images")) == []
 
 
+def test_a_statements_verb_admits_only_the_tools_it_names(make_runtime: Callable[..., Runtime]) -> None:
+    rt = make_runtime(notebook(), index_cache=False)
+    # "look" is the search tool's stated action ("Search (look up, find) ..."), rare enough among tools to tell it
+    # apart; but the speaker who is looking for a dress says what they are doing, not which tool to use.
+    assert names(rt.search_tools("I'm looking for a red dress for a party")) == []
+    # Asked for, the same word is the request's verb, and the tool that states it passes.
+    assert names(rt.search_tools("look up my notes about the party"))[:1] == ["notebook__search"]
+
+
+def test_a_word_counts_toward_the_floor_as_strongly_as_the_tool_holds_it(make_runtime: Callable[..., Runtime]) -> None:
+    rt = make_runtime(notebook(), index_cache=False)
+    # "procedures" is one word of the remember tool's long description, said in passing: not half of a request
+    # about visa applications, though it is a rare word and the rarest the request has that any tool knows.
+    assert names(rt.search_tools("what are the team procedures for a visa application?")) == []
+    # A word a tool states as its action counts fully, however long its description ("store" opens remember's).
+    assert names(rt.search_tools("store the team procedures"))[:1] == ["notebook__remember"]
+
+
 def test_a_source_admitted_by_one_tool_competes_with_all_its_matching_tools(
     make_runtime: Callable[..., Runtime],
 ) -> None:
@@ -173,6 +191,9 @@ def test_payload_words_count_less_than_the_ask(make_runtime: Callable[..., Runti
     # The "that" may stand four words past the courtesy, and its subject may be "nobody", "everyone" ...
     ("Can you store our rule that nobody merges on Fridays?",
      [Clause("Can you store our rule", "nobody merges on Fridays")]),
+    # A dash between words ends a clause, as a comma does; one inside a word does not.
+    ("note it — Priya owns the billing service", [Clause("note it"), Clause("Priya owns the billing service")]),
+    ("drop the on-call rule - it changed", [Clause("drop the on-call rule"), Clause("it changed")]),
 ])
 def test_clauses_split_the_ask_from_its_payload(text: str, expected: list[Clause]) -> None:
     assert clauses(text) == expected

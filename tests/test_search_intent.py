@@ -38,7 +38,23 @@ from tests.conftest import OBJECT, SourcePlugin, echo
     ],
 )
 def test_intent_reads_verbs_and_questions(text: str, verbs: tuple[str, ...], question: bool) -> None:
-    assert Intent.of(text) == Intent(verbs, question)
+    intent = Intent.of(text)
+    assert (intent.verbs, intent.question) == (verbs, question)
+
+
+@pytest.mark.parametrize(("text", "stated"), [
+    ("I'm looking for a red dress. Can you find me some options?", ("looking",)),
+    ("we really need a new logo", ("need",)),
+    ("I have been looking everywhere for it", ("looking",)),
+    # An ask's verb is not a statement's: "I want to" and "I'd like to" are courtesy before the ask.
+    ("I want to see the trending stories", ()),
+    ("save that I like tabs", ()),
+    ("the standup moved to 10", ()),
+])
+def test_intent_reads_the_verbs_of_statements_apart(text: str, stated: tuple[str, ...]) -> None:
+    assert Intent.of(text).stated == stated
+    # Only a word some tool states as its action is a statement's verb for the index.
+    assert Intent.of(text, lambda word: False).stated == ()
 
 
 def test_keywords_must_be_short_words_or_phrases() -> None:
