@@ -7,12 +7,15 @@ floor in one of two ways, both stated in what the index already holds:
 - **Coverage.** In some clause, the tool's text (name, keywords, description, parameters, source) holds at least
   ``relevance_floor`` (half) of the idf the clause's ask words carry. A payload word counts when the tool has
   it, never against; so does a declared keyword phrase the clause says. A word no installed tool and no
-  reference tool uses (a name, a value) counts ``unknown_weight`` (a quarter) against.
+  reference tool uses (a name, a value) counts ``unknown_weight`` (a quarter) against. A word counts as strongly
+  as the tool holds it: fully in its name, keywords, stated action, parameters or source, and one only its
+  description says as one mention in a description of average length would, less in a longer one.
 - **A telling word.** The request shares with what searchTools shows of the tool (name, title, one-line summary,
   source id and description) or with its keywords a word few other tools use: at most ``telling_share`` (5%) of the
   tools outside the tool's own source, the reference catalog counted as ``reference_tools`` tools. The request's
   verb is an intent signal, and only admits the tools whose name or keywords say it: "delete the old docker images"
-  is not for a tool whose summary merely mentions deleting. A source one of whose tools is admitted this way
+  is not for a tool whose summary merely mentions deleting. So is an action word stated as the speaker's own
+  doing ("I'm looking for a red dress"). A source one of whose tools is admitted this way
   competes with all its matching tools, so "can I see everything you've remembered?" reaches the list tool through
   the word the remember tool is named for.
 
@@ -104,8 +107,9 @@ class Request:
     """Terms of the request's action verbs, in order, each once: the words in a verb's place (``Intent.verbs``)
     that are action words. They reorder the tools that passed the floor."""
     placed: frozenset[str] = frozenset()
-    """Terms of every word in a verb's place, action word or not ("what time is it" -> time): such a word admits
-    only the tools whose name or keywords say it."""
+    """Terms of every word in a verb's place, action word or not ("what time is it" -> time), and of the action
+    words statements say the speaker does ("I'm looking for ..." -> look): such a word admits only the tools whose
+    name or keywords say it."""
     bound: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
     """Terms said only inside declared keyword phrases, with those phrases: they count only for the tools of a
     source that declares one of them."""

@@ -112,6 +112,19 @@ def _actors(reader: Any, term: str) -> set[int]:
     return holding(reader, "named", term) | holding(reader, "opens", term)
 
 
+def _in_passing(terms: Sequence[str], counts: Mapping[str, int], factor: float, k1: float) -> list[tuple[str, float]]:
+    """How strongly a description holds each of ``terms`` (words no other part of the tool says), where that is
+    less than one mention in a description of average length: ``(k1 + 1) w / (w + k1)`` of its pseudo-frequency
+    ``w`` (``factor`` per mention), below 1 in a long description said once."""
+    out = []
+    for term in terms:
+        w = counts[term] * factor
+        share = (k1 + 1) * w / (w + k1)
+        if share < 1:
+            out.append((term, share))
+    return out
+
+
 def fingerprint(tools: Sequence[CatalogTool], source_descriptions: Mapping[str, str], config: RankingConfig,
                 param_texts: Sequence[str]) -> str:
     """A hash of everything an index is built from: indexed text, ranking settings, versions of junior and Whoosh.
@@ -227,9 +240,10 @@ class SearchIndex:
                   ) -> Iterator[dict[str, list[tuple[str, float]]]]:
         """Per document, in order, its Whoosh fields: ``terms`` (every term's BM25F pseudo-frequency), ``named``
         (terms of its name, title and keywords), ``opens`` (the verb its description opens with, the words in
-        parentheses after it, and its one-word keywords: the words it states as its actions) and ``identity``
+        parentheses after it, and its one-word keywords: the words it states as its actions), ``identity``
         (terms of its name, title, summary and keywords, only those few enough tools use to be telling,
-        ``junior_core.relevance``)."""
+        ``junior_core.relevance``) and ``described`` (the terms only its description says, weighted by how
+        strongly it says them where that is less than once in a description of average length)."""
         config, analyze = self.config, analyze or self._analyzer
         fields = [f for f in FIELDS if config.weight(f) > 0]
         source_counts = {
@@ -240,7 +254,7 @@ class SearchIndex:
         named: list[list[str]] = []
         opens: list[list[str]] = []
         identities: list[list[str]] = []
-        noted: list[list[str]] = []
+        only_described: list[list[str]] = []
         used: Counter[str] = Counter()  # how many tools use each term
         sizes: Counter[str] = Counter(entry.source_id for entry in entries)
         for entry, params_of in zip(entries, param_texts, strict=True):
@@ -281,7 +295,7 @@ class SearchIndex:
             # The words only its description says: not its name, keywords, stated action, parameters or source.
             said = set(name_terms).union(keyword_terms, opens[-1], analyze(params_of),
                                          source_counts.get(entry.source_id, ()))
-            noted.append([t for t in dict.fromkeys(description_terms) if t not in said])
+            only_described.append([t for t in dict.fromkeys(description_terms) if t not in said])
             identities.append(list(dict.fromkeys(
                 [*words, *keyword_phrases,
                  *(t for t in analyze.compounds_whole(summarize(tool.description))
@@ -291,28 +305,14 @@ class SearchIndex:
         params = [(config.weight(f), config.b(f), averages[i]) for i, f in enumerate(fields)]
         # A word more tools use than the floor's share, even leaving the largest source aside, is never telling.
         common = config.telling_share * (count + max(config.reference_tools, 0.0)) + max(sizes.values(), default=0)
-        k1, at = config.k1, fields.index("description") if "description" in fields else None
-
-        def described(terms: list[str], doc_counts: list[Counter[str]], doc_lengths: list[int]) -> list[tuple[str, float]]:
-            # How strongly the description holds each word, as a share of one mention in a description of average
-            # length (1): less in a long description, more when said twice.
-            if at is None or not averages[at]:
-                return []
-            weight, b, avg = params[at]
-            factor = weight / (1 - b + b * doc_lengths[at] / avg)
-            out = []
-            for term in terms:
-                w = doc_counts[at][term] * factor
-                share = (k1 + 1) * w / (w + k1)
-                if share < 1:
-                    out.append((term, share))
-            return out
-
+        described = fields.index("description") if "description" in fields else None
         for doc, doc_counts in enumerate(counted):
             acc: dict[str, float] = {}
             get = acc.get
+            factors = []
             for (weight, b, avg), counts, length in zip(params, doc_counts, lengths[doc], strict=True):
                 factor = weight / (1 - b + b * length / avg) if avg else weight
+                factors.append(factor)
                 for term, tf in counts.items():
                     acc[term] = get(term, 0.0) + tf * factor
             yield {
@@ -320,7 +320,8 @@ class SearchIndex:
                 "named": [(term, 1.0) for term in named[doc]],
                 "opens": [(term, 1.0) for term in opens[doc]],
                 "identity": [(term, 1.0) for term in identities[doc] if used[term] <= common or PHRASE_MARK in term],
-                "described": described(noted[doc], doc_counts, lengths[doc]),
+                "described": [] if described is None else _in_passing(
+                    only_described[doc], doc_counts[described], factors[described], config.k1),
             }
 
     def _write(self, index: Any, entries: Sequence[CatalogTool], source_descriptions: Mapping[str, str],
@@ -455,7 +456,7 @@ class SearchIndex:
             scale, strength = idf[term] * weight * (k1 + 1), idf[term] * weight
             owners = self._owners(reader, source_of, request.bound[term]) if term in request.bound else None
             sources = per_source[term] = Counter()
-            passing = self._in_passing(reader, term) if its_roles else {}
+            passing = self._passing(reader, term) if its_roles else {}
             postings = reader.postings("terms", term)
             while postings.is_active():
                 doc = postings.id()
@@ -486,7 +487,7 @@ class SearchIndex:
         }
 
     @staticmethod
-    def _in_passing(reader: Any, term: str) -> dict[int, float]:
+    def _passing(reader: Any, term: str) -> dict[int, float]:
         """The tools only whose description says ``term``, with how strongly it does (below 1: in a long one)."""
         if not reader.doc_frequency("described", term):
             return {}

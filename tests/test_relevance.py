@@ -118,8 +118,16 @@ def test_a_word_counts_toward_the_floor_as_strongly_as_the_tool_holds_it(make_ru
     # "procedures" is one word of the remember tool's long description, said in passing: not half of a request
     # about visa applications, though it is a rare word and the rarest the request has that any tool knows.
     assert names(rt.search_tools("what are the team procedures for a visa application?")) == []
-    # A word a tool states as its action counts fully, however long its description ("store" opens remember's).
-    assert names(rt.search_tools("store the team procedures"))[:1] == ["notebook__remember"]
+    # A word a tool states as its action counts fully, however long its description.
+    usage = " ".join(f"Step {n}: pass the path of the file, its owner and the shelf it goes on." for n in range(12))
+    shelf = SourcePlugin(Source("shelf", "Files put away."), [
+        Tool("archive", f"Archive (stow) a file so it is kept.\n\n{usage} Ledger files are kept longer.", OBJECT,
+             echo, annotations=WRITES),
+        Tool("open_file", "Open a file by its path.", OBJECT, echo, annotations=READS),
+    ])
+    rt = make_runtime(shelf, notebook(), index_cache=False)
+    assert names(rt.search_tools("stow it"))[:1] == ["shelf__archive"]
+    assert names(rt.search_tools("ledger")) == []
 
 
 def test_a_source_admitted_by_one_tool_competes_with_all_its_matching_tools(
