@@ -64,7 +64,8 @@ class Intent:
     place, so not words that tell a tool apart, and not the request's ask either."""
 
     @classmethod
-    def of(cls, text: str, is_action: Callable[[str], bool] | None = None) -> Intent:
+    def of(cls, text: str, is_action: Callable[[str], bool] | None = None,
+           is_phrase: Callable[[str], bool] | None = None) -> Intent:
         """``is_action`` (whether some tool states a word as its action) tells a clause that asks from chat
         before it: the first clause that asks a question, opens with an action word or asks in so many words
         ("is it possible to erase ...") decides whether the request is a question ("hey! hope you're good. what
@@ -89,7 +90,8 @@ class Intent:
                 break
         if question is None:
             question = text[:300].rstrip().endswith("?")
-        return cls(tuple(verbs), question, any(_asks_all(clause.ask) for clause in clauses(text[:300])),
+        return cls(tuple(verbs), question,
+                   any(_asks_all(clause.ask) for clause in clauses(text[:300], is_action, is_phrase)),
                    tuple(stated))
 
 
@@ -122,17 +124,19 @@ class Clause:
     payload: str = ""
 
 
-def clauses(text: str, is_action: Callable[[str], bool] | None = None) -> list[Clause]:
+def clauses(text: str, is_action: Callable[[str], bool] | None = None,
+            is_phrase: Callable[[str], bool] | None = None) -> list[Clause]:
     """``text`` in clauses, split where ``Intent`` splits them (punctuation, "and", "then"), at most 12.
 
     What follows a colon after a clause that asks, and does not ask itself, is that clause's payload: "Save a
-    preference for me: I like answers with code first".
+    preference for me: I like answers with code first". With ``is_phrase`` (whether some tool declares a phrase
+    term as a keyword), a clause that says a declared phrase asks: "keep in mind: Marco reviews all changes".
     """
     head, colon, tail = text[:2000].partition(": ")
     if colon and tail.strip():
         first = _clauses(head)
         rest = _clauses(tail)
-        if first and asks(first[-1].ask, is_action) and rest and not asks(rest[0].ask, is_action):
+        if first and asks(first[-1].ask, is_action, is_phrase) and rest and not asks(rest[0].ask, is_action):
             last = first[-1]
             handed = " ".join(f"{c.ask} {c.payload}".strip() for c in rest)
             return [*first[:-1], Clause(last.ask, f"{last.payload} {handed}".strip())][:12]
@@ -162,13 +166,16 @@ def _clauses(text: str) -> list[Clause]:
     return out
 
 
-def asks(text: str, is_action: Callable[[str], bool] | None = None) -> bool:
+def asks(text: str, is_action: Callable[[str], bool] | None = None,
+         is_phrase: Callable[[str], bool] | None = None) -> bool:
     """Whether a clause asks for something (an action verb, a question) rather than states it: "I like answers
     with code first" states; "save a preference", "what did I say" and "could you forget it" ask. With
     ``is_action`` (whether some tool states a word as its action), a clause's first word is its verb only if it is
     one: "hotfix branches are cut from release" states."""
     verb, question, _ = _clause_verb([w.lower().replace("’", "'") for w in _WORD.findall(text)])
-    return question or (verb is not None and (is_action is None or is_action(verb)))
+    if question or (verb is not None and (is_action is None or is_action(verb))):
+        return True
+    return is_phrase is not None and any(is_phrase(p) for p in phrases(text))
 
 
 def _asks_all(ask: str) -> bool:

@@ -128,7 +128,7 @@ def read_request(query: str, analyze: Analyzer, fixed: Correction, payload_weigh
     weights: dict[str, float] = {}
     bound: dict[str, set[str]] = {}
     unbound: set[str] = set()  # said outside a declared phrase somewhere
-    for clause in clauses(query, is_action):
+    for clause in clauses(query, is_action, is_phrase):
         candidates = phrases(clause.ask)
         ask: list[str] = list(dict.fromkeys(analyze(clause.ask)))
         # The words of a declared phrase the clause says whole are that phrase's: they count only for the tools
@@ -156,7 +156,7 @@ def read_request(query: str, analyze: Analyzer, fixed: Correction, payload_weigh
             weights[term] = fixed.boost(term)
     for term in said:
         weights[term] = 1.0
-    intent = Intent.of(query, is_action)
+    intent = Intent.of(query, is_action, is_phrase)
     verbs = [verb for verb in intent.verbs if is_action is None or is_action(verb)]
     verb_terms = tuple(dict.fromkeys(analyze(" ".join(verbs))))
     placed = frozenset(analyze(" ".join(intent.verbs + intent.stated)))

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pytest
 
 from junior_core import Runtime, Source, Tool
-from junior_core.intent import Clause, clauses, leading_verbs
+from junior_core.intent import Clause, Intent, clauses, leading_verbs, phrase_term
 from junior_core.ranking import RankingConfig
 from junior_core.search import SearchIndex
 from tests.conftest import OBJECT, SourcePlugin, echo
@@ -220,6 +220,20 @@ def test_after_a_colon_what_no_tool_names_as_its_action_is_handed_over(make_runt
     ])
     rt = make_runtime(notebook(), git, index_cache=False)
     assert names(rt.search_tools(text))[0] == "notebook__remember"
+
+
+def test_after_a_colon_a_declared_phrase_asks(make_runtime: Callable[..., Runtime]) -> None:
+    def declared(term: str) -> bool:
+        return term == phrase_term(["keep", "in", "mind"])
+
+    text = "keep in mind: Marco reviews all the notes"
+    # "keep" is no tool's action word, but a tool declares the phrase: the clause asks, and what follows is handed.
+    assert clauses(text, lambda word: False, declared) == [Clause("keep in mind", "Marco reviews all the notes")]
+    assert clauses(text, lambda word: False) == [Clause("keep in mind"), Clause("Marco reviews all the notes")]
+    # So "all" is in what is handed over, not in the ask: the request is not for every note.
+    assert not Intent.of(text, lambda word: False, declared).everything
+    rt = make_runtime(notebook(), index_cache=False)
+    assert names(rt.search_tools(text))[:1] == ["notebook__remember"]
 
 
 def test_the_ask_can_sit_in_any_clause(make_runtime: Callable[..., Runtime]) -> None:
