@@ -111,8 +111,8 @@ class Request:
     words statements say the speaker does ("I'm looking for ..." -> look): such a word admits only the tools whose
     name or keywords say it."""
     bound: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
-    """Terms said only inside declared keyword phrases, with those phrases: they count only for the tools of a
-    source that declares one of them."""
+    """Terms said only inside declared keyword phrases, with those phrases: they count only for the tools that
+    declare one of them."""
 
 
 def read_request(query: str, analyze: Analyzer, fixed: Correction, payload_weight: float,
@@ -132,7 +132,7 @@ def read_request(query: str, analyze: Analyzer, fixed: Correction, payload_weigh
         candidates = phrases(clause.ask)
         ask: list[str] = list(dict.fromkeys(analyze(clause.ask)))
         # The words of a declared phrase the clause says whole are that phrase's: they count only for the tools
-        # of a source that declares it ("keep in mind" is not about a mind map).
+        # that declare it ("keep in mind" is not about a mind map, "stop remembering" not for the remember tool).
         declared = [p for p in candidates if is_phrase is not None and is_phrase(p)]
         free = set(analyze(without(clause.ask, declared))) if declared else set(ask)
         for term in ask:

@@ -454,7 +454,7 @@ class SearchIndex:
                 continue
             its_roles = roles[term] if flooring else []
             scale, strength = idf[term] * weight * (k1 + 1), idf[term] * weight
-            owners = self._owners(reader, source_of, request.bound[term]) if term in request.bound else None
+            owners = self._declaring(reader, request.bound[term]) if term in request.bound else None
             sources = per_source[term] = Counter()
             passing = self._passing(reader, term) if its_roles else {}
             postings = reader.postings("terms", term)
@@ -463,7 +463,7 @@ class SearchIndex:
                 if flooring:
                     sources[source_of[doc]] += 1
                 if ((allowed is None or doc in allowed) and (mask is None or doc not in mask)
-                        and (owners is None or source_of[doc] in owners)):
+                        and (owners is None or doc in owners)):
                     saturated = postings.weight()
                     saturated /= saturated + k1
                     score[doc] = get(doc, 0.0) + scale * saturated
@@ -499,9 +499,9 @@ class SearchIndex:
         return out
 
     @staticmethod
-    def _owners(reader: Any, source_of: Sequence[str], phrase_terms: Collection[str]) -> set[str]:
-        """The sources some of whose tools declare one of ``phrase_terms``."""
-        return {source_of[doc] for term in phrase_terms for doc in holding(reader, "terms", term)}
+    def _declaring(reader: Any, phrase_terms: Collection[str]) -> set[int]:
+        """The tools that declare one of ``phrase_terms``."""
+        return {doc for term in phrase_terms for doc in holding(reader, "terms", term)}
 
     def _add_actions(self, snapshot: Snapshot, scores: dict[int, float], verb_terms: Sequence[str], boost: float,
                      fixed: spelling.Correction) -> None:

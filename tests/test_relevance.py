@@ -339,6 +339,19 @@ def test_the_words_of_a_declared_phrase_are_the_phrases(make_runtime: Callable[.
     assert names(rt.search_tools("draw a mind map of the release"))[0] == "mcp__chart__generate_mind_map"
 
 
+def test_the_words_of_a_declared_phrase_are_only_its_declaring_tools(make_runtime: Callable[..., Runtime]) -> None:
+    notes = SourcePlugin(Source("notes", "Notes kept for later."), [
+        Tool("remember", "Remember a note.", OBJECT, echo, annotations=WRITES, keywords=("remember",)),
+        Tool("forget", "Forget a note.", OBJECT, echo, annotations=REMOVES, keywords=("stop remembering",)),
+    ])
+    rt = make_runtime(notes, index_cache=False)
+    # "remembering" inside "stop remembering" is the forget tool's phrase, not its sibling's name.
+    for text in ("can you stop remembering my timezone?", "stop remembering that Sam owns search"):
+        assert names(rt.search_tools(text))[0] == "notes__forget", text
+        assert names(rt.search_tools(text, source="notes"))[0] == "notes__forget", text
+    assert names(rt.search_tools("remember my timezone"))[0] == "notes__remember"
+
+
 def test_a_declared_phrase_does_not_take_the_verb_from_other_tools() -> None:
     from junior_core import spelling
     from junior_core.intent import phrase_term
