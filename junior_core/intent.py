@@ -295,29 +295,52 @@ PHRASE_MARK = "\x1e"
 
 def without(text: str, phrase_terms: list[str]) -> str:
     """``text`` with every occurrence of the given phrases (as ``phrase_term`` joins them) blanked out."""
-    words = list(_WORD.finditer(text[:2000]))
-    lowered = [m.group().lower().replace("’", "'") for m in words]
-    cut: set[int] = set()
+    spans = _phrase_spans(text[:2000])
+    lowered = [word for word, _ in spans]
+    cut: set[tuple[int, int]] = set()
     for term in phrase_terms:
         sequence = term.split(PHRASE_MARK)
         size = len(sequence)
         for i in range(len(lowered) - size + 1):
             if lowered[i : i + size] == sequence:
-                cut.update(range(i, i + size))
+                cut.update(span for _, span in spans[i : i + size])
     if not cut:
         return text
     out: list[str] = []
     end = 0
-    for i in sorted(cut):
-        out += [text[end : words[i].start()], " "]
-        end = words[i].end()
+    for start, stop in sorted(cut):
+        out += [text[end:start], " "]
+        end = stop
     return "".join(out) + text[end:]
+
+
 _PHRASE_LENGTHS = range(2, 6)
 
 
+_NOT = re.compile(r"(\w+)n't")
+_NOT_BASES = {"ca": "can", "wo": "will", "sha": "shall"}
+
+
+def _phrase_spans(text: str) -> list[tuple[str, tuple[int, int]]]:
+    """The words of ``text`` as a phrase reads them, each with where it stands: lower-cased, and a negation's
+    "n't" as the word "not" ("isn't" -> is, not; "can't" -> can, not), so "not true anymore" is said by "that
+    isn't true anymore" and "don't forget" by "do not forget"."""
+    out: list[tuple[str, tuple[int, int]]] = []
+    for match in _WORD.finditer(text):
+        word = match.group().lower().replace("’", "'")
+        negated = _NOT.fullmatch(word)
+        if negated is None:
+            out.append((word, match.span()))
+        else:
+            base = negated.group(1)
+            out += [(_NOT_BASES.get(base, base), match.span()), ("not", match.span())]
+    return out
+
+
 def phrase_words(text: str) -> list[str]:
-    """The words of a keyword phrase as written, lower-cased: "Keep in mind" -> keep, in, mind."""
-    return [w.lower().replace("’", "'") for w in _WORD.findall(text)]
+    """The words of a keyword phrase as written, lower-cased, a negation's "n't" as "not": "Keep in mind" -> keep,
+    in, mind; "Don't forget" -> do, not, forget."""
+    return [word for word, _ in _phrase_spans(text)]
 
 
 def phrase_term(words: list[str]) -> str:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pytest
 
 from junior_core import Runtime, Source, Tool
-from junior_core.intent import Clause, Intent, clauses, leading_verbs, phrase_term
+from junior_core.intent import Clause, Intent, clauses, leading_verbs, phrase_term, phrase_words
 from junior_core.ranking import RankingConfig
 from junior_core.search import SearchIndex
 from tests.conftest import OBJECT, SourcePlugin, echo
@@ -350,6 +350,22 @@ def test_the_words_of_a_declared_phrase_are_only_its_declaring_tools(make_runtim
         assert names(rt.search_tools(text))[0] == "notes__forget", text
         assert names(rt.search_tools(text, source="notes"))[0] == "notes__forget", text
     assert names(rt.search_tools("remember my timezone"))[0] == "notes__remember"
+
+
+def test_a_phrase_reads_a_negation_as_not(make_runtime: Callable[..., Runtime]) -> None:
+    assert phrase_words("that isn't true, don't, can't, won't") == [
+        "that", "is", "not", "true", "do", "not", "can", "not", "will", "not"]
+    notes = SourcePlugin(Source("notes", "Notes kept for later."), [
+        Tool("remember", "Remember a note.", OBJECT, echo, annotations=WRITES, keywords=("remember", "don't forget")),
+        Tool("forget", "Forget a note.", OBJECT, echo, annotations=REMOVES, keywords=("forget", "not true anymore")),
+    ])
+    rt = make_runtime(notes, index_cache=False)
+    # The phrase is said whichever way the negation is written.
+    for text, tool in (("the Friday freeze isn't true anymore", "notes__forget"),
+                       ("the Friday freeze is not true anymore", "notes__forget"),
+                       ("do not forget the Friday freeze", "notes__remember"),
+                       ("don't forget the Friday freeze", "notes__remember")):
+        assert names(rt.search_tools(text))[:1] == [tool], text
 
 
 def test_a_declared_phrase_does_not_take_the_verb_from_other_tools() -> None:
