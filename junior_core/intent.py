@@ -116,7 +116,8 @@ class Clause:
 
     The payload is what the request hands over rather than what it asks for: quoted text, what follows a "that"
     which opens a clause of its own ("remember that I prefer tabs" -> ask "remember", payload "I prefer tabs") or
-    an "about" ("what did I say about the freeze"), and what follows a colon after an ask (see ``clauses``). A
+    an "about" in a clause that asks ("what did I say about the freeze"; not in "that thing about the freeze is
+    wrong"), and what follows a colon after an ask (see ``clauses``). A
     clause with nothing but payload asks with all of it.
     """
 
@@ -150,11 +151,16 @@ def _clauses(text: str) -> list[Clause]:
         rest = _QUOTED.sub(" ", part) if quoted else part
         ask, payload = rest, " ".join(quoted)
         words = list(_WORD.finditer(rest))
-        start, _ = _skip_opening([w.group().lower().replace("’", "'") for w in words])
+        lowered = [w.group().lower().replace("’", "'") for w in words]
+        start, _ = _skip_opening(lowered)
+        verb, question, courteous = _clause_verb(lowered)
+        # "about ..." is what an ask is about; in a statement it is part of its subject ("that thing about the
+        # DB isn't true anymore"), whose predicate follows.
+        topical = verb is not None or question or courteous
         for number, match in enumerate(words[: start + _COMPLEMENT_REACH + 1]):
-            word = match.group().lower()
-            nxt = words[number + 1].group().lower().replace("’", "'") if number + 1 < len(words) else ""
-            if number and ((word == "that" and nxt in _COMPLEMENT_SUBJECTS) or (word in _TOPIC and nxt)):
+            word = lowered[number]
+            nxt = lowered[number + 1] if number + 1 < len(words) else ""
+            if number and ((word == "that" and nxt in _COMPLEMENT_SUBJECTS) or (word in _TOPIC and nxt and topical)):
                 ask, payload = rest[: match.start()], f"{payload} {rest[match.end():]}".strip()
                 break
         if not _WORD.search(ask):

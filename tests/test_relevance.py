@@ -199,6 +199,9 @@ def test_payload_words_count_less_than_the_ask(make_runtime: Callable[..., Runti
     # The "that" may stand four words past the courtesy, and its subject may be "nobody", "everyone" ...
     ("Can you store our rule that nobody merges on Fridays?",
      [Clause("Can you store our rule", "nobody merges on Fridays")]),
+    # "about" opens what an ask is about; in a statement it belongs to the subject, and the predicate follows.
+    ("forget everything about Jonas", [Clause("forget everything", "Jonas")]),
+    ("that thing about the legacy DB isn't true anymore", [Clause("that thing about the legacy DB isn't true anymore")]),
     # A dash between words ends a clause, as a comma does; one inside a word does not.
     ("note it — Priya owns the billing service", [Clause("note it"), Clause("Priya owns the billing service")]),
     ("drop the on-call rule - it changed", [Clause("drop the on-call rule"), Clause("it changed")]),
@@ -362,6 +365,7 @@ def test_a_phrase_reads_a_negation_as_not(make_runtime: Callable[..., Runtime]) 
     rt = make_runtime(notes, index_cache=False)
     # The phrase is said whichever way the negation is written.
     for text, tool in (("the Friday freeze isn't true anymore", "notes__forget"),
+                       ("that thing about the Friday freeze isn't true anymore", "notes__forget"),
                        ("the Friday freeze is not true anymore", "notes__forget"),
                        ("do not forget the Friday freeze", "notes__remember"),
                        ("don't forget the Friday freeze", "notes__remember")):
