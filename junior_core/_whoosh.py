@@ -58,11 +58,11 @@ class WeightedField(FieldType):  # type: ignore[misc]
 
 def schema() -> Any:
     """``terms``: every analysed term with its BM25F pseudo-frequency; ``named``, ``opens`` and ``identity``: a
-    tool's action and identity words, ``described``: the words only its description says, with how strongly
+    tool's action and identity words, ``mention``: what one mention in its description counts toward the floor
     (``junior_core.search``); ``words``: the tools' words as written, lower-cased, each once
     (``junior_core.spelling``'s vocabulary)."""
     return Schema(terms=WeightedField(), named=WeightedField(), opens=WeightedField(), identity=WeightedField(),
-                  words=WeightedField(), described=WeightedField())
+                  words=WeightedField(), mention=WeightedField())
 
 
 class MemoryStorage(RamStorage):  # type: ignore[misc]

@@ -8,8 +8,8 @@ floor in one of two ways, both stated in what the index already holds:
   ``relevance_floor`` (half) of the idf the clause's ask words carry. A payload word counts when the tool has
   it, never against; so does a declared keyword phrase the clause says. A word no installed tool and no
   reference tool uses (a name, a value) counts ``unknown_weight`` (a quarter) against. A word counts as strongly
-  as the tool holds it: fully in its name, keywords, stated action, parameters or source, and one only its
-  description says as one mention in a description of average length would, less in a longer one.
+  as the tool holds it: fully in its name, keywords, stated action or source; elsewhere fully in a description of
+  average length, less in a longer one unless said often.
 - **A telling word.** The request shares with what searchTools shows of the tool (name, title, one-line summary,
   source id and description) or with its keywords a word few other tools use: at most ``telling_share`` (5%) of the
   tools outside the tool's own source, the reference catalog counted as ``reference_tools`` tools. The request's

@@ -86,10 +86,25 @@ class Snapshot:
         self.sources = Sources(docs.sources, {source: len(members) for source, members in by_source.items()},
                                dict(source_terms or {}))
         """Each source's size, and its id and description as terms: words searchTools shows of every tool in it."""
+        self._mentions: dict[int, float] | None = None
         self.writes = frozenset(docs.writes)
         self.needs_input = frozenset(docs.needs_input)
         # A Whoosh reader reads shared file objects: one query at a time.
         self.lock = threading.Lock()
+
+
+    def mentions(self) -> dict[int, float]:
+        """Per tool whose description is long, what one mention of a word there counts toward the floor (below 1),
+        read from the index once (call under the lock)."""
+        if self._mentions is None:
+            found: dict[int, float] = {}
+            if self.reader.doc_frequency("mention", MENTION):
+                postings = self.reader.postings("mention", MENTION)
+                while postings.is_active():
+                    found[postings.id()] = postings.weight()
+                    postings.next()
+            self._mentions = found
+        return self._mentions
 
 
 def _title(tool: Any) -> str | None:
@@ -112,17 +127,16 @@ def _actors(reader: Any, term: str) -> set[int]:
     return holding(reader, "named", term) | holding(reader, "opens", term)
 
 
-def _in_passing(terms: Sequence[str], counts: Mapping[str, int], factor: float, k1: float) -> list[tuple[str, float]]:
-    """How strongly a description holds each of ``terms`` (words no other part of the tool says), where that is
-    less than one mention in a description of average length: ``(k1 + 1) w / (w + k1)`` of its pseudo-frequency
-    ``w`` (``factor`` per mention), below 1 in a long description said once."""
-    out = []
-    for term in terms:
-        w = counts[term] * factor
-        share = (k1 + 1) * w / (w + k1)
-        if share < 1:
-            out.append((term, share))
-    return out
+MENTION = "mention"
+"""The one term of the ``mention`` field: its weight in a tool's document is what one mention of a word in the
+tool's description counts toward the floor, where that is less than 1 (``_mention``)."""
+
+
+def _mention(factor: float, k1: float) -> list[tuple[str, float]]:
+    """What one mention in a description counts toward the floor, as a share of one in a description of average
+    length: ``(k1 + 1) w / (w + k1)`` of its pseudo-frequency ``w`` (``factor``), recorded only when below 1."""
+    share = (k1 + 1) * factor / (factor + k1)
+    return [(MENTION, share)] if share < 1 else []
 
 
 def fingerprint(tools: Sequence[CatalogTool], source_descriptions: Mapping[str, str], config: RankingConfig,
@@ -242,8 +256,8 @@ class SearchIndex:
         (terms of its name, title and keywords), ``opens`` (the verb its description opens with, the words in
         parentheses after it, and its one-word keywords: the words it states as its actions), ``identity``
         (terms of its name, title, summary and keywords, only those few enough tools use to be telling,
-        ``junior_core.relevance``) and ``described`` (the terms only its description says, weighted by how
-        strongly it says them where that is less than once in a description of average length)."""
+        ``junior_core.relevance``) and ``mention`` (one term, weighted by what one mention of a word in its
+        description counts toward the floor, where the description is long enough for that to be below 1)."""
         config, analyze = self.config, analyze or self._analyzer
         fields = [f for f in FIELDS if config.weight(f) > 0]
         source_counts = {
@@ -254,7 +268,6 @@ class SearchIndex:
         named: list[list[str]] = []
         opens: list[list[str]] = []
         identities: list[list[str]] = []
-        only_described: list[list[str]] = []
         used: Counter[str] = Counter()  # how many tools use each term
         sizes: Counter[str] = Counter(entry.source_id for entry in entries)
         for entry, params_of in zip(entries, param_texts, strict=True):
@@ -292,10 +305,6 @@ class SearchIndex:
             named.append(words + keyword_phrases)
             leading = analyze(leading_verbs(tool.description)) if config.summary_actions else []
             opens.append(list(dict.fromkeys(leading + [t for t in keyword_terms if "_" not in t])))
-            # The words only its description says: not its name, keywords, stated action, parameters or source.
-            said = set(name_terms).union(keyword_terms, opens[-1], analyze(params_of),
-                                         source_counts.get(entry.source_id, ()))
-            only_described.append([t for t in dict.fromkeys(description_terms) if t not in said])
             identities.append(list(dict.fromkeys(
                 [*words, *keyword_phrases,
                  *(t for t in analyze.compounds_whole(summarize(tool.description))
@@ -320,8 +329,7 @@ class SearchIndex:
                 "named": [(term, 1.0) for term in named[doc]],
                 "opens": [(term, 1.0) for term in opens[doc]],
                 "identity": [(term, 1.0) for term in identities[doc] if used[term] <= common or PHRASE_MARK in term],
-                "described": [] if described is None else _in_passing(
-                    only_described[doc], doc_counts[described], factors[described], config.k1),
+                "mention": [] if described is None else _mention(factors[described], config.k1),
             }
 
     def _write(self, index: Any, entries: Sequence[CatalogTool], source_descriptions: Mapping[str, str],
@@ -433,6 +441,7 @@ class SearchIndex:
         reference = Reference.of(self._analyzer).df if config.reference_tools > 0 else {}
         found = {term: reader.doc_frequency("terms", term) for term in request.weights}
         idf = {term: idf_of(term, n) for term, n in found.items()}
+        mentions = snapshot.mentions() if flooring else {}
         count = len(request.clauses)
         need = [0.0] * count  # per clause: the idf its ask words carry
         matched: list[dict[int, float]] = [{} for _ in range(count)]
@@ -456,7 +465,11 @@ class SearchIndex:
             scale, strength = idf[term] * weight * (k1 + 1), idf[term] * weight
             owners = self._declaring(reader, request.bound[term]) if term in request.bound else None
             sources = per_source[term] = Counter()
-            passing = self._passing(reader, term) if its_roles else {}
+            # Said by its name, keywords, stated action or source, a word counts fully toward the floor; else as
+            # strongly as the tool's text holds it, and at least as one mention in its description would.
+            weighed = bool(its_roles and mentions)
+            full = _actors(reader, term) if weighed else set()
+            saying = {source for source, terms in snapshot.sources.terms.items() if term in terms} if weighed else set()
             postings = reader.postings("terms", term)
             while postings.is_active():
                 doc = postings.id()
@@ -467,7 +480,9 @@ class SearchIndex:
                     saturated = postings.weight()
                     saturated /= saturated + k1
                     score[doc] = get(doc, 0.0) + scale * saturated
-                    held = strength * passing.get(doc, 1.0)
+                    share = mentions.get(doc)
+                    held = strength if share is None or doc in full or source_of[doc] in saying else \
+                        strength * min(1.0, max(share, (k1 + 1) * saturated))
                     for number, counts_only in its_roles:
                         hits = matched[number]
                         hits[doc] = hits.get(doc, 0.0) + held
@@ -485,18 +500,6 @@ class SearchIndex:
                 matched[c].get(doc, 0.0) >= floor * (need[c] + bonus[c].get(doc, 0.0)) - 1e-9
                 for c in range(count) if need[c] > 0))
         }
-
-    @staticmethod
-    def _passing(reader: Any, term: str) -> dict[int, float]:
-        """The tools only whose description says ``term``, with how strongly it does (below 1: in a long one)."""
-        if not reader.doc_frequency("described", term):
-            return {}
-        postings = reader.postings("described", term)
-        out = {}
-        while postings.is_active():
-            out[postings.id()] = postings.weight()
-            postings.next()
-        return out
 
     @staticmethod
     def _declaring(reader: Any, phrase_terms: Collection[str]) -> set[int]:
