@@ -55,7 +55,7 @@ FIELDS = ("name", "keywords", "description", "params", "source", "pairs")
 
 # -- the Whoosh index -----------------------------------------------------------------------------
 
-_FORMAT_VERSION = 10
+_FORMAT_VERSION = 11
 
 
 @attrs.frozen
