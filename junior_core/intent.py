@@ -222,7 +222,7 @@ def _clause_verb(words: list[str]) -> tuple[str | None, bool, bool]:
 
 
 _STATING_SUBJECTS = frozenset("i i'm i've i'd i'll we we're we've we'd we'll".split())
-_STATING_AUX = frozenset("am was were have had has been do did really just also still so am".split())
+_STATING_AUX = frozenset("am was were have had has been do did really just also still so".split())
 
 
 def _stated_verb(words: list[str]) -> str | None:
