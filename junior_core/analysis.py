@@ -36,7 +36,8 @@ _IDENT_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]
 _CHUNK = re.compile(r"[^\W_]+")
 # English clitics are not words of their own: "don't", "I'm", "Twitter's" give do, I, Twitter (not don, m, s).
 _NOT_BASES = re.compile(r"(?<![^\W\d_])(ca|wo|sha)n['’]t(?![^\W_])", re.IGNORECASE)  # can't, won't, shan't
-_BASES = {"ca": "can", "wo": "will", "sha": "shall"}
+NEGATION_BASES = {"ca": "can", "wo": "will", "sha": "shall"}
+"""Bases of the negations that are not their word without "n't": can't, won't, shan't."""
 _CLITIC = re.compile(r"(?<=[^\W\d_])(?:n['’]t|['’](?:s|m|d|re|ve|ll))(?![^\W_])", re.IGNORECASE)
 _CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _CJK = re.compile(f"[{_CJK_CHARS}]")
@@ -227,7 +228,7 @@ def _without_clitics(text: str) -> str:
     """``text`` with English clitics taken off their words ("don't" -> do, "can't" -> can, "I'm" -> I)."""
     if "'" not in text and "’" not in text:
         return text
-    text = _NOT_BASES.sub(lambda m: _BASES[m.group(1).lower()], text)
+    text = _NOT_BASES.sub(lambda m: NEGATION_BASES[m.group(1).lower()], text)
     return _CLITIC.sub("", text)
 
 

@@ -11,6 +11,8 @@ from collections.abc import Callable
 
 import attrs
 
+from junior_core.analysis import NEGATION_BASES
+
 __all__ = ["Clause", "Intent", "asks", "clauses", "leading_verbs", "phrase_term", "phrase_words", "phrases",
            "unchatted"]
 
@@ -152,8 +154,8 @@ def _clauses(text: str) -> list[Clause]:
         ask, payload = rest, " ".join(quoted)
         words = list(_WORD.finditer(rest))
         lowered = [w.group().lower().replace("’", "'") for w in words]
-        start, _ = _skip_opening(lowered)
-        verb, question, courteous = _clause_verb(lowered)
+        start, courteous = _skip_opening(lowered)
+        verb, question = _verb_after(lowered, start, courteous)
         # "about ..." is what an ask is about; in a statement it is part of its subject ("that thing about the
         # DB isn't true anymore"), whose predicate follows.
         topical = verb is not None or question or courteous
@@ -324,7 +326,6 @@ _PHRASE_LENGTHS = range(2, 6)
 
 
 _NOT = re.compile(r"(\w+)n't")
-_NOT_BASES = {"ca": "can", "wo": "will", "sha": "shall"}
 
 
 def _phrase_spans(text: str) -> list[tuple[str, tuple[int, int]]]:
@@ -339,7 +340,7 @@ def _phrase_spans(text: str) -> list[tuple[str, tuple[int, int]]]:
             out.append((word, match.span()))
         else:
             base = negated.group(1)
-            out += [(_NOT_BASES.get(base, base), match.span()), ("not", match.span())]
+            out += [(NEGATION_BASES.get(base, base), match.span()), ("not", match.span())]
     return out
 
 

@@ -197,6 +197,10 @@ class Sources:
     sizes: Mapping[str, int]
     terms: Mapping[str, frozenset[str]]
 
+    def saying(self, term: str) -> set[str]:
+        """The sources whose id or description says ``term``."""
+        return {source for source, terms in self.terms.items() if term in terms}
+
 
 def telling(reader: Any, request: Request, found: Mapping[str, int], per_source: Mapping[str, Counter[str]],
             sources: Sources, candidates: set[int], config: RankingConfig, analyzer: Analyzer) -> set[int]:
@@ -220,7 +224,7 @@ def telling(reader: Any, request: Request, found: Mapping[str, int], per_source:
             docs = holding(reader, "named", term)
         else:
             docs = holding(reader, "identity", term)
-            saying = {source for source, terms in sources.terms.items() if term in terms}
+            saying = sources.saying(term)
             if saying:
                 docs.update(doc for doc in candidates if source_of[doc] in saying)
         docs &= candidates

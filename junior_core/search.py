@@ -92,7 +92,6 @@ class Snapshot:
         # A Whoosh reader reads shared file objects: one query at a time.
         self.lock = threading.Lock()
 
-
     def mentions(self) -> dict[int, float]:
         """Per tool whose description is long, what one mention of a word there counts toward the floor (below 1),
         read from the index once (call under the lock)."""
@@ -132,10 +131,14 @@ MENTION = "mention"
 tool's description counts toward the floor, where that is less than 1 (``_mention``)."""
 
 
-def _mention(factor: float, k1: float) -> list[tuple[str, float]]:
-    """What one mention in a description counts toward the floor, as a share of one in a description of average
-    length: ``(k1 + 1) w / (w + k1)`` of its pseudo-frequency ``w`` (``factor``), recorded only when below 1."""
-    share = (k1 + 1) * factor / (factor + k1)
+def _mention(weight: float, b: float, average: float, length: int, k1: float) -> list[tuple[str, float]]:
+    """What one mention in a description of ``length`` terms counts toward the floor, as a share of one in a
+    description of average length: ``(k1 + 1) w / (w + k1)`` of its pseudo-frequency ``w``, recorded only when
+    below 1."""
+    if not average:
+        return []
+    w = weight / (1 - b + b * length / average)
+    share = (k1 + 1) * w / (w + k1)
     return [(MENTION, share)] if share < 1 else []
 
 
@@ -318,10 +321,8 @@ class SearchIndex:
         for doc, doc_counts in enumerate(counted):
             acc: dict[str, float] = {}
             get = acc.get
-            factors = []
             for (weight, b, avg), counts, length in zip(params, doc_counts, lengths[doc], strict=True):
                 factor = weight / (1 - b + b * length / avg) if avg else weight
-                factors.append(factor)
                 for term, tf in counts.items():
                     acc[term] = get(term, 0.0) + tf * factor
             yield {
@@ -329,7 +330,8 @@ class SearchIndex:
                 "named": [(term, 1.0) for term in named[doc]],
                 "opens": [(term, 1.0) for term in opens[doc]],
                 "identity": [(term, 1.0) for term in identities[doc] if used[term] <= common or PHRASE_MARK in term],
-                "mention": [] if described is None else _mention(factors[described], config.k1),
+                "mention": [] if described is None else _mention(*params[described], lengths[doc][described],
+                                                                  config.k1),
             }
 
     def _write(self, index: Any, entries: Sequence[CatalogTool], source_descriptions: Mapping[str, str],
@@ -469,7 +471,7 @@ class SearchIndex:
             # strongly as the tool's text holds it, and at least as one mention in its description would.
             weighed = bool(its_roles and mentions)
             full = _actors(reader, term) if weighed else set()
-            saying = {source for source, terms in snapshot.sources.terms.items() if term in terms} if weighed else set()
+            saying = snapshot.sources.saying(term) if weighed else set()
             postings = reader.postings("terms", term)
             while postings.is_active():
                 doc = postings.id()
@@ -480,9 +482,10 @@ class SearchIndex:
                     saturated = postings.weight()
                     saturated /= saturated + k1
                     score[doc] = get(doc, 0.0) + scale * saturated
-                    share = mentions.get(doc)
-                    held = strength if share is None or doc in full or source_of[doc] in saying else \
-                        strength * min(1.0, max(share, (k1 + 1) * saturated))
+                    if its_roles:
+                        share = mentions.get(doc)
+                        held = strength if share is None or doc in full or source_of[doc] in saying else \
+                            strength * min(1.0, max(share, (k1 + 1) * saturated))
                     for number, counts_only in its_roles:
                         hits = matched[number]
                         hits[doc] = hits.get(doc, 0.0) + held
