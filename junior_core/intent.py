@@ -97,7 +97,17 @@ class Intent:
                    tuple(stated))
 
 
-_CLAUSE = re.compile(r"[,;:.!?]+\s+|\s+[—–-]+\s+|\s+(?:and then|then|and)\s+|[,;:!?]+$")
+# A subordinating conjunction before a subject opens a clause of its own ("can you store that so you stop
+# saying Tuesday", "delete it because nobody uses it"): it says why or when, not what is asked.
+_SUBORDINATORS = "so|because|since|unless|until|although|though|while|whereas|as soon as|once"
+_SUBORDINATE_SUBJECTS = "you|i|we|they|he|she|it|people|everyone|everybody|someone|somebody|anyone|anybody|nobody"
+_SUBORDINATE = rf"(?:{_SUBORDINATORS})\s+(?:{_SUBORDINATE_SUBJECTS})(?:['’][a-z]+)?\b"
+_SUBORDINATE_START = re.compile(_SUBORDINATE, re.IGNORECASE)
+_CLAUSE = re.compile(
+    r"[,;:.!?]+\s+|\s+[—–-]+\s+|\s+(?:and then|then|and)\s+|[,;:!?]+$"
+    rf"|\s+(?={_SUBORDINATE})",
+    re.IGNORECASE,
+)
 # Quoted text: 'release freeze', "Q3 offsite ideas", “...”; an apostrophe inside a word (don't, Jonas's) is not a quote.
 _QUOTED = re.compile(r"""(?<!\w)(?:'([^'\n]+)'|"([^"\n]+)"|“([^”\n]+)”|‘([^’\n]+)’|`([^`\n]+)`)(?!\w)""")
 # "remember that I ...", "forget that the freeze ...": a "that" followed by a subject opens the payload.
@@ -149,6 +159,11 @@ def clauses(text: str, is_action: Callable[[str], bool] | None = None,
 def _clauses(text: str) -> list[Clause]:
     out: list[Clause] = []
     for part in _CLAUSE.split(text[:2000]):
+        if out and _SUBORDINATE_START.match(part):
+            # "... so you stop saying Tuesday": why or when the clause before asks, so what it hands over.
+            last = out[-1]
+            out[-1] = Clause(last.ask, f"{last.payload} {part}".strip())
+            continue
         quoted = [next(g for g in m.groups() if g is not None) for m in _QUOTED.finditer(part)]
         rest = _QUOTED.sub(" ", part) if quoted else part
         ask, payload = rest, " ".join(quoted)
