@@ -102,7 +102,8 @@ class Intent:
 _SUBORDINATORS = "so|because|since|unless|until|although|though|while|whereas|as soon as|once"
 _SUBORDINATE_SUBJECTS = "you|i|we|they|he|she|it|people|everyone|everybody|someone|somebody|anyone|anybody|nobody"
 _SUBORDINATE = rf"(?:{_SUBORDINATORS})\s+(?:{_SUBORDINATE_SUBJECTS})(?:['’][a-z]+)?\b"
-_SUBORDINATE_START = re.compile(_SUBORDINATE, re.IGNORECASE)
+_SUBORDINATE_START = re.compile(rf"(?:{_SUBORDINATORS})\s+(?P<subject>(?:{_SUBORDINATE_SUBJECTS})(?:['’][a-z]+)?)\b",
+                                re.IGNORECASE)
 _CLAUSE = re.compile(
     r"[,;:.!?]+\s+|\s+[—–-]+\s+|\s+(?:and then|then|and)\s+|[,;:!?]+$"
     rf"|\s+(?={_SUBORDINATE})",
@@ -159,7 +160,7 @@ def clauses(text: str, is_action: Callable[[str], bool] | None = None,
 def _clauses(text: str) -> list[Clause]:
     out: list[Clause] = []
     for part in _CLAUSE.split(text[:2000]):
-        if out and _SUBORDINATE_START.match(part):
+        if out and _subordinate(part):
             # "... so you stop saying Tuesday": why or when the clause before asks, so what it hands over.
             last = out[-1]
             out[-1] = Clause(last.ask, f"{last.payload} {part}".strip())
@@ -187,6 +188,16 @@ def _clauses(text: str) -> list[Clause]:
         if len(out) == 12:
             break
     return out
+
+
+def _subordinate(part: str) -> bool:
+    """Whether ``part`` is a subordinate clause: a conjunction and its subject, then no ask ("so you can forget it"
+    asks: "you can" is courtesy)."""
+    start = _SUBORDINATE_START.match(part)
+    if start is None:
+        return False
+    rest = [w.lower().replace("’", "'") for w in _WORD.findall(part[start.start("subject"):])]
+    return not _skip_opening(rest)[1]
 
 
 def asks(text: str, is_action: Callable[[str], bool] | None = None,

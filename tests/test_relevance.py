@@ -210,6 +210,8 @@ def test_payload_words_count_less_than_the_ask(make_runtime: Callable[..., Runti
     ("delete the old rule because nobody uses it", [Clause("delete the old rule", "because nobody uses it")]),
     ("so you know, I like tabs", [Clause("so you know"), Clause("I like tabs")]),
     ("so the standup moved", [Clause("so the standup moved")]),
+    # ... unless it asks itself: "you can" is courtesy.
+    ("the sync got cancelled, so you can forget it", [Clause("the sync got cancelled"), Clause("so you can forget it")]),
 ])
 def test_clauses_split_the_ask_from_its_payload(text: str, expected: list[Clause]) -> None:
     assert clauses(text) == expected
