@@ -17,6 +17,10 @@ against. A request word is corrected only when all of this holds:
   (one edit before two); among several equally near, the one most tools use wins if at least twice as many
   tools use it as the next, else none does: a tie corrects nothing, and the request keeps its own word.
 
+A word of 3 letters or more that no tool uses and that is exactly one stop word with two neighbouring letters (not
+the first) swapped is read as that word, before any other correction ("taht" -> that, "cna" -> can): stop words
+are not searched for, but a request's grammar is read from them ("can you save that our ...").
+
 A corrected word then counts less than a word the request spelled right (``RankingConfig.typo_weight``), its
 verb too, and the searchTools answer says what was searched for. The vocabulary is read from the index once,
 the first time a request has a word to check (``Speller``); then a request whose words are all known costs a few
@@ -41,6 +45,8 @@ FIELD = "words"
 """The Whoosh field holding the vocabulary: each word once, as one posting of the last document."""
 
 MIN_LENGTH = 4
+FUNCTION_LENGTH = 3
+"""A word this long may be a stop word with two letters swapped ("teh", "cna")."""
 LONG = 6
 """Words this long may also be two letters short or long."""
 FREQUENCY_RATIO = 2.0
@@ -152,6 +158,14 @@ class Speller:
         return [w for w in self.by_shape.get((word[0], len(word) + 2), ()) if _holds(w, word)]
 
 
+def _function_word(word: str, analyze: Callable[[str], list[str]]) -> str | None:
+    """The one stop word ``word`` becomes with two neighbouring letters (not the first) swapped ("taht" -> that,
+    "teh" -> the, "cna" -> can), or None: a request's grammar ("can you", "that I ...") is read from such words."""
+    found = {swapped for i in range(1, len(word) - 1)
+             if (swapped := word[:i] + word[i + 1] + word[i] + word[i + 2 :]) != word and not analyze(swapped)}
+    return found.pop() if len(found) == 1 else None
+
+
 def _one_apart(word: str, other: str, wrong_letter: bool) -> bool:
     """Whether two words of one length differ by two neighbours swapped, or (``wrong_letter``) by one letter."""
     diffs = [i for i, (a, b) in enumerate(zip(word, other, strict=True)) if a != b]
@@ -189,7 +203,7 @@ def _speller(key: Any, reader: Any, analyze: Callable[[str], list[str]]) -> Spel
         return speller
 
 
-def candidates(query: str) -> Iterator[tuple[re.Match[str], str]]:
+def candidates(query: str, min_length: int = MIN_LENGTH) -> Iterator[tuple[re.Match[str], str]]:
     """The words of ``query`` that may be corrected: each chunk's match, and its word as written."""
     sentence_start = True
     shouting = query.isupper()
@@ -199,7 +213,7 @@ def candidates(query: str) -> Iterator[tuple[re.Match[str], str]]:
         starts = sentence_start
         sentence_start = chunk[-1:] in _SENTENCE_END
         # Letters only: a URL, path, address, dotted name, identifier or number has other characters inside.
-        if len(word) < MIN_LENGTH or not word.isalpha() or (not word.isascii() and has_unspaced(word)):
+        if len(word) < min_length or not word.isalpha() or (not word.isascii() and has_unspaced(word)):
             continue
         if not shouting and not word.islower() and not (starts and word[1:].islower()):
             continue  # a name ("Lena") or an identifier ("getWeather")
@@ -217,7 +231,7 @@ def correct(key: Any, reader: Any, query: str, analyze: Callable[[str], list[str
         return Correction(query)
     fixes: list[tuple[re.Match[str], str, str]] = []
     speller: Speller | None = None
-    for match, word in candidates(query):
+    for match, word in candidates(query, FUNCTION_LENGTH):
         lower = word.lower()
         terms = analyze(lower)
         if not terms:
@@ -226,7 +240,9 @@ def correct(key: Any, reader: Any, query: str, analyze: Callable[[str], list[str
             speller = _speller(key, reader, analyze)
         if speller.knows(lower, terms) or any(term in known for term in terms):
             continue  # a word some tool uses, or another form of one ("memorys", "logs")
-        fixed = speller.suggest(lower)
+        fixed = _function_word(lower, analyze)
+        if fixed is None and len(lower) >= MIN_LENGTH:
+            fixed = speller.suggest(lower)
         if fixed is not None:
             fixes.append((match, word, fixed))
     if not fixes:

@@ -69,11 +69,24 @@ def test_a_corrected_word_weighs_less_than_a_word_spelled_right(make_runtime: Ca
     assert names(rt.search_tools("the remember paltete")) == ["kit__alpha", "kit__beta"]
 
 
-def test_never_corrected_to_a_stop_word(make_runtime: Callable[..., Runtime]) -> None:
-    rt = make_runtime(kit(("team", "Their names and their roles.")))
-    answer = rt.search_tools("thier")
+def test_a_tools_word_is_never_corrected_to_a_stop_word(make_runtime: Callable[..., Runtime]) -> None:
+    # "form" is "from" with two letters swapped, but a tool uses it.
+    rt = make_runtime(kit(("team", "Fill in a form with names and roles.")))
+    answer = rt.search_tools("the form")
     assert "note" not in answer
-    assert names(answer) == []
+    assert names(answer) == ["kit__team"]
+
+
+def test_a_misspelt_grammar_word_is_read_as_the_word(make_runtime: Callable[..., Runtime]) -> None:
+    # "taht" is "that" with two letters swapped: read as "that", the request asks to save and hands over the rest.
+    rt = make_runtime(kit(("keep", "Remember (save, store) a fact for later."),
+                          ("planner", "Sprint planning: plan the sprint's days.")))
+    answer = rt.search_tools("save taht our sprint planning is every other tuesday")
+    assert names(answer)[0] == "kit__keep"
+    assert answer["note"] == "Searched for that (you wrote taht)."
+    assert names(rt.search_tools("sprint planning"))[0] == "kit__planner"
+    found = rt.search_tools("thier roles")
+    assert found["note"] == "Searched for their (you wrote thier)."
 
 
 @pytest.mark.parametrize(
