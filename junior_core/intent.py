@@ -97,8 +97,8 @@ class Intent:
                    tuple(stated))
 
 
-# A subordinating conjunction before a subject opens a clause of its own ("can you store that so you stop
-# saying Tuesday", "delete it because nobody uses it"): it says why or when, not what is asked.
+# A subordinating conjunction before a subject opens a subordinate clause ("can you store that so you stop saying
+# Tuesday", "delete it because nobody uses it"): it says why or when, not what is asked (see ``_clauses``).
 _SUBORDINATORS = "so|because|since|unless|until|although|though|while|whereas|as soon as|once"
 _SUBORDINATE_SUBJECTS = "you|i|we|they|he|she|it|people|everyone|everybody|someone|somebody|anyone|anybody|nobody"
 _SUBORDINATE = rf"(?:{_SUBORDINATORS})\s+(?:{_SUBORDINATE_SUBJECTS})(?:['’][a-z]+)?\b"
