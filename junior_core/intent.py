@@ -101,9 +101,9 @@ class Intent:
 # Tuesday", "delete it because nobody uses it"): it says why or when, not what is asked (see ``_clauses``).
 _SUBORDINATORS = "so|because|since|unless|until|although|though|while|whereas|as soon as|once"
 _SUBORDINATE_SUBJECTS = "you|i|we|they|he|she|it|people|everyone|everybody|someone|somebody|anyone|anybody|nobody"
-_SUBORDINATE = rf"(?:{_SUBORDINATORS})\s+(?:{_SUBORDINATE_SUBJECTS})(?:['’][a-z]+)?\b"
-_SUBORDINATE_START = re.compile(rf"(?:{_SUBORDINATORS})\s+(?P<subject>(?:{_SUBORDINATE_SUBJECTS})(?:['’][a-z]+)?)\b",
-                                re.IGNORECASE)
+_SUBORDINATE = rf"(?:{_SUBORDINATORS})\s+(?=(?:{_SUBORDINATE_SUBJECTS})(?:['’][a-z]+)?\b)"
+"""The conjunction, up to its subject."""
+_SUBORDINATE_START = re.compile(_SUBORDINATE, re.IGNORECASE)
 _CLAUSE = re.compile(
     r"[,;:.!?]+\s+|\s+[—–-]+\s+|\s+(?:and then|then|and)\s+|[,;:!?]+$"
     rf"|\s+(?={_SUBORDINATE})",
@@ -196,7 +196,7 @@ def _subordinate(part: str) -> bool:
     start = _SUBORDINATE_START.match(part)
     if start is None:
         return False
-    rest = [w.lower().replace("’", "'") for w in _WORD.findall(part[start.start("subject"):])]
+    rest = [w.lower().replace("’", "'") for w in _WORD.findall(part[start.end():])]
     return not _skip_opening(rest)[1]
 
 
