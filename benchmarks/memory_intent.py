@@ -92,6 +92,11 @@ def _is_memory(name: str) -> bool:
     return name.startswith("memory__")
 
 
+def _other_memory(name: str) -> bool:
+    """A tool of one of LiveMCPBench's own memory servers (``mcp:basic-memory``, ``mcp:memory``)."""
+    return name.startswith(("mcp__basic-memory__", "mcp__memory__"))
+
+
 def evaluate(rt: Runtime, sets: dict[str, dict[str, list[str]]],
              on_miss: Callable[[str, str, str, list[str], list[str]], None] | None = None) -> list[dict[str, Any]]:
     """The older sets: top 3, first, first inside ``source="memory"`` (LiveMCPBench + memory)."""
@@ -152,6 +157,12 @@ def memory_rows(cat: Catalogs, half: str, requests: dict[str, list[dict[str, str
             alone = _names(cat.alone, text, limit=4)
             marks = {"requests": 1, "top5": wanted in found, "top3": wanted in found[:3],
                      "first": found[:1] == [wanted], "inside": inside[:1] == [wanted], "alone": alone[:1] == [wanted]}
+            if wanted not in found:
+                # Where a top-5 miss went: past the floor but outranked, or further; and whether one of the other
+                # memory servers LiveMCPBench installs answered instead (a memory tool, not junior-memory's).
+                deeper = _names(cat.live, text, limit=20)
+                marks["ranked_6_20"] = wanted in deeper
+                marks["other_memory"] = any(_other_memory(name) for name in found)
             for key in ("all", item["wording"]):
                 for mark, hit in marks.items():
                     counts[key][mark] += int(hit)
@@ -163,7 +174,9 @@ def memory_rows(cat: Catalogs, half: str, requests: dict[str, list[dict[str, str
         n = c["requests"]
         rows.append({"half": half, "wording": key, "requests": n, "top5": _pct(c["top5"], n),
                      "top3": _pct(c["top3"], n), "first": _pct(c["first"], n), "first_inside_memory":
-                     _pct(c["inside"], n), "first_memory_alone": _pct(c["alone"], n)})
+                     _pct(c["inside"], n), "first_memory_alone": _pct(c["alone"], n),
+                     "top5_misses": n - c["top5"], "top5_misses_ranked_6_20": c["ranked_6_20"],
+                     "top5_misses_other_memory_server": c["other_memory"]})
     rows.sort(key=lambda r: (r["wording"] != "all", r["wording"]))
     return rows
 
@@ -284,6 +297,14 @@ def print_tables(result: dict[str, Any]) -> None:
     for r in result["memory"]:
         print(f"| {r['half']} | {r['wording']} | {r['requests']} | {r['top5']}% | {r['top3']}% | {r['first']}% | "
               f"{r['first_inside_memory']}% | {r['first_memory_alone']}% |")
+    print("\nwhere the top-5 misses went (all wordings): past the floor but ranked 6-20, and how many had a tool of "
+          "LiveMCPBench's own memory servers (basic-memory, memory) in the top 5 instead:")
+    print("| half | top-5 misses | ranked 6-20 | not in the first 20 | another memory server's tool in the top 5 |")
+    print("|---|---|---|---|---|")
+    for r in result["memory"]:
+        if r["wording"] == "all":
+            print(f"| {r['half']} | {r['top5_misses']} | {r['top5_misses_ranked_6_20']} | "
+                  f"{r['top5_misses'] - r['top5_misses_ranked_6_20']} | {r['top5_misses_other_memory_server']} |")
     print("\n| half | no-match answered no-match, memory alone | non-memory requests with a memory tool first | "
           "shared verbs: named tool above memory | named tool first | MetaTool requests with memory in the top 3 "
           "| MetaTool R@1 / R@5 beside memory |")
