@@ -18,6 +18,8 @@ MetaTool intrusion: share of MetaTool's single-tool requests (its tuning half fo
 for ``heldout``, the first ``--metatool N`` of each) with a memory tool in the top 3, MetaTool + memory installed.
 ``benchmarks/data/discovery_requests_second.json`` is a second set by another writer (memory and no_match only),
 measured once before it was read and a tuning set since, reported as ``second``.
+``benchmarks/data/discovery_requests_third.json`` is a third (the same shape), written blind after five rounds of
+changes and held out like ``heldout``: only its totals are printed, reported as ``third``.
 The seed sentences must rank their tool first in all three catalogs. ``benchmarks/data/memory_requests.json``
 (older sets, all of them seen while tuning) is reported too.
 
@@ -48,6 +50,7 @@ DATA = Path(__file__).resolve().parent / "data"
 REQUESTS = DATA / "memory_requests.json"
 DISCOVERY = DATA / "discovery_requests.json"
 SECOND = DATA / "discovery_requests_second.json"
+THIRD = DATA / "discovery_requests_third.json"
 NOWHERE = "sqlite:////dev/null/no-such-dir/memory.sqlite3"  # searching never opens the store
 MEMORY_TOOLS = ("remember", "forget", "list", "search")
 HALVES = ("tuning", "heldout")
@@ -251,7 +254,7 @@ def seed_rows(cat: Catalogs) -> list[dict[str, Any]]:
 
 
 def run(metatool: int = 2000, misses: bool = False, discovery: Path = DISCOVERY,
-        older: Path | None = REQUESTS, second: Path | None = SECOND) -> dict[str, Any]:
+        older: Path | None = REQUESTS, more: Sequence[Path] = (SECOND, THIRD)) -> dict[str, Any]:
     """Every figure, as one JSON-able dict."""
 
     def miss(half: str, what: str, text: str, lines: list[str]) -> None:
@@ -265,8 +268,8 @@ def run(metatool: int = 2000, misses: bool = False, discovery: Path = DISCOVERY,
             "metatool": cat.meta.search_tools(None)["total_catalog_tools"]}}
         result["seeds"] = seed_rows(cat)
         halves = discovery_requests(discovery)
-        if second is not None:
-            halves.update(discovery_requests(second))
+        for path in more:
+            halves.update(discovery_requests(path))
         result["memory"], result["controls"] = [], []
         for half in (*HALVES, *(name for name in halves if name not in HALVES)):
             on_miss = miss if misses and half in SEEN else None

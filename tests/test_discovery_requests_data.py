@@ -126,12 +126,14 @@ def test_catalog_references_exist_in_the_public_data() -> None:
 
 
 SECOND = FILE.with_name("discovery_requests_second.json")
+THIRD = FILE.with_name("discovery_requests_third.json")
 
 
-def test_the_second_set_has_five_requests_per_wording_per_tool_and_forty_no_match() -> None:
-    data = json.loads(SECOND.read_text(encoding="utf-8"))
-    assert set(data) == {"_about", "second"} and "Apache-2.0" in data["_about"]
-    second = data["second"]
+@pytest.mark.parametrize(("path", "name"), [(SECOND, "second"), (THIRD, "third")])
+def test_the_later_sets_have_five_requests_per_wording_per_tool_and_forty_no_match(path: Path, name: str) -> None:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert set(data) == {"_about", name} and "Apache-2.0" in data["_about"]
+    second = data[name]
     assert set(second) == {"memory", "no_match", "shared_verbs"} and second["shared_verbs"] == []
     for tool in MEMORY_TOOLS:
         wordings = Counter(item["wording"] for item in second["memory"][tool])
@@ -141,3 +143,14 @@ def test_the_second_set_has_five_requests_per_wording_per_tool_and_forty_no_matc
     texts += [item["text"] for item in second["no_match"]]
     assert all(_nonempty(text) for text in texts)
     assert len({_norm(text) for text in texts}) == len(texts)
+
+
+def test_the_third_set_was_not_copied_from_the_earlier_sets() -> None:
+    """Written independently: a short request may coincide ("list all memories"), no more than 1% of them."""
+    def texts(half: dict[str, Any]) -> set[str]:
+        return {_norm(text) for text in _texts(half)}
+
+    third = texts(json.loads(THIRD.read_text(encoding="utf-8"))["third"])
+    earlier = json.loads(SECOND.read_text(encoding="utf-8"))["second"], *(_load()[half] for half in HALVES)
+    assert len(third) == len(MEMORY_TOOLS) * len(WORDINGS) * PER_WORDING + NO_MATCH
+    assert sum(len(third & texts(half)) for half in earlier) <= len(third) // 100
