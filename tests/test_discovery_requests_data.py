@@ -133,20 +133,20 @@ THIRD = FILE.with_name("discovery_requests_third.json")
 def test_the_later_sets_have_five_requests_per_wording_per_tool_and_forty_no_match(path: Path, name: str) -> None:
     data = json.loads(path.read_text(encoding="utf-8"))
     assert set(data) == {"_about", name} and "Apache-2.0" in data["_about"]
-    second = data[name]
-    assert set(second) == {"memory", "no_match", "shared_verbs"} and second["shared_verbs"] == []
+    later = data[name]
+    assert set(later) == {"memory", "no_match", "shared_verbs"} and later["shared_verbs"] == []
     for tool in MEMORY_TOOLS:
-        wordings = Counter(item["wording"] for item in second["memory"][tool])
+        wordings = Counter(item["wording"] for item in later["memory"][tool])
         assert wordings == {wording: PER_WORDING for wording in WORDINGS}, tool
-    assert len(second["no_match"]) == NO_MATCH and all(_nonempty(item["topic"]) for item in second["no_match"])
-    texts = [item["text"] for tool in MEMORY_TOOLS for item in second["memory"][tool]]
-    texts += [item["text"] for item in second["no_match"]]
+    assert len(later["no_match"]) == NO_MATCH and all(_nonempty(item["topic"]) for item in later["no_match"])
+    texts = [item["text"] for tool in MEMORY_TOOLS for item in later["memory"][tool]]
+    texts += [item["text"] for item in later["no_match"]]
     assert all(_nonempty(text) for text in texts)
     assert len({_norm(text) for text in texts}) == len(texts)
 
 
 def test_the_third_set_was_not_copied_from_the_earlier_sets() -> None:
-    """Written independently: a short request may coincide ("list all memories"), no more than 1% of them."""
+    """Written independently: a short request may coincide with one another writer wrote, no more than 1% of them."""
     def texts(half: dict[str, Any]) -> set[str]:
         return {_norm(text) for text in _texts(half)}
 
