@@ -9,7 +9,16 @@ from typing import TYPE_CHECKING, Any
 
 from junior_core import Message, ModelError, ToolContext
 from junior_core.llm.agent import DEFAULT_INSTRUCTIONS, Turn, run_turn
-from junior_slack.conversations import HISTORY_LIMIT, Visibilities, clean_text, conversation_for, thread_history
+from junior_slack.conversations import (
+    HISTORY_LIMIT,
+    Visibilities,
+    clean_text,
+    conversation_for,
+    delivered_to,
+    installation_team,
+    is_shared,
+    thread_history,
+)
 from junior_slack.events import EventLog
 
 if TYPE_CHECKING:
@@ -70,9 +79,14 @@ class SlackBot:
         bot_id = getattr(context, "bot_id", None)
         if event.get("subtype") or event.get("bot_id") or not event.get("user") or event.get("user") == bot_user_id:
             return None  # edits, joins, other bots' and our own messages
-        team_id = str(body.get("team_id") or event.get("team") or getattr(context, "team_id", None) or "")
         event_id = body.get("event_id")
         channel = str(event.get("channel") or "")
+        # Conversations are keyed to the installation's own team (auth.test), never to a team the event names.
+        team_id = installation_team(context)
+        if team_id is None or not delivered_to(body, team_id):
+            log.warning("event %s is for team %s, not this installation's (%s); not answered", event_id,
+                        body.get("team_id"), team_id or "unknown")
+            return None
         if event_id:
             try:
                 first = self.events.claim(str(event_id), team_id or None)
@@ -86,7 +100,8 @@ class SlackBot:
                 log.info("event %s was already taken (a Slack retry); no second turn", event_id)
                 return None
         try:
-            visibility = self.visibilities.get(client, channel, event.get("channel_type"))
+            visibility = self.visibilities.get(client, channel, event.get("channel_type"),
+                                               shared=is_shared(body, event, team_id))
             actor, conversation = conversation_for(team_id, event, visibility)
         except ValueError as exc:
             log.error("event %s cannot be mapped to a conversation, so it gets no answer: %s", event_id, exc)

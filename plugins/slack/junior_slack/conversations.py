@@ -11,7 +11,10 @@ from typing import Any, Literal
 
 from junior_core import Actor, Conversation, Message, parse_slack_ts
 
-__all__ = ["HISTORY_LIMIT", "Visibility", "clean_text", "conversation_for", "thread_history"]
+__all__ = [
+    "HISTORY_LIMIT", "Visibility", "clean_text", "conversation_for", "delivered_to", "installation_team", "is_shared",
+    "thread_history",
+]
 
 log = logging.getLogger("junior.slack")
 
@@ -20,12 +23,16 @@ HISTORY_LIMIT = 20  # earlier thread messages given to the model, newest kept
 HISTORY_PAGE = 200  # one conversations.replies page: the bound on what one event may fetch
 VISIBILITY_TTL_S = 600.0  # a channel made private is seen as private within this long
 _CACHE_MAX = 10_000
+# conversations.info flags of a channel that is not the workspace's own public one: private kinds, and channels
+# shared with another organisation (or on their way to be), whose members are not all this workspace's people.
+_PRIVATE_FLAGS = ("is_private", "is_im", "is_mpim", "is_group", "is_ext_shared", "is_shared", "is_pending_ext_shared")
 
 
 class Visibilities:
     """Each channel's visibility from ``conversations.info``, cached; when Slack cannot say, ``private``.
 
-    Unknown is private on purpose: memory said there would otherwise reach every public channel.
+    Unknown is private on purpose: memory said there would otherwise reach every public channel. A channel shared
+    with another organisation (Slack Connect) is private too: its own conversation, never the workspace's.
     """
 
     def __init__(self, ttl_s: float = VISIBILITY_TTL_S) -> None:
@@ -33,8 +40,8 @@ class Visibilities:
         self._cache: dict[str, tuple[Visibility, float]] = {}
         self._lock = threading.Lock()
 
-    def get(self, client: Any, channel: str, channel_type: str | None = None) -> Visibility:
-        if channel_type in ("im", "mpim", "group") or channel.startswith("D"):
+    def get(self, client: Any, channel: str, channel_type: str | None = None, *, shared: bool = False) -> Visibility:
+        if shared or channel_type in ("im", "mpim", "group") or channel.startswith("D"):
             return "private"  # the event already says so; no API call
         now = time.monotonic()
         with self._lock:
@@ -44,7 +51,7 @@ class Visibilities:
         visibility: Visibility
         try:
             info = client.conversations_info(channel=channel)["channel"]
-            private = info.get("is_private") or info.get("is_im") or info.get("is_mpim") or info.get("is_group")
+            private = any(info.get(flag) for flag in _PRIVATE_FLAGS)
             visibility = "private" if private else "public"
         except Exception as exc:  # noqa: BLE001 - SlackApiError, a network error: either way Slack did not say
             log.warning("conversations.info for %s failed (%s); treating the channel as private", channel, exc)
@@ -63,9 +70,44 @@ def clean_text(text: str, bot_user_id: str | None) -> str:
     return re.sub(r"[ \t]{2,}", " ", text).strip()
 
 
+def installation_team(context: Any) -> str | None:
+    """The team the app's token belongs to (Bolt's ``auth.test`` result); None when Bolt authorized nothing."""
+    result = getattr(context, "authorize_result", None)
+    team = getattr(result, "team_id", None)
+    return str(team) if team else None
+
+
+def delivered_to(body: Mapping[str, Any], team_id: str) -> bool:
+    """Whether the envelope is for the installation on ``team_id``: its ``team_id`` or one of its
+    ``authorizations``. An event for another team is never answered with this installation's token."""
+    teams = {body.get("team_id")}
+    for authorization in body.get("authorizations") or ():
+        if isinstance(authorization, Mapping):
+            teams.add(authorization.get("team_id"))
+    return team_id in teams
+
+
+def speaker_team(event: Mapping[str, Any], team_id: str) -> str:
+    """The team of the person who spoke: their own organisation's in a channel shared with another one."""
+    return str(event.get("user_team") or event.get("team") or team_id)
+
+
+def is_shared(body: Mapping[str, Any], event: Mapping[str, Any], team_id: str) -> bool:
+    """Whether the event comes from a channel shared with another organisation, by what the event itself says:
+    the envelope's flag, or a speaker, source or envelope team other than the installation's."""
+    if body.get("is_ext_shared_channel"):
+        return True
+    teams = {body.get("team_id"), event.get("user_team"), event.get("source_team"), event.get("team")}
+    return any(team and team != team_id for team in teams)
+
+
 def conversation_for(team_id: str, event: Mapping[str, Any], visibility: Visibility) -> tuple[Actor, Conversation]:
-    """The actor and conversation of a user's message event; a bad timestamp raises ``ValueError``."""
-    actor = Actor("slack", team_id, str(event.get("user") or ""))
+    """The actor and conversation of a user's message event; a bad timestamp raises ``ValueError``.
+
+    The conversation is keyed to the installation's team; the actor to the speaker's own team, so a person of
+    another organisation in a shared channel never speaks as one of this workspace's people.
+    """
+    actor = Actor("slack", speaker_team(event, team_id), str(event.get("user") or ""))
     conversation = Conversation(
         "slack", team_id, str(event.get("channel") or ""),
         thread_ts=event.get("thread_ts"), message_ts=event.get("ts"), visibility=visibility,
@@ -104,5 +146,5 @@ def thread_history(
         if (bot_user_id and raw.get("user") == bot_user_id) or (bot_id and raw.get("bot_id") == bot_id):
             history.append(Message("assistant", text))
         elif raw.get("user") and not raw.get("bot_id") and not raw.get("subtype"):
-            history.append(Message("user", text, actor=Actor("slack", team_id, str(raw["user"]))))
+            history.append(Message("user", text, actor=Actor("slack", speaker_team(raw, team_id), str(raw["user"]))))
     return history[-limit:]

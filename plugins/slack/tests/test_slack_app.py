@@ -18,7 +18,19 @@ import pytest
 from junior_memory import MemoryPlugin
 from junior_slack import EventLog, create_app, make_server
 from junior_slack.app import MODEL_DOWN, SOMETHING_BROKE
-from slack_helpers import BOT_ID, BOT_USER, Brain, FakeSlack, dm, event_body, manifest, manifest_scopes, mention, send
+from slack_helpers import (
+    BOT_ID,
+    BOT_USER,
+    TEAM,
+    Brain,
+    FakeSlack,
+    dm,
+    event_body,
+    manifest,
+    manifest_scopes,
+    mention,
+    send,
+)
 
 from junior_core import Actor, Conversation, Message, Runtime, ToolContext, hookimpl
 from junior_core.llm import model_from_spec
@@ -27,6 +39,8 @@ from junior_core.testing import ChatCompletionsServer
 ALICE, BOB = "U0ALICE01", "U0BOB0001"
 ALICE_DM, BOB_DM, PING_DM = "D0ALICE01", "D0BOB0001", "D0PING001"
 PUBLIC, PRIVATE, GROUP_DM = "C0PUBLIC1", "C0PRIVATE", "G0GROUPDM"
+# A Slack Connect channel, shared with another organisation, and a person of that organisation.
+SHARED, PARTNER, PARTNER_TEAM = "C0SHARED1", "U0EXTERN1", "T0OTHER01"
 # The scope each event subscription needs (Slack's event pages).
 EVENT_SCOPES = {"app_mention": "app_mentions:read", "message.im": "im:history"}
 
@@ -84,6 +98,8 @@ def bot(db_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Bot]:
         PUBLIC: {"id": PUBLIC, "is_channel": True, "is_private": False, "name": "general"},
         PRIVATE: {"id": PRIVATE, "is_channel": True, "is_private": True, "name": "ops"},
         GROUP_DM: {"id": GROUP_DM, "is_mpim": True, "is_private": True, "name": "mpdm-alice--bob-1"},
+        SHARED: {"id": SHARED, "is_channel": True, "is_private": False, "is_shared": True, "is_ext_shared": True,
+                 "name": "acme-partners"},
     }
     brain = Brain()
     model = ChatCompletionsServer(brain.script, model="local")
@@ -257,3 +273,74 @@ def test_an_event_log_that_cannot_be_written_gives_one_polite_reply_and_no_turn(
     assert reply["text"] == SOMETHING_BROKE and reply["thread_ts"] == "1700001800.000100"
     # Without the log a retry could not be told from a new event, so no turn ran.
     assert bot.recorder.in_channel(PUBLIC) == [] and bot.turns_started_with("the queue is frozen") == 0
+
+
+def partner_mention(channel: str, text: str, ts: str) -> dict[str, Any]:
+    """A mention by a person of the other organisation, as Slack Connect delivers it: their team on the event."""
+    return mention(PARTNER, channel, text, ts, team=PARTNER_TEAM, user_team=PARTNER_TEAM, source_team=PARTNER_TEAM)
+
+
+def test_a_shared_channel_is_its_own_conversation_and_the_workspace_stays_outside(bot: Bot) -> None:
+    bot.event(mention(ALICE, PUBLIC, "remember that deploys go out on Tuesdays", "1700002000.000100"))
+    saved = bot.slack.wait_for_post(lambda p: p["channel"] == PUBLIC)
+    assert saved["text"] == "Saved (everyone in this workspace's public channels)."
+    # The workspace's knowledge is never recalled in the shared channel, to them or to us.
+    bot.event(partner_mention(SHARED, "how do we deploy?", "1700002100.000100"))
+    assert bot.slack.wait_for_post(lambda p: p["channel"] == SHARED)["text"] == "I don't know that yet."
+    bot.event(mention(ALICE, SHARED, "how do we deploy?", "1700002150.000100"))
+    assert bot.slack.wait_for_post(lambda p: p["channel"] == SHARED, skip=1)["text"] == "I don't know that yet."
+    # What is said there stays there: keyed to the channel, not to the workspace.
+    bot.event(partner_mention(SHARED, "remember that invoices go to the billing team by the fifth",
+                              "1700002200.000100"))
+    assert bot.slack.wait_for_post(lambda p: p["channel"] == SHARED, skip=2)["text"] == (
+        "Saved (everyone in this private conversation).")
+    bot.event(mention(BOB, PUBLIC, "how do we send invoices?", "1700002300.000100"))
+    assert bot.slack.wait_for_post(lambda p: p["channel"] == PUBLIC, skip=1)["text"] == "I don't know that yet."
+    bot.event(mention(BOB, SHARED, "how do we send invoices?", "1700002400.000100"))  # control: it was saved
+    assert bot.slack.wait_for_post(lambda p: p["channel"] == SHARED, skip=3)["text"] == (
+        'From memory: "invoices go to the billing team by the fifth"')
+    # The partner speaks as a person of their own organisation, in a conversation of ours.
+    (partner_context,) = [c for c, m in bot.recorder.turns if "invoices go to" in m[0].text]
+    assert partner_context.actor == Actor("slack", PARTNER_TEAM, PARTNER)
+    assert partner_context.conversation == Conversation("slack", TEAM, SHARED, message_ts="1700002200.000100",
+                                                        visibility="private")
+
+
+def test_each_sign_of_a_shared_channel_makes_it_private_on_its_own(bot: Bot) -> None:
+    newly_shared = "C0NEWSHRD"  # conversations.info (cached, or not yet updated) still calls it public
+    bot.slack.channels[newly_shared] = {"id": newly_shared, "is_channel": True, "is_private": False, "name": "new"}
+    body = event_body(mention(ALICE, newly_shared, "the envelope says shared", "1700002500.000100"), "Ev0SHARE01")
+    sent = [
+        send(bot.url, event_body(mention(ALICE, PUBLIC, "an ordinary channel", "1700002500.000050"), "Ev0SHARE00")),
+        send(bot.url, event_body(mention(ALICE, SHARED, "conversations.info says shared", "1700002500.000060"),
+                                 "Ev0SHARE02")),
+        send(bot.url, {**body, "is_ext_shared_channel": True}),
+        send(bot.url, event_body(partner_mention(newly_shared, "a partner speaks", "1700002500.000200"),
+                                 "Ev0SHARE03")),
+    ]
+    assert sent == [200] * 4
+    bot.ping()
+    seen = [(c.conversation.channel_id, c.conversation.visibility, m[-2].text if len(m) > 1 else m[0].text)
+            for c, m in bot.recorder.turns if c.conversation and c.conversation.channel_id != PING_DM]
+    assert sorted(seen) == sorted([
+        (PUBLIC, "public", "an ordinary channel"), (SHARED, "private", "conversations.info says shared"),
+        (newly_shared, "private", "the envelope says shared"), (newly_shared, "private", "a partner speaks"),
+    ])
+
+
+def test_an_event_for_another_team_is_not_answered_with_our_token(bot: Bot) -> None:
+    other = event_body(mention(ALICE, PUBLIC, "answer me with their token", "1700002600.000100"), "Ev0OTHER01",
+                       team=PARTNER_TEAM)
+    assert send(bot.url, other) == 200  # acknowledged, as Slack expects, and nothing more
+    # Control: an envelope naming the other team but authorized for this installation is answered.
+    ours = {**event_body(mention(ALICE, PUBLIC, "answer me in the shared way", "1700002700.000100"), "Ev0OTHER02",
+                         team=PARTNER_TEAM),
+            "authorizations": [{"enterprise_id": None, "team_id": TEAM, "user_id": BOT_USER, "is_bot": True,
+                                "is_enterprise_install": False}]}
+    assert send(bot.url, ours) == 200
+    bot.ping()
+    assert [p["text"].split(" (")[0] for p in bot.posts_to(PUBLIC)] == ["echo: answer me in the shared way"]
+    assert bot.turns_started_with("their token") == 0
+    (context,) = [c for c, _ in bot.recorder.turns if c.conversation and c.conversation.channel_id == PUBLIC]
+    assert context.conversation is not None and context.conversation.team_id == TEAM
+    assert context.conversation.visibility == "private"  # the envelope's other team says the channel is shared
