@@ -2,7 +2,10 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# Two steps: what junior needs to run (and the MCP time server the demo bridges), then the test toolchain.
+RUNTIME_STAMP := $(VENV)/.runtime
 STAMP := $(VENV)/.installed
+DEMO_NEEDS := 'mcp-server-time>=2026.10.19'
 PLUGINS := $(wildcard plugins/*/pyproject.toml)
 EXAMPLES := $(wildcard docs/examples/*/pyproject.toml)
 DISTS := . plugins/memory plugins/example_mcp_bridge plugins/slack
@@ -29,18 +32,23 @@ rebuild-venv:
 	@if [ -d $(VENV) ]; then echo "$(VENV) was made by Python $(or $(HAVE),that is gone); making it again with $(WANT)"; fi
 	rm -rf $(VENV)
 
-$(STAMP): pyproject.toml $(PLUGINS) $(EXAMPLES) $(STALE)
+$(RUNTIME_STAMP): pyproject.toml $(PLUGINS) $(EXAMPLES) $(STALE)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(QUIET) $(BIN)/python -m pip install --quiet --upgrade pip
+	$(QUIET) $(BIN)/python -m pip install --quiet -e . $(foreach p,$(PLUGINS),-e $(patsubst %/,%,$(dir $(p)))) $(foreach p,$(EXAMPLES),-e $(patsubst %/,%,$(dir $(p)))) $(DEMO_NEEDS)
+	touch $(RUNTIME_STAMP)
+
+$(STAMP): $(RUNTIME_STAMP)
 	$(QUIET) $(BIN)/python -m pip install --quiet -e '.[dev]' $(foreach p,$(PLUGINS),-e '$(patsubst %/,%,$(dir $(p)))[dev]') $(foreach p,$(EXAMPLES),-e $(patsubst %/,%,$(dir $(p))))
 	touch $(STAMP)
 
 $(NODE_STAMP): $(CONFORMANCE)/package.json $(CONFORMANCE)/package-lock.json
-	@command -v npm >/dev/null || { echo "the MCP bridge's conformance tests need npm (Node.js) to install the MCP conformance suite"; exit 1; }
+	@command -v npm >/dev/null || { echo "make test needs npm (Node.js 20 or newer) to install the MCP conformance suite for the MCP bridge's OAuth tests; make demo does not"; exit 1; }
 	cd $(CONFORMANCE) && npm ci --no-audit --no-fund --loglevel=error
 	touch $(NODE_STAMP)
 
-demo: install
+# The demo needs Python alone: runtime dependencies, no test toolchain, no Node.
+demo: $(RUNTIME_STAMP)
 	$(BIN)/python scripts/demo.py
 
 test: install
