@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -369,6 +369,68 @@ def index(ctx: click.Context, rebuild: bool, clear: bool, as_json: bool) -> None
             click.echo(f"{key + ':':<17}{value}")
 
     _emit(data, as_json, render)
+
+
+@cli.command()
+@click.option("--model", "model_spec", default=None, metavar="SPEC",
+              help="openai:<model>, anthropic:<model> or openai-compatible:<base_url>#<model> "
+                   "(default: $JUNIOR_MODEL).")
+@click.option("--system", default=None, help="Instructions for the model in place of junior's own.")
+@click.option("--no-memory", is_flag=True, help="Leave the memory plugin out: nothing recalled, nothing saved.")
+@click.option("-m", "--message", "messages", multiple=True,
+              help="Ask this, print the answer and exit; repeat for several turns of one conversation.")
+@click.pass_context
+def chat(ctx: click.Context, model_spec: str | None, system: str | None, no_memory: bool,
+         messages: tuple[str, ...]) -> None:
+    """Chat with a model that finds and runs the installed tools through searchTools and executeTool.
+
+    Each tool call is shown in one line on standard error; answers go to standard output. Memory is the local
+    user's, as for `junior exec`. Interactive without -m: an empty line or Ctrl-D ends the chat.
+    """
+    import time
+
+    from junior_core.llm import ModelConfigError, model_from_env, model_from_spec
+    from junior_core.llm.agent import DEFAULT_INSTRUCTIONS
+    from junior_core.llm.chat import Chat
+
+    try:
+        model = model_from_spec(model_spec) if model_spec else model_from_env()
+    except ModelConfigError as exc:
+        _fail(str(exc))
+    if model is None:
+        _fail("no model: pass --model or set JUNIOR_MODEL, e.g. openai:gpt-4.1 or "
+              "openai-compatible:http://127.0.0.1:8080/v1#model")
+    if no_memory:
+        from junior_core.runtime import Runtime
+
+        plugin_set = _plugins(ctx)
+        kept = [plugin_set.pm.get_plugin(name) for name in plugin_set.loaded if name != "memory"]
+        rt = Runtime([plugin for plugin in kept if plugin is not None])
+        ctx.call_on_close(rt.close)
+    else:
+        rt = _runtime(ctx, ALL)
+    # A thread of its own per session: a model's call ids (call_1, ...) are never taken for a retry of the last.
+    context = local_context(thread=f"chat-{time.time_ns()}")
+    session = Chat(model, rt, context, instructions=system or DEFAULT_INSTRUCTIONS,
+                   echo=lambda line: click.echo(f"  · {line}", err=True))
+    if messages:
+        failed = session.run(messages, click.echo)
+        ctx.exit(1 if failed else 0)
+    click.echo(f"junior chat with {model.name}; an empty line or Ctrl-D ends it.", err=True)
+    session.run(_questions(), click.echo)
+
+
+def _questions() -> Iterator[str]:
+    """Lines typed at the ``you>`` prompt, until an empty line, Ctrl-D or Ctrl-C."""
+    while True:
+        try:
+            line = input("you> ")
+        except (EOFError, KeyboardInterrupt):
+            click.echo(err=True)
+            return
+        if not line.strip():
+            return
+        yield line
 
 
 @cli.group()
