@@ -48,3 +48,13 @@ def test_the_class_example_keeps_state_per_runtime() -> None:
         assert one.execute_tool("notes__add_note", {"text": "a"}, local_context())["result"] == {"notes": 1}
         assert one.execute_tool("notes__add_note", {"text": "b"}, local_context())["result"] == {"notes": 2}
         assert two.execute_tool("notes__add_note", {"text": "c"}, local_context())["result"] == {"notes": 1}
+
+
+def test_every_junior_core_name_the_doc_calls_is_imported_in_it() -> None:
+    import junior_core
+
+    imported: set[str] = set()
+    for names in re.findall(r"from junior_core import ([^\n`]+)", DOC):
+        imported |= {name.strip(" ()") for name in names.split(",")}
+    called = {name for name in junior_core.__all__ if re.search(rf"\b{name}\(", DOC)}
+    assert called and called - imported == set(), "the doc calls these without showing their import"
