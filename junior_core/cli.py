@@ -343,7 +343,7 @@ def index(ctx: click.Context, rebuild: bool, clear: bool, as_json: bool) -> None
     if rebuild and clear:
         _fail("use --rebuild or --clear, not both")
     if clear:
-        from junior_core.index_cache import IndexCache
+        from junior_core.discovery.store import IndexCache
 
         cache = IndexCache()
         removed = cache.clear()

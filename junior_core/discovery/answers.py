@@ -8,19 +8,20 @@ from __future__ import annotations
 import difflib
 import json
 import logging
+import os
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from junior_core import protocol
-from junior_core.analysis import SUMMARY_LIMIT, summarize
+from junior_core.discovery.index import SearchIndex
+from junior_core.discovery.text import SUMMARY_LIMIT, summarize
 from junior_core.exposure import NOTHING_HIDDEN
 from junior_core.options import DEFAULT_MAX_SEARCH_CHARS
-from junior_core.search import SearchIndex
 
 if TYPE_CHECKING:
     from junior_core.catalog import Catalog, CatalogTool
     from junior_core.exposure import Reach, Table
-    from junior_core.index_cache import IndexCache
 
 __all__ = ["Discovery"]
 
@@ -111,12 +112,22 @@ class _View:
 class Discovery:
     """Answers searchTools over one catalog, as ``reach`` (the host's exposure rules) shows it."""
 
-    def __init__(self, catalog: Catalog, reach: Reach, cache: IndexCache | None = None,
+    def __init__(self, catalog: Catalog, reach: Reach, index_cache: bool | str | os.PathLike[str] = False,
                  index: SearchIndex | None = None, max_answer_chars: int = DEFAULT_MAX_SEARCH_CHARS) -> None:
+        """``index_cache``: True stores indexes in the user cache directory, a path there, False nowhere; an
+        ``index`` given is used as it is."""
         self.catalog = catalog
         self.max_answer_chars = max_answer_chars
         self.reach = reach
-        self.index = index if index is not None else SearchIndex(cache=cache)
+        if index is None:
+            cache = None
+            if index_cache is not False:
+                # Imported here: a runtime without a stored index never needs the cache's code.
+                from junior_core.discovery.store import IndexCache
+
+                cache = IndexCache(None if index_cache is True else Path(index_cache))
+            index = SearchIndex(cache=cache)
+        self.index = index
         self._view: _View | None = None
         self._view_lock = threading.Lock()
         self._rebuild: threading.Thread | None = None
@@ -144,6 +155,10 @@ class Discovery:
         """Searchable tools (deferred and direct, never hidden), by tool_name."""
         view = self.view()
         return list(view.visible if source_id is None else view.by_source.get(source_id, []))
+
+    def source_summaries(self) -> list[dict[str, str]]:
+        """Every catalog source's id and summary, sorted by id, whatever the host hides."""
+        return [{"id": e.source.id, "description": summarize(e.source.description)} for e in self.catalog.sources]
 
     def _build_index(self, view: _View) -> None:
         self.index.build(view.visible, view.source_texts, view.version)
@@ -190,8 +205,6 @@ class Discovery:
         assert snapshot is not None
         size = None
         if snapshot.path is not None:
-            from pathlib import Path
-
             size = sum(f.stat().st_size for f in Path(snapshot.path).iterdir())
         return {
             "state": "stored" if snapshot.path else "in memory",
