@@ -262,6 +262,12 @@ class Runtime:
         """Exactly what the searchTools tool returns in ``context`` (tools hidden there are left out)."""
         return self.call_model_tool(SEARCH_TOOLS, _search(query, source, max_results, cursor), context)
 
+    def explain(self, query: str, source: str | None = None) -> dict[str, Any]:
+        """Why each tool ``search_tools(query, source)`` returns ranks where it does, as data: per tool its score,
+        the words it matched (the fields holding each, what each added), its verbs, what admitted it past the
+        relevance floor, and what moved it in the order (docs/discovery.md)."""
+        return self.discovery.explain(query, source, self.reach.hidden_for(_NO_CONTEXT))
+
     async def asearch_tools(self, query: str | None = None, source: str | None = None, max_results: int | None = None,
                             context: ToolContext | None = None, cursor: str | None = None) -> dict[str, Any]:
         """Async twin of ``search_tools``; the search runs on a worker thread (the first one builds the index)."""

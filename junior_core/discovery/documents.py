@@ -23,14 +23,22 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from junior_core.discovery.text import PHRASE_MARK, leading_verbs, pairs, phrase_term, phrase_words, summarize
+from junior_core.discovery.text import (
+    PHRASE_MARK,
+    leading_verbs,
+    pairs,
+    param_text,
+    phrase_term,
+    phrase_words,
+    summarize,
+)
 
 if TYPE_CHECKING:
     from junior_core.catalog import CatalogTool
     from junior_core.discovery.settings import RankingConfig
     from junior_core.discovery.text import Analyzer
 
-__all__ = ["FIELDS", "MENTION", "IndexedDocs", "fingerprint", "needs_input", "postings", "writes"]
+__all__ = ["FIELDS", "MENTION", "IndexedDocs", "fields_holding", "fingerprint", "needs_input", "postings", "writes"]
 
 FIELDS = ("name", "keywords", "description", "params", "source", "pairs")
 
@@ -118,6 +126,51 @@ def fingerprint(tools: Sequence[CatalogTool], source_descriptions: Mapping[str, 
     return digest.hexdigest()
 
 
+def _texts(analyze: Analyzer, tool: Any) -> tuple[list[str], list[str], list[str], list[str]]:
+    """A tool's terms of its name and title, of its one-word keywords, its keyword phrases, and its description."""
+    title = _title(tool)
+    name_terms = analyze(f"{tool.name} {title}" if title else tool.name)
+    declared = getattr(tool, "keywords", ())
+    keyword_terms = analyze(" ".join(k for k in declared if len(phrase_words(k)) < 2))
+    keyword_phrases = [phrase_term(words) for words in map(phrase_words, declared) if len(words) > 1]
+    return name_terms, keyword_terms, keyword_phrases, analyze(tool.description)
+
+
+def _field_counts(fields: Sequence[str], analyze: Analyzer, entry: CatalogTool, params_of: str,
+                  source_counts: Mapping[str, Counter[str]],
+                  texts: tuple[list[str], list[str], list[str], list[str]]) -> list[Counter[str]]:
+    """Each of ``fields``' term counts in one tool's document."""
+    name_terms, keyword_terms, keyword_phrases, description_terms = texts
+    doc_counts: list[Counter[str]] = []
+    for field in fields:
+        if field == "name":
+            counts = Counter(name_terms)
+        elif field == "keywords":
+            counts = Counter(keyword_terms + keyword_phrases)
+        elif field == "description":
+            counts = Counter(description_terms)
+        elif field == "params":
+            counts = Counter(analyze(params_of))
+        elif field == "source":
+            counts = source_counts.get(entry.source_id) or Counter(analyze(entry.source_id))
+        else:
+            counts = Counter(pairs(name_terms) + pairs(description_terms))
+        doc_counts.append(counts)
+    return doc_counts
+
+
+def fields_holding(config: RankingConfig, analyze: Analyzer, entry: CatalogTool,
+                   source_description: str | None) -> dict[str, set[str]]:
+    """Per field of one tool's document, the terms it holds, as ``postings`` counts them (for ``reasons``)."""
+    fields = [f for f in FIELDS if config.weight(f) > 0]
+    source = entry.source_id
+    source_counts = {source: Counter(analyze(f"{source} {source_description}"))} if source_description is not None \
+        else {}
+    counts = _field_counts(fields, analyze, entry, param_text(entry.tool.input_schema), source_counts,
+                           _texts(analyze, entry.tool))
+    return {field: set(held) for field, held in zip(fields, counts, strict=True)}
+
+
 def postings(config: RankingConfig, analyze: Analyzer, entries: Sequence[CatalogTool],
              source_descriptions: Mapping[str, str], param_texts: Sequence[str],
              ) -> Iterator[dict[str, list[tuple[str, float]]]]:
@@ -140,27 +193,9 @@ def postings(config: RankingConfig, analyze: Analyzer, entries: Sequence[Catalog
     sizes: Counter[str] = Counter(entry.source_id for entry in entries)
     for entry, params_of in zip(entries, param_texts, strict=True):
         tool = entry.tool
-        title = _title(tool)
-        name_terms = analyze(f"{tool.name} {title}" if title else tool.name)
-        declared = getattr(tool, "keywords", ())
-        keyword_terms = analyze(" ".join(k for k in declared if len(phrase_words(k)) < 2))
-        keyword_phrases = [phrase_term(words) for words in map(phrase_words, declared) if len(words) > 1]
-        description_terms = analyze(tool.description)
-        doc_counts: list[Counter[str]] = []
-        for field in fields:
-                if field == "name":
-                    counts = Counter(name_terms)
-                elif field == "keywords":
-                    counts = Counter(keyword_terms + keyword_phrases)
-                elif field == "description":
-                    counts = Counter(description_terms)
-                elif field == "params":
-                    counts = Counter(analyze(params_of))
-                elif field == "source":
-                    counts = source_counts.get(entry.source_id) or Counter(analyze(entry.source_id))
-                else:
-                    counts = Counter(pairs(name_terms) + pairs(description_terms))
-                doc_counts.append(counts)
+        texts = _texts(analyze, tool)
+        name_terms, keyword_terms, keyword_phrases, _ = texts
+        doc_counts = _field_counts(fields, analyze, entry, params_of, source_counts, texts)
         counted.append(doc_counts)
         lengths.append([counts.total() for counts in doc_counts])
         used.update(set().union(*doc_counts))

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from junior_core.discovery import scoring, spelling
-from junior_core.discovery.documents import IndexedDocs, fingerprint, needs_input, postings, writes
+from junior_core.discovery.documents import IndexedDocs, fields_holding, fingerprint, needs_input, postings, writes
 from junior_core.discovery.query import read_request
 from junior_core.discovery.scoring import Reference, Snapshot
 from junior_core.discovery.settings import RankingConfig
@@ -25,6 +25,7 @@ from junior_core.discovery.text import Analyzer, param_text
 
 if TYPE_CHECKING:
     from junior_core.catalog import CatalogTool
+    from junior_core.discovery.reasons import Trace
     from junior_core.discovery.store import IndexCache
 
 __all__ = ["RankingConfig", "SearchIndex", "SearchResult", "Snapshot"]
@@ -140,22 +141,23 @@ class SearchIndex:
         write_documents(index, documents)
 
     def search(self, query: str, *, limit: int, source_id: str | None = None,
-               hidden: Collection[str] = ()) -> SearchResult:
+               hidden: Collection[str] = (), trace: Trace | None = None) -> SearchResult:
         """Rank tools for ``query`` with BM25F and the request's intent; ties broken by tool_name.
 
         ``hidden`` tool_names are left out of the ranking and the total, as if they were not indexed. An index
-        that raises (damaged files) is rebuilt once and the search asked again.
+        that raises (damaged files) is rebuilt once and the search asked again. With ``trace``, why each returned
+        tool ranked is recorded there (``reasons``).
         """
         snapshot = self._snapshot
         try:
-            return self._search(snapshot, query, limit, source_id, hidden)
+            return self._search(snapshot, query, limit, source_id, hidden, trace)
         except Exception as exc:
             if snapshot is None or not self._recover(snapshot, exc):
                 raise
-        return self._search(self._snapshot, query, limit, source_id, hidden)
+        return self._search(self._snapshot, query, limit, source_id, hidden, trace)
 
     def _search(self, snapshot: Snapshot | None, query: str, limit: int, source_id: str | None,
-                hidden: Collection[str]) -> SearchResult:
+                hidden: Collection[str], trace: Trace | None = None) -> SearchResult:
         if snapshot is None:
             return SearchResult([], 0)
         known = Reference.of(self._analyzer).df if self.config.reference_tools > 0 else ()
@@ -178,7 +180,7 @@ class SearchIndex:
         mask = {doc_of[name] for name in hidden if name in doc_of} or None
         with snapshot.lock:
             scores = scoring.score_tools(snapshot, request, self.config, self._analyzer, allowed, mask,
-                                         whole_catalog=source_id is None)
+                                         whole_catalog=source_id is None, trace=trace)
         if not scores:
             return SearchResult([], 0, fixed.fixes)
         intent, verb_terms = request.intent, request.verb_terms
@@ -186,7 +188,7 @@ class SearchIndex:
         boost = self.config.action_weight if source_id is None else self.config.source_action_weight
         if boost > 0 and verb_terms:
             with snapshot.lock:
-                scoring.add_actions(snapshot, scores, verb_terms, boost, fixed, self.config, self._analyzer)
+                scoring.add_actions(snapshot, scores, verb_terms, boost, fixed, self.config, self._analyzer, trace)
         readers_first = False
         if self.config.readers_first and snapshot.writes:
             # A question asks to read; so does a request whose verb only tools that do not write name (among
@@ -199,7 +201,30 @@ class SearchIndex:
         top = heapq.nsmallest(limit, scores.items(),
                               key=lambda item: (item[0] in writes, item[0] in needs, -round(item[1], 6), item[0]))
         names = snapshot.docs.names
+        if trace is not None:
+            self._read_out(trace, snapshot, top, query, bool(fixed.fixes), writes, needs, intent.question)
         return SearchResult([names[doc] for doc, _ in top], len(scores), fixed.fixes)
+
+    def _read_out(self, trace: Trace, snapshot: Snapshot, top: list[tuple[int, float]], query: str, corrected: bool,
+                  writes: Collection[int], needs: Collection[int], question: bool) -> None:
+        """The reasons of the ``top`` tools into ``trace``, with where the read-first order put them."""
+        asked = "the request is a question" if question else "the request asks to read"
+        for doc, _ in top:
+            if doc in writes:
+                trace.order[doc] = f"after the tools that only read: it writes, and {asked}"
+            elif doc in needs:
+                trace.order[doc] = "after the tools that list: it needs input, and the request asks for all"
+        trace.searched = query if corrected else None
+        tools, descriptions = self._inputs if self._inputs is not None else ((), {})
+        entries = {entry.tool_name: entry for entry in tools}
+
+        def fields_of(name: str) -> dict[str, set[str]]:
+            entry = entries.get(name)
+            if entry is None:
+                return {}
+            return fields_holding(self.config, self._analyzer, entry, descriptions.get(entry.source_id))
+
+        trace.read_out(top, snapshot.docs.names, query, self._analyzer, fields_of)
 
     def matches(self, query: str, tool_name: str) -> bool:
         """Whether ``tool_name`` is among the tools ``query`` matches (for counting an exact-name hit once)."""

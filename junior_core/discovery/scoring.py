@@ -47,6 +47,7 @@ from junior_core.discovery.documents import MENTION
 if TYPE_CHECKING:
     from junior_core.discovery.documents import IndexedDocs
     from junior_core.discovery.query import Request
+    from junior_core.discovery.reasons import Trace
     from junior_core.discovery.settings import RankingConfig
     from junior_core.discovery.spelling import Correction
     from junior_core.discovery.text import Analyzer
@@ -171,20 +172,21 @@ class Sources:
 
 
 def telling(reader: Any, request: Request, found: Mapping[str, int], per_source: Mapping[str, Counter[str]],
-            sources: Sources, candidates: set[int], config: RankingConfig, analyzer: Analyzer) -> set[int]:
-    """The ``candidates`` that share a telling word with the request (see the module's docstring).
+            sources: Sources, candidates: set[int], config: RankingConfig, analyzer: Analyzer) -> dict[int, str]:
+    """The ``candidates`` that share a telling word with the request (see the module's docstring), each with the
+    first such word.
 
     ``found`` is each term's number of installed tools, ``per_source`` how many of each source's tools use it.
     """
     share, weight = config.telling_share, max(config.reference_tools, 0.0)
     if share <= 0:
-        return set()
+        return {}
     reference = Reference.of(analyzer) if weight else None
     if reference is not None and not reference.size:
         reference, weight = None, 0.0
     total = reader.doc_count_all() + weight
     source_of, sizes = sources.of_doc, sources.sizes
-    out: set[int] = set()
+    out: dict[int, str] = {}
     for term, n in found.items():
         if not n:
             continue
@@ -199,7 +201,8 @@ def telling(reader: Any, request: Request, found: Mapping[str, int], per_source:
         if not docs:
             continue
         if term in request.phrases:
-            out |= docs
+            for doc in docs:
+                out.setdefault(doc, term)
             continue
         elsewhere = reference.df.get(term, 0) * weight / reference.size if reference is not None else 0.0
         if elsewhere > share * weight:
@@ -208,7 +211,7 @@ def telling(reader: Any, request: Request, found: Mapping[str, int], per_source:
         for doc in docs:
             source = source_of[doc]
             if n - counts[source] + elsewhere <= share * (total - sizes[source]):
-                out.add(doc)
+                out.setdefault(doc, term)
     return out
 
 
@@ -236,8 +239,10 @@ def action_words(snapshot: Snapshot, config: RankingConfig, analyzer: Analyzer) 
     return is_action
 
 def score_tools(snapshot: Snapshot, request: Request, config: RankingConfig, analyzer: Analyzer,
-                allowed: set[int] | None, mask: set[int] | None, whole_catalog: bool = True) -> dict[int, float]:
-    """The BM25F score of every tool that passes the relevance floor (see the module's docstring).
+                allowed: set[int] | None, mask: set[int] | None, whole_catalog: bool = True,
+                trace: Trace | None = None) -> dict[int, float]:
+    """The BM25F score of every tool that passes the relevance floor (see the module's docstring); with
+    ``trace``, what each term added to each tool and what admitted it (``reasons``).
 
     The floor is for searches of the whole catalog (``whole_catalog``): inside one source the caller chose
     the subject, and every tool there that matches a word is ranked.
@@ -292,6 +297,8 @@ def score_tools(snapshot: Snapshot, request: Request, config: RankingConfig, ana
                 saturated = postings.weight()
                 saturated /= saturated + k1
                 score[doc] = get(doc, 0.0) + scale * saturated
+                if trace is not None:
+                    trace.word(doc, term, scale * saturated)
                 if its_roles:
                     share = mentions.get(doc)
                     held = strength if share is None or doc in full or source_of[doc] in saying else \
@@ -304,22 +311,42 @@ def score_tools(snapshot: Snapshot, request: Request, config: RankingConfig, ana
                         more[doc] = more.get(doc, 0.0) + held
             postings.next()
     if not flooring:
+        if trace is not None:
+            how = "no floor" if whole_catalog else "source chosen"
+            trace.admitted.update({doc: {"by": how} for doc in score})
         return score
     admitted = telling(reader, request, found, per_source, snapshot.sources, set(score), config, analyzer)
     sources_in = {source_of[doc] for doc in admitted}
-    return {
+    kept = {
         doc: value for doc, value in score.items()
         if source_of[doc] in sources_in or (floor > 0 and any(
             matched[c].get(doc, 0.0) >= floor * (need[c] + bonus[c].get(doc, 0.0)) - 1e-9
             for c in range(count) if need[c] > 0))
     }
+    if trace is not None:
+        names = snapshot.docs.names
+        by_source = {source_of[doc]: doc for doc in sorted(admitted, reverse=True)}
+        for doc in kept:
+            why: dict[str, Any]
+            if doc in admitted:
+                why = {"by": "telling word", "term": admitted[doc]}
+            elif source_of[doc] in sources_in:
+                other = by_source[source_of[doc]]
+                why = {"by": "its source", "source": source_of[doc], "tool": names[other], "term": admitted[other]}
+            else:
+                c = next(c for c in range(count) if need[c] > 0 and matched[c].get(doc, 0.0)
+                         >= floor * (need[c] + bonus[c].get(doc, 0.0)) - 1e-9)
+                why = {"by": "coverage", "clause": c, "held": round(matched[c].get(doc, 0.0), 4),
+                       "needed": round(floor * (need[c] + bonus[c].get(doc, 0.0)), 4)}
+            trace.admitted[doc] = why
+    return kept
 
 def declaring(reader: Any, phrase_terms: Collection[str]) -> set[int]:
     """The tools that declare one of ``phrase_terms``."""
     return {doc for term in phrase_terms for doc in holding(reader, "terms", term)}
 
 def add_actions(snapshot: Snapshot, scores: dict[int, float], verb_terms: Sequence[str], boost: float,
-                fixed: Correction, config: RankingConfig, analyzer: Analyzer) -> None:
+                fixed: Correction, config: RankingConfig, analyzer: Analyzer, trace: Trace | None = None) -> None:
     """Add the request's verbs, matched against each tool's action words, to the tools that passed the floor.
 
     A verb weighs its rarity in all tools' text: "unsave" is a strong signal, "list" a weak one.
@@ -334,6 +361,8 @@ def add_actions(snapshot: Snapshot, scores: dict[int, float], verb_terms: Sequen
         for doc in naming:
             if doc in scores:
                 scores[doc] += gain
+                if trace is not None:
+                    trace.verb(doc, term, gain)
 
 def verb_kind(snapshot: Snapshot, verb_terms: Sequence[str], candidates: set[int]) -> str | None:
     """"read" when only tools that do not write name the verbs, "write" when only writers do, else None."""
