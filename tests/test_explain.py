@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from junior_core import Runtime, Source, Tool
 from junior_core import cli as cli_module
 from junior_core.plugins import PluginSet
-from tests.conftest import OBJECT, SourcePlugin, echo
+from tests.conftest import OBJECT, SourcePlugin, echo, notes_plugin
 
 
 def kitchen() -> SourcePlugin:
@@ -64,6 +64,35 @@ def test_a_word_in_the_description_alone_shows_that_field_and_adds_less(rt: Runt
     assert words["bread"]["fields"] == ["description"]
     ranked_by_name = {w["term"]: w for w in tools["kitchen__bake_bread"]["words"]}
     assert words["bread"]["added"] < ranked_by_name["bread"]["added"]
+
+
+def test_common_words_admit_by_coverage_of_the_clause(rt: Runtime) -> None:
+    # "list" is a word tools in general share: it tells no tool apart, so only coverage lets list_recipes in.
+    explained = rt.explain("list files")
+    assert names(explained) == ["kitchen__list_recipes"]
+    admitted = explained["tools"][0]["admitted"]
+    assert admitted["by"] == "coverage" and admitted["clause"] == 0
+    assert admitted["held"] >= admitted["needed"] > 0
+
+
+def test_a_sibling_is_admitted_by_its_sources_telling_word(make_runtime: Callable[..., Runtime]) -> None:
+    rt = make_runtime(notes_plugin(), index_cache=False)
+    tools = {t["tool_name"]: t for t in rt.explain("delete the list")["tools"]}
+    assert tools["notes__delete_note"]["admitted"] == {"by": "telling word", "term": "delet"}
+    assert tools["notes__find_notes"]["admitted"] == {
+        "by": "its source", "source": "notes", "tool": "notes__delete_note", "term": "delet",
+    }
+
+
+def test_a_tool_moved_down_by_the_read_first_order_says_why(make_runtime: Callable[..., Runtime]) -> None:
+    rt = make_runtime(notes_plugin(), index_cache=False)
+    explained = rt.explain("show all my notes")
+    assert names(explained) == names(rt.search_tools("show all my notes"))
+    last = explained["tools"][-1]
+    assert last["tool_name"] == "notes__delete_note", "it needs an id: listing tools come first"
+    assert last["order"] == "after the tools that list: it needs input, and the request asks for all"
+    assert last["score"] > explained["tools"][0]["score"], "its score alone would have put it higher"
+    assert all("order" not in tool for tool in explained["tools"][:-1])
 
 
 def test_inside_a_source_no_floor_is_applied(rt: Runtime) -> None:
