@@ -2,7 +2,9 @@
 
 The runtime uses ``Discovery`` (``answers``); the modules, from the answer down:
 
-- ``answers``: searchTools and executeTool's misses over the view of the catalog a model may reach.
+- ``answers``: searchTools and executeTool's misses over the view of the catalog a model may reach; ``explain``.
+- ``view``: what searchTools answers from, per exposure table.
+- ``reasons``: why each tool ranked, recorded by the scoring pass when asked.
 - ``index``: the Whoosh snapshot per catalog version, built or reopened, and one search over it.
 - ``documents``: what the index holds of each tool (fields, BM25F weights, fingerprint).
 - ``scoring``: the score per tool, the relevance floor, rarity, the request's verbs.
