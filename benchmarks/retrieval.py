@@ -44,7 +44,7 @@ import _data
 from junior_core import Runtime
 
 if TYPE_CHECKING:
-    from junior_core.search import RankingConfig
+    from junior_core.discovery.settings import RankingConfig
 
 K1, B = 1.2, 0.75
 BASELINE_STOP = frozenset(
@@ -222,7 +222,7 @@ def print_table(rows: list[dict[str, Any]], half: str | None = None) -> None:
 
 def ablations() -> dict[str, RankingConfig]:
     """The default ranking with one feature switched off, by a short label."""
-    from junior_core.search import RankingConfig
+    from junior_core.discovery.settings import RankingConfig
 
     base = RankingConfig()
     return {
@@ -247,7 +247,7 @@ def ablations() -> dict[str, RankingConfig]:
 
 def ablate(limit: int | None, half: str) -> list[dict[str, Any]]:
     """searchTools with each ranking feature switched off in turn (metatool and mixed catalogs)."""
-    from junior_core.search import RankingConfig, SearchIndex
+    from junior_core.discovery.index import RankingConfig, SearchIndex
 
     variants: dict[str, RankingConfig] = {"all features": RankingConfig(), **ablations()}
     out = []

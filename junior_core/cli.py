@@ -147,12 +147,18 @@ NO_SOURCES = (
 @click.argument("query", required=False, default="")
 @click.option("--source", "-s", default=None, help="Search inside one source id.")
 @click.option("--limit", "-n", type=int, default=None, help="Maximum results, 1 to 20 (default 5).")
+@click.option("--explain", is_flag=True, help="Show why each tool ranked: its words, fields, scores, admission.")
 @json_option
 @click.pass_context
-def search(ctx: click.Context, query: str, source: str | None, limit: int | None, as_json: bool) -> None:
+def search(ctx: click.Context, query: str, source: str | None, limit: int | None, explain: bool,
+           as_json: bool) -> None:
     """Search the catalog the way searchTools does."""
     rt = _runtime(ctx, ALL if source is None else [source])
-    result = rt.search_tools(query, source, limit, context=local_context())  # as the CLI's own user sees it
+    if explain:
+        hidden = rt.reach.hidden_for(local_context())  # as the CLI's own user sees it
+        result = rt.discovery.explain(query, source, hidden, limit)
+    else:
+        result = rt.search_tools(query, source, limit, context=local_context())
     if as_json:
         _emit(result, True, print)
     elif not result.get("ok", True):
@@ -165,9 +171,31 @@ def search(ctx: click.Context, query: str, source: str | None, limit: int | None
             code=1,
         )
     else:
-        _render_search(result)
+        (_render_reasons if explain else _render_search)(result)
     if "hint" in result:
         ctx.exit(1)
+
+
+def _render_reasons(result: dict[str, Any]) -> None:
+    """``Runtime.explain``'s answer for a person: per tool, what it matched and what let it in."""
+    if "searched" in result:
+        click.echo(f"searched for: {result['searched']}")
+    if not result["tools"]:
+        click.echo(result.get("hint") or "No tools matched.")
+    for rank, tool in enumerate(result["tools"], 1):
+        score = f"  score {tool['score']:.2f}" if "score" in tool else ""
+        click.echo(f"{rank}. {tool['tool_name']}{score}")
+        for word in tool["words"]:
+            said = f" ({', '.join(word['said'])})" if word["said"] and word["said"] != [word["term"]] else ""
+            click.echo(f"   {word['term']}{said} in {', '.join(word['fields']) or '?'}: +{word['added']:.2f}")
+        for verb in tool.get("verbs", []):
+            click.echo(f"   verb {verb['term']}: +{verb['added']:.2f}")
+        admitted = tool.get("admitted")
+        if admitted:
+            details = ", ".join(f"{key} {value}" for key, value in admitted.items() if key != "by")
+            click.echo(f"   admitted by {admitted['by']}" + (f": {details}" if details else ""))
+        if "order" in tool:
+            click.echo(f"   order: {tool['order']}")
 
 
 def _for_people(err: dict[str, Any], names: dict[str, str], tool_name: str | None = None) -> str:
@@ -343,7 +371,7 @@ def index(ctx: click.Context, rebuild: bool, clear: bool, as_json: bool) -> None
     if rebuild and clear:
         _fail("use --rebuild or --clear, not both")
     if clear:
-        from junior_core.index_cache import IndexCache
+        from junior_core.discovery.store import IndexCache
 
         cache = IndexCache()
         removed = cache.clear()

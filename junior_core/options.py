@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 if TYPE_CHECKING:
-    from junior_core.search import SearchIndex
+    from junior_core.discovery.index import SearchIndex
 
 __all__ = [
     "DEFAULT_MAX_HUNG_PER_SOURCE",

@@ -13,11 +13,9 @@ import contextlib
 import threading
 import weakref
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from junior_core._workers import BackgroundLoop
-from junior_core.analysis import summarize
 from junior_core.catalog import Catalog, CatalogTool
 from junior_core.context import Message, ToolContext
 from junior_core.discovery import Discovery
@@ -103,14 +101,8 @@ class Runtime:
             self._plugins = load(None if plugins is None else list(plugins), strict=strict)
         self._plugins.set_deadlines(hook_timeout_s=options.hook_timeout_s, startup_timeout_s=options.startup_timeout_s)
         self.reach = Reach(self.catalog, self.policy, self._plugins)
-        cache = None
-        if options.index_cache is not False:
-            # Imported here: a runtime without a stored index (index_cache=False) never needs the cache's code.
-            from junior_core.index_cache import IndexCache
-
-            cache = IndexCache(None if options.index_cache is True else Path(options.index_cache))
         index = options.index_factory() if options.index_factory is not None else None
-        self.discovery = Discovery(self.catalog, self.reach, cache=cache, index=index,
+        self.discovery = Discovery(self.catalog, self.reach, index_cache=options.index_cache, index=index,
                                    max_answer_chars=options.max_search_chars)
         self._dispatch = Dispatch(self.catalog, self.reach, self.discovery, self._plugins, options.default_timeout_s)
         self._execution = Execution(options.max_hung_per_source, options.max_result_chars)
@@ -230,7 +222,7 @@ class Runtime:
     @property
     def sources(self) -> list[dict[str, str]]:
         """``[{"id", "description"}]`` sorted by id."""
-        return [{"id": e.source.id, "description": summarize(e.source.description)} for e in self.catalog.sources]
+        return self.discovery.source_summaries()
 
     # -- host policy ---------------------------------------------------------------------------
     def set_exposure(self, pattern: str, exposure: Exposure) -> None:
@@ -269,6 +261,12 @@ class Runtime:
                      context: ToolContext | None = None, cursor: str | None = None) -> dict[str, Any]:
         """Exactly what the searchTools tool returns in ``context`` (tools hidden there are left out)."""
         return self.call_model_tool(SEARCH_TOOLS, _search(query, source, max_results, cursor), context)
+
+    def explain(self, query: str, source: str | None = None) -> dict[str, Any]:
+        """Why each tool ``search_tools(query, source)`` returns ranks where it does, as data: per tool its score,
+        the words it matched (the fields holding each, what each added), its verbs, what admitted it past the
+        relevance floor, and what moved it in the order (docs/discovery.md)."""
+        return self.discovery.explain(query, source, self.reach.hidden_for(_NO_CONTEXT))
 
     async def asearch_tools(self, query: str | None = None, source: str | None = None, max_results: int | None = None,
                             context: ToolContext | None = None, cursor: str | None = None) -> dict[str, Any]:

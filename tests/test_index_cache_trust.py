@@ -17,10 +17,12 @@ from typing import Any
 
 import pytest
 
-import junior_core._whoosh
-import junior_core.index_cache
+import junior_core.discovery.store
+import junior_core.discovery.trust
+import junior_core.discovery.whoosh_parts
 from junior_core import Runtime
-from junior_core.index_cache import KEEP, IndexCache, sign
+from junior_core.discovery.store import KEEP, IndexCache
+from junior_core.discovery.trust import sign
 from tests.conftest import notes_plugin, weather_plugin
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,7 +55,7 @@ def forbid_building(monkeypatch: pytest.MonkeyPatch) -> None:
     def fail(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("the index was rebuilt")
 
-    monkeypatch.setattr(junior_core._whoosh, "write_documents", fail)
+    monkeypatch.setattr(junior_core.discovery.whoosh_parts, "write_documents", fail)
 
 
 # A later process: a fresh interpreter opening the cache the way every start does.
@@ -220,7 +222,7 @@ def test_a_cache_of_another_user_is_not_used_uid_check(cache_dir: Path, make_run
                                                        monkeypatch: pytest.MonkeyPatch,
                                                        caplog: pytest.LogCaptureFixture) -> None:
     built(cache_dir, make_runtime)
-    monkeypatch.setattr(junior_core.index_cache, "_current_uid", lambda: os.geteuid() + 1)
+    monkeypatch.setattr(junior_core.discovery.trust, "current_uid", lambda: os.geteuid() + 1)
     with caplog.at_level(logging.WARNING, logger="junior.search"):
         rt = make_runtime(notes_plugin(), weather_plugin())
         assert answers(rt) == EXPECTED
@@ -418,7 +420,7 @@ def test_an_index_that_keeps_raising_fails_the_search_after_one_rebuild(
     rt = make_runtime(notes_plugin(), weather_plugin(), index_cache=False)
     assert answers(rt) == EXPECTED
     builds: list[int] = []
-    real = junior_core._whoosh.write_documents
+    real = junior_core.discovery.whoosh_parts.write_documents
 
     def counting(*args: Any, **kwargs: Any) -> None:
         builds.append(1)
@@ -427,7 +429,7 @@ def test_an_index_that_keeps_raising_fails_the_search_after_one_rebuild(
     def broken(self: Any, *args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("damaged block")
 
-    monkeypatch.setattr(junior_core._whoosh, "write_documents", counting)
+    monkeypatch.setattr(junior_core.discovery.whoosh_parts, "write_documents", counting)
     from whoosh.reading import SegmentReader
 
     monkeypatch.setattr(SegmentReader, "postings", broken)

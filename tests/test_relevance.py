@@ -1,5 +1,5 @@
 """The relevance floor, fair action words, keyword phrases and clauses: which tools may answer at all, and in
-what order (``junior_core.relevance``, ``junior_core.search``)."""
+what order (``junior_core.discovery.scoring``, ``junior_core.discovery.index``)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ from collections.abc import Callable
 import pytest
 
 from junior_core import Runtime, Source, Tool
-from junior_core.intent import Clause, Intent, clauses, leading_verbs, phrase_term, phrase_words
-from junior_core.ranking import RankingConfig
-from junior_core.search import SearchIndex
+from junior_core.discovery.index import SearchIndex
+from junior_core.discovery.query import Clause, Intent, clauses
+from junior_core.discovery.settings import RankingConfig
+from junior_core.discovery.text import leading_verbs, phrase_term, phrase_words
 from tests.conftest import OBJECT, SourcePlugin, echo
 
 WRITES = {"readOnlyHint": False}
@@ -151,7 +152,7 @@ def test_rarity_counts_the_reference_catalog(make_runtime: Callable[..., Runtime
     rt = make_runtime(notebook(), index_cache=False)
     assert names(rt.search_tools("forget it"))
     index = rt.discovery.index
-    from junior_core.relevance import rarity
+    from junior_core.discovery.scoring import rarity
 
     idf = rarity(index.config, index._analyzer, 4)
     assert idf("forget", 1) > idf("list", 1) + 1
@@ -289,7 +290,7 @@ def test_the_verb_a_description_opens_with_decides_between_siblings(make_runtime
 def test_without_the_reference_catalog_search_still_answers(make_runtime: Callable[..., Runtime],
                                                             monkeypatch: pytest.MonkeyPatch,
                                                             caplog: pytest.LogCaptureFixture) -> None:
-    from junior_core.relevance import Reference
+    from junior_core.discovery.scoring import Reference
 
     monkeypatch.setattr(Reference, "resource", ("data", "no-such-file.txt"))
     monkeypatch.setattr(Reference, "_loaded", {})
@@ -320,13 +321,13 @@ def test_only_an_action_word_in_a_verbs_place_is_the_requests_verb(make_runtime:
     # "lol" opens the first clause, but no tool says it does "lol": it is filler, not what is asked.
     assert names(rt.search_tools("lol sorry. forget the Friday merge rule"))[0] == "notebook__forget"
     index = rt.discovery.index
-    from junior_core import spelling
-    from junior_core.relevance import read_request
+    from junior_core.discovery import scoring, spelling
+    from junior_core.discovery.query import read_request
 
     snapshot = index.snapshot
     assert snapshot is not None
     request = read_request("lol sorry. forget the Friday merge rule", index._analyzer,
-                           spelling.Correction(""), 0.5, index._action_words(snapshot))
+                           spelling.Correction(""), 0.5, scoring.action_words(snapshot, index.config, index._analyzer))
     assert request is not None and request.verb_terms == ("forget",)
     assert {"lol", "forget"} <= request.placed  # both still admit only the tools naming them
 
@@ -393,9 +394,9 @@ def test_a_phrase_reads_a_negation_as_not(make_runtime: Callable[..., Runtime]) 
 
 
 def test_a_declared_phrase_does_not_take_the_verb_from_other_tools() -> None:
-    from junior_core import spelling
-    from junior_core.intent import phrase_term
-    from junior_core.relevance import read_request
+    from junior_core.discovery import spelling
+    from junior_core.discovery.query import read_request
+    from junior_core.discovery.text import phrase_term
 
     declared = {phrase_term(["show", "me"]), phrase_term(["keep", "in", "mind"])}
     analyze = SearchIndex().analyze

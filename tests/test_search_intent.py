@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 
 from junior_core import Runtime, Source, Tool
-from junior_core.intent import Intent
+from junior_core.discovery.query import Intent
 from tests.conftest import OBJECT, SourcePlugin, echo
 
 
@@ -172,7 +172,7 @@ def test_chat_before_a_question_does_not_hide_it(make_runtime: Callable[..., Run
 
 
 def test_chat_spellings_of_function_words_are_read_as_the_words(make_runtime: Callable[..., Runtime]) -> None:
-    from junior_core.intent import unchatted
+    from junior_core.discovery.query import unchatted
     from tests.test_relevance import names, notebook
 
     assert unchatted("wat did u save abt the standup, pls?") == "what did you save about the standup, please?"

@@ -8,116 +8,48 @@ from __future__ import annotations
 import difflib
 import json
 import logging
+import os
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from junior_core import protocol
-from junior_core.analysis import SUMMARY_LIMIT, summarize
+from junior_core.discovery.index import SearchIndex
+from junior_core.discovery.reasons import Trace
+from junior_core.discovery.text import summarize
+from junior_core.discovery.view import View
 from junior_core.exposure import NOTHING_HIDDEN
 from junior_core.options import DEFAULT_MAX_SEARCH_CHARS
-from junior_core.search import SearchIndex
 
 if TYPE_CHECKING:
     from junior_core.catalog import Catalog, CatalogTool
-    from junior_core.exposure import Reach, Table
-    from junior_core.index_cache import IndexCache
+    from junior_core.exposure import Reach
 
 __all__ = ["Discovery"]
 
 log = logging.getLogger("junior.search")
-_MAX_FILTERED = 256
-"""Filtered tool lists kept per view: one per (tools hidden for some actor, source) seen."""
-
-
-class _View:
-    """What searchTools answers from, computed once per exposure table (catalog and policy version)."""
-
-    def __init__(self, catalog: Catalog, table: Table) -> None:
-        self.table = table
-        self.version = table.version
-        tools = table.tools
-        sources = catalog.sources
-        self.visible = table.visible
-        self.by_name = {t.tool_name: t for t in self.visible}
-        self.by_source: dict[str, list[CatalogTool]] = {entry.source.id: [] for entry in sources}
-        self.local: dict[tuple[str, str], CatalogTool] = {}
-        for entry in self.visible:
-            self.by_source.setdefault(entry.source_id, []).append(entry)
-            self.local.setdefault((entry.source_id, entry.tool.name), entry)
-        # A source the host hides is not advertised: all of its tools are hidden, or, before it has any tools
-        # (a run-time source not listed yet), a rule hides the source id itself.
-        has_tools = {t.source_id for t in tools}
-        self.source_ids = [
-            entry.source.id for entry in sources
-            if self.by_source.get(entry.source.id)
-            or (entry.source.id not in has_tools and not table.hides_source(entry.source.id))
-        ]
-        shown = set(self.source_ids)
-        self.source_dicts = {
-            entry.source.id: {"id": entry.source.id, "description": summarize(entry.source.description)}
-            for entry in sources if entry.source.id in shown
-        }
-        self.source_texts = {entry.source.id: entry.source.description for entry in sources}
-        self._tool_dicts: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
-        self._row_sizes: dict[tuple[str, bool], int] = {}
-        self._filtered: dict[tuple[frozenset[str], str | None], list[CatalogTool]] = {}
-        self.description = protocol.search_description(
-            [(sid, self.source_dicts[sid]["description"]) for sid in self.source_ids]
-        )
-
-    def eligible(self, source_id: str | None, hidden: frozenset[str]) -> list[CatalogTool]:
-        """The tools searchTools may show (of one source, or all), without ``hidden``; filtered once per set."""
-        tools = self.visible if source_id is None else self.by_source.get(source_id, [])
-        if not hidden:
-            return tools
-        key = (hidden, source_id)
-        found = self._filtered.get(key)
-        if found is None:
-            found = [t for t in tools if t.tool_name not in hidden]
-            if len(self._filtered) >= _MAX_FILTERED:
-                self._filtered.clear()
-            self._filtered[key] = found
-        return found
-
-    def tool_dict(self, entry: CatalogTool, with_source: bool) -> dict[str, Any]:
-        """The answer row of a tool; summaries are made once per view, each answer gets its own copy."""
-        pair = self._tool_dicts.get(entry.tool_name)
-        if pair is None:
-            summary = summarize(entry.tool.description)
-            annotations = dict(entry.tool.annotations or {})
-            title = annotations.get("title")
-            if isinstance(title, str) and len(title) > SUMMARY_LIMIT:  # shown with every answer naming the tool
-                annotations["title"] = title[: SUMMARY_LIMIT - 3].rstrip() + "..."
-            schema = entry.tool.input_schema
-            plain = protocol.tool_row(entry.tool_name, summary, None, schema, annotations)
-            sourced = protocol.tool_row(entry.tool_name, summary, entry.source_id, schema, annotations)
-            pair = self._tool_dicts[entry.tool_name] = (plain, sourced)
-        row = pair[1] if with_source else pair[0]
-        return {**row, "annotations": dict(row["annotations"])}
-
-    def row_size(self, row: dict[str, Any]) -> int:
-        """``len(json.dumps(row))`` of a tool's answer row, measured once per view."""
-        key = (row["tool_name"], "source" in row)
-        size = self._row_sizes.get(key)
-        if size is None:
-            size = self._row_sizes[key] = len(json.dumps(row))
-        return size
-
-    def sources(self, ids: Any = None) -> list[dict[str, str]]:
-        chosen = self.source_ids if ids is None else ids
-        return [dict(self.source_dicts[sid]) for sid in chosen if sid in self.source_dicts]
 
 
 class Discovery:
     """Answers searchTools over one catalog, as ``reach`` (the host's exposure rules) shows it."""
 
-    def __init__(self, catalog: Catalog, reach: Reach, cache: IndexCache | None = None,
+    def __init__(self, catalog: Catalog, reach: Reach, index_cache: bool | str | os.PathLike[str] = False,
                  index: SearchIndex | None = None, max_answer_chars: int = DEFAULT_MAX_SEARCH_CHARS) -> None:
+        """``index_cache``: True stores indexes in the user cache directory, a path there, False nowhere; an
+        ``index`` given is used as it is."""
         self.catalog = catalog
         self.max_answer_chars = max_answer_chars
         self.reach = reach
-        self.index = index if index is not None else SearchIndex(cache=cache)
-        self._view: _View | None = None
+        if index is None:
+            cache = None
+            if index_cache is not False:
+                # Imported here: a runtime without a stored index never needs the cache's code.
+                from junior_core.discovery.store import IndexCache
+
+                cache = IndexCache(None if index_cache is True else Path(index_cache))
+            index = SearchIndex(cache=cache)
+        self.index = index
+        self._view: View | None = None
         self._view_lock = threading.Lock()
         self._rebuild: threading.Thread | None = None
         self._rebuild_lock = threading.Lock()
@@ -128,7 +60,7 @@ class Discovery:
         """Increases whenever the catalog or the policy changes."""
         return self.reach.version
 
-    def view(self) -> _View:
+    def view(self) -> View:
         """The current view, remade only when the exposure table (the catalog or the policy) changed."""
         table = self.reach.table()
         view = self._view
@@ -137,7 +69,7 @@ class Discovery:
         with self._view_lock:
             view = self._view
             if view is None or view.table is not table:
-                view = self._view = _View(self.catalog, table)
+                view = self._view = View(self.catalog, table)
         return view
 
     def visible(self, source_id: str | None = None) -> list[CatalogTool]:
@@ -145,7 +77,11 @@ class Discovery:
         view = self.view()
         return list(view.visible if source_id is None else view.by_source.get(source_id, []))
 
-    def _build_index(self, view: _View) -> None:
+    def source_summaries(self) -> list[dict[str, str]]:
+        """Every catalog source's id and summary, sorted by id, whatever the host hides."""
+        return [{"id": e.source.id, "description": summarize(e.source.description)} for e in self.catalog.sources]
+
+    def _build_index(self, view: View) -> None:
         self.index.build(view.visible, view.source_texts, view.version)
 
     def refresh_index(self) -> None:
@@ -190,8 +126,6 @@ class Discovery:
         assert snapshot is not None
         size = None
         if snapshot.path is not None:
-            from pathlib import Path
-
             size = sum(f.stat().st_size for f in Path(snapshot.path).iterdir())
         return {
             "state": "stored" if snapshot.path else "in memory",
@@ -203,7 +137,7 @@ class Discovery:
             "stored_indexes": len(cache.entries()) if cache is not None else 0,
         }
 
-    def _ensure_index(self, view: _View) -> None:
+    def _ensure_index(self, view: View) -> None:
         if self.index.version == view.version:
             return
         if self.index.snapshot is None:
@@ -257,7 +191,7 @@ class Discovery:
         return self._fit(view, answer, offset)
 
     # -- the answer's size ---------------------------------------------------------------------
-    def _fit(self, view: _View, answer: dict[str, Any], offset: int) -> dict[str, Any]:
+    def _fit(self, view: View, answer: dict[str, Any], offset: int) -> dict[str, Any]:
         """``answer`` within ``max_answer_chars`` of JSON: the largest schemas shortened first, then tools left to
         the next page; what was done is said in ``shortened``.
 
@@ -317,10 +251,33 @@ class Discovery:
             depth += 1
         return picked
 
-    def _ranked(self, view: _View, query: str, source_id: str | None, limit: int,
-                hidden: frozenset[str] = NOTHING_HIDDEN) -> tuple[list[CatalogTool], int, tuple[tuple[str, str], ...]]:
+    def explain(self, query: str, source_id: str | None = None, hidden: frozenset[str] = NOTHING_HIDDEN,
+                limit: int | None = None) -> dict[str, Any]:
+        """Why each tool searchTools returns for ``query`` ranks where it does, as data (``reasons``); input checked
+        as searchTools checks it, a refusal answered as searchTools answers it."""
+        try:
+            request = protocol.search_request({"query": query, "source": source_id, "max_results": limit})
+        except protocol.Refusal as refused:
+            return refused.answer
+        query, source_id, limit = request.query, request.source, request.limit
+        view = self.view()
+        out: dict[str, Any] = {"query": query, "source": source_id}
+        if source_id is not None and source_id not in view.source_dicts:
+            return {**out, "tools": [], "hint": protocol.unknown_source_hint(source_id, view.source_ids)}
+        if not query:
+            return {**out, "tools": [], "hint": "An empty query lists tools without ranking them: give words."}
+        trace = Trace()
+        picked, total, _ = self._ranked(view, query, source_id, limit, hidden, trace)
+        shown = {t.tool_name for t in picked}
+        if trace.searched is not None:
+            out["searched"] = trace.searched
+        return {**out, "total_matches": total, "tools": [row for row in trace.tools if row["tool_name"] in shown]}
+
+    def _ranked(self, view: View, query: str, source_id: str | None, limit: int,
+                hidden: frozenset[str] = NOTHING_HIDDEN, trace: Trace | None = None,
+                ) -> tuple[list[CatalogTool], int, tuple[tuple[str, str], ...]]:
         self._ensure_index(view)
-        result = self.index.search(query, limit=limit, source_id=source_id, hidden=hidden)
+        result = self.index.search(query, limit=limit, source_id=source_id, hidden=hidden, trace=trace)
         names = list(result.tool_names)
         total = result.total
         exact = self._exact(view, query, source_id)
@@ -332,12 +289,14 @@ class Discovery:
             elif not self.index.matches(query, exact.tool_name):
                 total += 1
             names.insert(0, exact.tool_name)
+            if trace is not None:
+                trace.exact(exact.tool_name)
         # An index a refresh has not replaced yet may name a tool that is gone: the view decides.
         picked = [t for t in (view.by_name.get(name) for name in names[:limit]) if t is not None]
         return picked, total, result.corrections
 
     @staticmethod
-    def _exact(view: _View, query: str, source_id: str | None) -> CatalogTool | None:
+    def _exact(view: View, query: str, source_id: str | None) -> CatalogTool | None:
         entry = view.by_name.get(query)
         if entry is not None and (source_id is None or entry.source_id == source_id):
             return entry
@@ -369,7 +328,7 @@ class Discovery:
         own = set(self.index.analyze(" ".join([entry.tool_name, *entry.tool.keywords])))
         return len(wanted & own) * 2 > len(wanted)
 
-    def _down_source(self, view: _View, tool_name: str) -> tuple[str, str] | None:
+    def _down_source(self, view: View, tool_name: str) -> tuple[str, str] | None:
         """The source a tool_name belongs to by its prefix, with why it is down; None if it is up or unknown."""
         best: str | None = None
         for source_id in view.source_ids:

@@ -8,7 +8,7 @@ against. A request word is corrected only when all of this holds:
   and contractions stay as written), not part of a URL, path, address or dotted name, not capitalised inside a
   sentence (a name), not in an unspaced script, not a stop word;
 - no tool uses it: neither the word nor its stem is among the tools' words, nor among the reference catalog's
-  (``junior_core.relevance``: "saying" is a word even where no tool says it, not a typo of "saving");
+  (``scoring.Reference``: "saying" is a word even where no tool says it, not a typo of "saving");
 - one correction is clearly best. Candidates keep the word's first letter. A short word (4 or 5 letters) may have
   a letter missing or two neighbours swapped ("frget", "lsit"); a long one (6 or more) may also have one letter
   wrong or extra, or two letters missing ("memroy", "proceedure", "rember" -> remember). A letter wrong or extra
@@ -37,7 +37,7 @@ from typing import Any
 
 import attrs
 
-from junior_core.analysis import has_unspaced, split_identifier
+from junior_core.discovery.text import has_unspaced, split_identifier
 
 __all__ = ["FIELD", "Correction", "Speller", "correct", "vocabulary", "with_vocabulary"]
 

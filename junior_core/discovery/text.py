@@ -1,8 +1,9 @@
-"""Text analysis for the search index, and the summaries searchTools shows.
+"""Text analysis for the search index, keyword phrases, and the summaries searchTools shows.
 
 Text to index terms: identifiers split (camelCase, snake_case, kebab-case, digits; the whole identifier kept
 too), lowercased, Whoosh's stop list plus English function words dropped, Whoosh's Porter2 stemmer, CJK
-characters and bigrams. Declared keywords are analysed like any other text.
+characters and bigrams. Declared keywords are analysed like any other text; a keyword of several words is one
+term (its words joined by ``PHRASE_MARK``).
 """
 
 from __future__ import annotations
@@ -13,17 +14,26 @@ from collections.abc import Iterator, Mapping, Sequence
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
+from junior_core.discovery.rules import EXTRA_STOP_WORDS, FILLER_STOP_WORDS, NEGATION_BASES
+
 if TYPE_CHECKING:
-    from junior_core.ranking import RankingConfig
+    from junior_core.discovery.settings import RankingConfig
 
 __all__ = [
+    "PHRASE_MARK",
     "SUMMARY_LIMIT",
+    "WORD",
     "Analyzer",
     "has_unspaced",
+    "leading_verbs",
     "pairs",
     "param_text",
+    "phrase_term",
+    "phrase_words",
+    "phrases",
     "split_identifier",
     "summarize",
+    "without",
 ]
 
 SUMMARY_LIMIT = 180
@@ -36,13 +46,13 @@ _IDENT_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]
 _CHUNK = re.compile(r"[^\W_]+")
 # English clitics are not words of their own: "don't", "I'm", "Twitter's" give do, I, Twitter (not don, m, s).
 _NOT_BASES = re.compile(r"(?<![^\W\d_])(ca|wo|sha)n['’]t(?![^\W_])", re.IGNORECASE)  # can't, won't, shan't
-NEGATION_BASES = {"ca": "can", "wo": "will", "sha": "shall"}
-"""Bases of the negations that are not their word without "n't": can't, won't, shan't."""
 _CLITIC = re.compile(r"(?<=[^\W\d_])(?:n['’]t|['’](?:s|m|d|re|ve|ll))(?![^\W_])", re.IGNORECASE)
 _CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _CJK = re.compile(f"[{_CJK_CHARS}]")
 _CJK_RUN = re.compile(f"[{_CJK_CHARS}]+|[^{_CJK_CHARS}]+")
 _CACHE_LIMIT = 200_000
+WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
+"""A word as a request's parse and a keyword phrase read it: letters and digits, an apostrophe inside."""
 _PAIR = "\x1f"  # joins two terms into a proximity term; never produced by analysis
 
 def has_unspaced(text: str) -> bool:
@@ -109,15 +119,6 @@ def param_text(schema: Mapping[str, Any]) -> str:
     walk(schema, 0)
     return " \n ".join(parts)
 
-# English function words and request fillers ("can you help me find ...") on top of Whoosh's list: they
-# carry no tool meaning, yet match any description that happens to use them.
-EXTRA_STOP_WORDS = frozenset(
-    """i me my mine myself our ours he she they them their his her its what which who whom whose where how why
-    do does did doing done was were been being has had having would could should shall might must am so than
-    too very just also about into over out up any some all each every there here then these those please want
-    need like let know help most more such only other same few both own again further once because while now""".split()
-)
-FILLER_STOP_WORDS = frozenset("find get show give tell provide make use using".split())
 
 class Analyzer:
     """Text to index terms: identifiers split (whole kept too), lowercased, stop words dropped, stemmed (Porter2).
@@ -234,3 +235,81 @@ def _without_clitics(text: str) -> str:
 
 def pairs(terms: Sequence[str]) -> list[str]:
     return [f"{a}{_PAIR}{b}" for a, b in pairwise(terms) if a != b]
+
+
+PHRASE_MARK = "\x1e"
+"""Joins the words of a phrase into one index term; never produced by analysis."""
+
+
+def without(text: str, phrase_terms: list[str]) -> str:
+    """``text`` with every occurrence of the given phrases (as ``phrase_term`` joins them) blanked out."""
+    spans = _phrase_spans(text[:2000])
+    lowered = [word for word, _ in spans]
+    cut: set[tuple[int, int]] = set()
+    for term in phrase_terms:
+        sequence = term.split(PHRASE_MARK)
+        size = len(sequence)
+        for i in range(len(lowered) - size + 1):
+            if lowered[i : i + size] == sequence:
+                cut.update(span for _, span in spans[i : i + size])
+    if not cut:
+        return text
+    out: list[str] = []
+    end = 0
+    for start, stop in sorted(cut):
+        out += [text[end:start], " "]
+        end = stop
+    return "".join(out) + text[end:]
+
+
+_PHRASE_LENGTHS = range(2, 6)
+
+
+_NOT = re.compile(r"(\w+)n't")
+
+
+def _phrase_spans(text: str) -> list[tuple[str, tuple[int, int]]]:
+    """The words of ``text`` as a phrase reads them, each with where it stands: lower-cased, and a negation's
+    "n't" as the word "not" ("isn't" -> is, not; "can't" -> can, not), so "not true anymore" is said by "that
+    isn't true anymore" and "don't forget" by "do not forget"."""
+    out: list[tuple[str, tuple[int, int]]] = []
+    for match in WORD.finditer(text):
+        word = match.group().lower().replace("’", "'")
+        negated = _NOT.fullmatch(word)
+        if negated is None:
+            out.append((word, match.span()))
+        else:
+            base = negated.group(1)
+            out += [(NEGATION_BASES.get(base, base), match.span()), ("not", match.span())]
+    return out
+
+
+def phrase_words(text: str) -> list[str]:
+    """The words of a keyword phrase as written, lower-cased, a negation's "n't" as "not": "Keep in mind" -> keep,
+    in, mind; "Don't forget" -> do, not, forget."""
+    return [word for word, _ in _phrase_spans(text)]
+
+
+def phrase_term(words: list[str]) -> str:
+    return PHRASE_MARK.join(words)
+
+
+def phrases(text: str) -> list[str]:
+    """Every run of 2 to 5 consecutive words of ``text`` (its first 64 words) as a phrase term: what a declared
+    phrase can match."""
+    words = phrase_words(text[:2000])[:64]
+    return list(dict.fromkeys(
+        phrase_term(words[i : i + n]) for n in _PHRASE_LENGTHS for i in range(len(words) - n + 1)
+    ))
+
+
+_LEADING = re.compile(r"\s*([^\W\d_]+)(?:\s*\(([^()]{1,80})\))?")
+
+
+def leading_verbs(description: str) -> str:
+    """The word a tool's description opens with, and the words of a parenthesis right after it: the tool's own
+    statement of what it does ("Forget (delete, remove) a memory ..." -> "Forget delete remove")."""
+    match = _LEADING.match(description)
+    if match is None:
+        return ""
+    return f"{match.group(1)} {match.group(2) or ''}".strip()
