@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,8 +73,9 @@ class Served:
         return self.process.wait(timeout=30)
 
 
-@pytest.fixture
-def served(db_url: str, tmp_path: Path) -> Iterator[Served]:
+@contextmanager
+def serving(db_url: str, tmp_path: Path, *args: str, host: str | None = "127.0.0.1") -> Iterator[Served]:
+    """``junior slack serve --port <free> [--host host] args...`` until it says it listens, killed on leaving."""
     slack = FakeSlack()
     brain = Brain()
     model = ChatCompletionsServer(brain.script, model="local")
@@ -81,7 +83,8 @@ def served(db_url: str, tmp_path: Path) -> Iterator[Served]:
     port = free_port()
     env = clean_env(tmp_path, SLACK_BOT_TOKEN="xoxb-test-token", SLACK_SIGNING_SECRET=SECRET,
                     SLACK_API_URL=slack.url, JUNIOR_MODEL=model.spec, JUNIOR_MEMORY_URL=db_url)
-    process = subprocess.Popen([str(JUNIOR), "slack", "serve", "--host", "127.0.0.1", "--port", str(port)],
+    where = ["--host", host] if host is not None else []
+    process = subprocess.Popen([str(JUNIOR), "slack", "serve", *where, "--port", str(port), *args],
                                env=env, cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE, text=True)
     stderr: list[str] = []
@@ -110,6 +113,12 @@ def served(db_url: str, tmp_path: Path) -> Iterator[Served]:
         reader.join(5)
         model.close()
         slack.close()
+
+
+@pytest.fixture
+def served(db_url: str, tmp_path: Path) -> Iterator[Served]:
+    with serving(db_url, tmp_path) as running:
+        yield running
 
 
 def test_serve_answers_signed_dm_events_and_remembers_across_messages(served: Served) -> None:
