@@ -9,7 +9,6 @@ short plain-text answer; no traceback reaches a client.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import socket
@@ -18,6 +17,8 @@ from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import asyncio
+
     from slack_bolt import App
 
 __all__ = ["BACKLOG", "BODY_LIMIT", "EVENTS_PATH", "READ_TIMEOUT", "SlackServer", "asgi_app", "make_server"]
@@ -52,6 +53,8 @@ async def _answer(send: Send, status: int, body: bytes, headers: list[tuple[byte
 
 async def _read_body(scope: Scope, receive: Receive, body_limit: int, read_timeout: float) -> bytes:
     """The whole body, or ``_Refused`` when it is over ``body_limit`` or not all sent within ``read_timeout``."""
+    import asyncio
+
     declared = dict(scope["headers"]).get(b"content-length")
     if declared is not None and (not declared.isdigit() or int(declared) > body_limit):
         raise _Refused(413, "request body too large") if declared.isdigit() else _Refused(400, "bad content-length")
@@ -96,6 +99,8 @@ def asgi_app(app: App, signing_secret: str, path: str = EVENTS_PATH, *, body_lim
         return response.status, (response.body or "").encode(), [(b"content-type", kind), *extra]
 
     async def application(scope: Scope, receive: Receive, send: Send) -> None:
+        import asyncio
+
         if scope["type"] != "http":
             return  # lifespan is off; nothing else is served
         if scope["path"] != path:
