@@ -105,6 +105,8 @@ class SlackBot:
             actor, conversation = conversation_for(team_id, event, visibility)
         except ValueError as exc:
             log.error("event %s cannot be mapped to a conversation, so it gets no answer: %s", event_id, exc)
+            if event_id:
+                self.events.finish(str(event_id))
             return None
         reply_thread = conversation.thread_ts or (conversation.message_ts if in_thread else None)
         history = thread_history(client, team_id, conversation, bot_user_id, bot_id, limit=self.history_limit)
@@ -124,6 +126,8 @@ class SlackBot:
             log.exception("turn for event %s in %s failed", event_id, conversation.source_key)
             text = SOMETHING_BROKE
         self.post(client, channel, text, reply_thread)
+        if event_id:
+            self.events.finish(str(event_id))  # answered: no retry runs it again, however late
         return turn
 
     def post(self, client: Any, channel: str, text: str, thread_ts: str | None) -> None:

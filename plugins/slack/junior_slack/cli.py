@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from junior_slack.server import BODY_LIMIT, READ_TIMEOUT
+
 if TYPE_CHECKING:
     from slack_bolt import App
 
@@ -60,15 +62,20 @@ def slack_group() -> None:
 
 @slack_group.command()
 @click.option("--port", default=3000, show_default=True, help="Port to listen on.")
-@click.option("--host", default="0.0.0.0", show_default=True, help="Address to listen on.")
-def serve(port: int, host: str) -> None:
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on; expose it through a TLS-terminating reverse proxy.")
+@click.option("--body-limit", default=BODY_LIMIT, show_default=True, type=click.IntRange(min=1),
+              help="Largest request body accepted, in bytes; a larger one is refused with 413 unread.")
+@click.option("--read-timeout", default=READ_TIMEOUT, show_default=True, type=click.FloatRange(min=0, min_open=True),
+              help="Seconds a client has to send a request's headers, and again its body.")
+def serve(port: int, host: str, body_limit: int, read_timeout: float) -> None:
     """Receive the Events API over HTTP at POST /slack/events (signatures checked with SLACK_SIGNING_SECRET)."""
     require("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "JUNIOR_MODEL")
     from junior_slack.server import EVENTS_PATH, make_server
 
     with _bot() as app:
         try:
-            server = make_server(app, host, port)
+            server = make_server(app, host, port, body_limit=body_limit, read_timeout=read_timeout)
         except OSError as exc:
             raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
         click.echo(f"junior-slack: listening on http://{host}:{server.server_port}{EVENTS_PATH}", err=True)

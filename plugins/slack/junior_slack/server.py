@@ -1,37 +1,224 @@
-"""The HTTP server for the Events API: Bolt's WSGI adapter on the standard library's WSGI server, one thread
-per request (Bolt acknowledges an event at once and runs the turn on its own worker threads)."""
+"""The HTTP server for the Events API: the Bolt app behind a small ASGI front on uvicorn.
+
+The front does what must happen before a request body is trusted or parsed: it refuses a body over the limit
+(413, from ``Content-Length`` or as it streams in), gives a client ``read_timeout`` seconds to send its headers and
+its body (a half-sent request is dropped or answered 408), and checks Slack's signature on the raw bytes (401).
+Only then does Bolt see the request, on a worker thread, so the event loop keeps accepting. Every refusal is a
+short plain-text answer; no traceback reaches a client.
+"""
 
 from __future__ import annotations
 
 import logging
-from socketserver import ThreadingMixIn
+import os
+import socket
+import threading
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
 
 if TYPE_CHECKING:
+    import asyncio
+
     from slack_bolt import App
 
-__all__ = ["EVENTS_PATH", "make_server"]
+__all__ = ["BACKLOG", "BODY_LIMIT", "EVENTS_PATH", "READ_TIMEOUT", "SlackServer", "asgi_app", "make_server"]
 
 log = logging.getLogger("junior.slack")
 
 EVENTS_PATH = "/slack/events"
+# Slack's event payloads are a few KB; a megabyte leaves room for large messages and refuses floods early.
+BODY_LIMIT = 1024 * 1024
+READ_TIMEOUT = 10.0
+# Bursts of events arrive together; the kernel caps this at net.core.somaxconn.
+BACKLOG = 2048
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
-class _ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
-    daemon_threads = True
+class _Refused(Exception):
+    def __init__(self, status: int, text: str) -> None:
+        super().__init__(text)
+        self.status, self.text = status, text
 
 
-class _Handler(WSGIRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        log.debug("%s %s", self.address_string(), format % args)
+async def _answer(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", b"%d" % len(body)),
+                            *(headers or [])]})
+    await send({"type": "http.response.body", "body": body})
 
 
-def make_server(app: App, host: str = "0.0.0.0", port: int = 3000, path: str = EVENTS_PATH) -> WSGIServer:
-    """A server answering ``POST <path>`` with ``app`` (port 0: a free one, see ``server.server_port``)."""
-    from wsgiref.simple_server import make_server as wsgi_server
+async def _read_body(scope: Scope, receive: Receive, body_limit: int, read_timeout: float) -> bytes:
+    """The whole body, or ``_Refused`` when it is over ``body_limit`` or not all sent within ``read_timeout``."""
+    import asyncio
 
-    from slack_bolt.adapter.wsgi import SlackRequestHandler
+    declared = dict(scope["headers"]).get(b"content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > body_limit):
+        raise _Refused(413, "request body too large") if declared.isdigit() else _Refused(400, "bad content-length")
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + read_timeout
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        try:
+            message = await asyncio.wait_for(receive(), max(deadline - loop.time(), 0.0))
+        except TimeoutError:
+            raise _Refused(408, "request body not sent in time") from None
+        if message["type"] == "http.disconnect":
+            raise _Refused(400, "client went away")
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > body_limit:
+            raise _Refused(413, "request body too large")
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
 
-    return wsgi_server(host, port, SlackRequestHandler(app, path), server_class=_ThreadingWSGIServer,
-                       handler_class=_Handler)
+
+def asgi_app(app: App, signing_secret: str, path: str = EVENTS_PATH, *, body_limit: int = BODY_LIMIT,
+             read_timeout: float = READ_TIMEOUT) -> ASGIApp:
+    """``app`` as an ASGI application answering ``POST <path>``: body limit, read timeout and signature first."""
+    from slack_bolt.request import BoltRequest
+    from slack_sdk.signature import SignatureVerifier
+
+    verifier = SignatureVerifier(signing_secret)
+
+    def dispatch(body: str, query: str, headers: dict[str, list[str]]) -> tuple[int, bytes, list[tuple[bytes, bytes]]]:
+        bolt_headers: dict[str, str | Sequence[str]] = dict(headers)
+        try:
+            response = app.dispatch(BoltRequest(body=body, query=query, headers=bolt_headers))
+        except Exception as exc:  # noqa: BLE001 - a signed body Bolt cannot read is the sender's fault, said plainly
+            log.warning("a signed request could not be read: %s", type(exc).__name__)
+            return 400, b"bad request", []
+        extra = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, values in response.headers.items()
+                 for v in values if k.lower() not in ("content-length", "content-type")]
+        kind = (response.headers.get("content-type") or ["text/plain; charset=utf-8"])[0].encode("latin-1")
+        return response.status, (response.body or "").encode(), [(b"content-type", kind), *extra]
+
+    async def application(scope: Scope, receive: Receive, send: Send) -> None:
+        import asyncio
+
+        if scope["type"] != "http":
+            return  # lifespan is off; nothing else is served
+        if scope["path"] != path:
+            await _answer(send, 404, b"not found")
+            return
+        if scope["method"] != "POST":
+            await _answer(send, 405, b"method not allowed", [(b"allow", b"POST")])
+            return
+        try:
+            raw = await _read_body(scope, receive, body_limit, read_timeout)
+            headers: dict[str, list[str]] = {}
+            for key, value in scope["headers"]:
+                headers.setdefault(key.decode("latin-1").lower(), []).append(value.decode("latin-1"))
+            timestamp = headers.get("x-slack-request-timestamp", [None])[0]
+            signature = headers.get("x-slack-signature", [None])[0]
+            try:
+                valid = verifier.is_valid(body=raw, timestamp=timestamp, signature=signature)
+            except ValueError:  # a timestamp that is not a number
+                valid = False
+            if not valid:
+                raise _Refused(401, "invalid request signature")
+            try:
+                body = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise _Refused(400, "request body is not UTF-8") from None
+        except _Refused as refused:
+            await _answer(send, refused.status, refused.text.encode(), [(b"connection", b"close")])
+            return
+        status, content, extra = await asyncio.to_thread(dispatch, body, scope["query_string"].decode("latin-1"),
+                                                         headers)
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-length", b"%d" % len(content)), *extra]})
+        await send({"type": "http.response.body", "body": content})
+
+    return application
+
+
+def _protocol(read_timeout: float) -> type:
+    """uvicorn's HTTP/1.1 protocol, closing a connection that has not sent a request's headers in time.
+
+    uvicorn times out idle keep-alive connections but not one still sending its first headers; without this each
+    half-sent connection is held forever.
+    """
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class Protocol(H11Protocol):
+        _header_timer: asyncio.TimerHandle | None = None
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._header_timer = self.loop.call_later(read_timeout, self._headers_overdue)
+
+        def _disarm(self) -> None:
+            if self._header_timer is not None:
+                self._header_timer.cancel()
+                self._header_timer = None
+
+        def _headers_overdue(self) -> None:
+            self._header_timer = None
+            if self.cycle is None or self.cycle.response_complete:  # no request under way: none arrived in time
+                self.transport.close()
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._arm()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self._arm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+    return Protocol
+
+
+class SlackServer:
+    """uvicorn serving an ASGI app on a socket bound at construction (so ``server_port`` is known at once)."""
+
+    def __init__(self, application: ASGIApp, host: str, port: int, *, read_timeout: float = READ_TIMEOUT,
+                 backlog: int = BACKLOG) -> None:
+        import uvicorn
+
+        self.socket = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET,
+                                           backlog=backlog)
+        self.server_address = self.socket.getsockname()
+        self.server_port = int(self.server_address[1])
+        config = uvicorn.Config(application, lifespan="off", http=_protocol(read_timeout), backlog=backlog,
+                                timeout_keep_alive=max(1, round(read_timeout)), log_config=None, log_level="warning",
+                                access_log=False, server_header=False, ws="none")
+        self._server = uvicorn.Server(config)
+        self._done = threading.Event()
+
+    def serve_forever(self) -> None:
+        """Serve until ``shutdown()`` (or, on the main thread, SIGINT/SIGTERM: KeyboardInterrupt after closing)."""
+        try:
+            self._server.run(sockets=[self.socket])
+        finally:
+            self._done.set()
+
+    def shutdown(self, timeout: float = 30.0) -> None:
+        self._server.should_exit = True
+        self._done.wait(timeout)
+
+    def server_close(self) -> None:
+        self.socket.close()
+
+
+def make_server(app: App, host: str = "127.0.0.1", port: int = 3000, path: str = EVENTS_PATH, *,
+                signing_secret: str | None = None, body_limit: int = BODY_LIMIT, read_timeout: float = READ_TIMEOUT,
+                backlog: int = BACKLOG) -> SlackServer:
+    """A server answering ``POST <path>`` with ``app`` (port 0: a free one, see ``server.server_port``).
+
+    ``signing_secret`` defaults to ``SLACK_SIGNING_SECRET``, as Bolt's does.
+    """
+    secret = signing_secret or os.environ.get("SLACK_SIGNING_SECRET", "").strip()
+    if not secret:
+        raise ValueError("a signing secret is needed: signing_secret= or SLACK_SIGNING_SECRET")
+    application = asgi_app(app, secret, path, body_limit=body_limit, read_timeout=read_timeout)
+    return SlackServer(application, host, port, read_timeout=read_timeout, backlog=backlog)

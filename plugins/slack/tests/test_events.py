@@ -108,3 +108,115 @@ def test_the_default_database_is_the_slack_url_then_memory_url_then_the_user_dat
     assert (made / "slack.sqlite3").is_file()
     if os.name == "posix":
         assert stat.S_IMODE(made.stat().st_mode) == 0o700  # other local users cannot read who talked when
+
+
+class Clock:
+    """A clock the test moves: no sleeping."""
+
+    def __init__(self) -> None:
+        self.now = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+def test_an_unfinished_claim_is_refused_until_its_lease_ends_and_then_taken_once(db_url: str) -> None:
+    clock = Clock()
+    log = EventLog(db_url, lease=timedelta(minutes=4), clock=clock)
+    try:
+        assert log.claim("Ev0LEASE001", "T0TEAM001") is True  # the turn starts, and its process dies
+        clock.now += timedelta(minutes=3, seconds=59)
+        assert log.claim("Ev0LEASE001", "T0TEAM001") is False  # a retry while the turn may still be running
+        clock.now += timedelta(seconds=1)
+        assert log.claim("Ev0LEASE001", "T0TEAM001") is True  # the lease ran out unfinished: this retry answers
+        assert log.claim("Ev0LEASE001", "T0TEAM001") is False  # and holds a new lease of its own
+        clock.now += timedelta(minutes=3)
+        assert log.claim("Ev0LEASE001", "T0TEAM001") is False
+        log.finish("Ev0LEASE001")
+        clock.now += timedelta(hours=20)
+        assert log.claim("Ev0LEASE001", "T0TEAM001") is False  # finished: never again
+        assert log.claim("Ev0LEASE002", "T0TEAM001") is True  # another event is its own
+    finally:
+        log.close()
+
+
+def test_a_finished_event_is_never_taken_again(db_url: str) -> None:
+    clock = Clock()
+    log = EventLog(db_url, lease=timedelta(minutes=4), clock=clock)
+    try:
+        assert log.claim("Ev0DONE0001") is True
+        log.finish("Ev0DONE0001")
+        for later in (timedelta(0), timedelta(minutes=4), timedelta(hours=23)):
+            clock.now = datetime(2026, 3, 1, 12, 0, tzinfo=UTC) + later
+            assert log.claim("Ev0DONE0001") is False, later
+    finally:
+        log.close()
+
+
+def test_replicas_racing_for_an_expired_lease_take_it_exactly_once(db_url: str) -> None:
+    clock = Clock()
+    first = EventLog(db_url, lease=timedelta(minutes=4), clock=clock)
+    try:
+        assert all(first.claim(f"Ev{n:010d}") for n in range(10))  # a replica that died mid-turn on each
+    finally:
+        first.close()
+    clock.now += timedelta(minutes=5)
+    replicas = [EventLog(db_url, lease=timedelta(minutes=4), clock=clock) for _ in range(8)]
+    start = threading.Barrier(len(replicas))
+
+    def deliver(log: EventLog) -> list[bool]:
+        start.wait()
+        return [log.claim(f"Ev{n:010d}") for n in range(10)]
+
+    try:
+        with ThreadPoolExecutor(len(replicas)) as pool:
+            results = list(pool.map(deliver, replicas))
+    finally:
+        for log in replicas:
+            log.close()
+    for n in range(10):
+        assert sum(result[n] for result in results) == 1, f"event {n}: {[r[n] for r in results]}"
+
+
+def test_a_table_made_before_leases_gains_them_and_its_rows_count_as_finished(db_url: str) -> None:
+    engine = create_engine(db_url)
+    try:
+        # The table as the first release made it, with an event taken then.
+        old = Table("junior_slack_events", MetaData(), Column("event_id", String(128), primary_key=True),
+                    Column("team_id", String(64)), Column("received_at", DateTime(), nullable=False, index=True))
+        old.metadata.create_all(engine)
+        with engine.begin() as conn:
+            conn.execute(old.insert().values(event_id="Ev0BEFORE01", team_id="T0TEAM001",
+                                             received_at=datetime(2026, 3, 1, 11, 0)))
+    finally:
+        engine.dispose()
+    clock = Clock()
+    logs = [EventLog(db_url, lease=timedelta(minutes=4), clock=clock) for _ in range(2)]
+    try:
+        # Two replicas upgrading it at once.
+        with ThreadPoolExecutor(2) as pool:
+            assert list(pool.map(lambda log: log.claim("Ev0BEFORE01"), logs)) == [False, False]
+        clock.now += timedelta(minutes=30)
+        assert logs[0].claim("Ev0BEFORE01") is False  # long past any lease: still finished
+        assert logs[0].claim("Ev0AFTER001") is True
+        clock.now += timedelta(minutes=4)
+        assert logs[1].claim("Ev0AFTER001") is True  # new rows get leases
+    finally:
+        for log in logs:
+            log.close()
+    assert [r[0] for r in rows(db_url)] == ["Ev0AFTER001", "Ev0BEFORE01"]
+
+
+def test_a_finish_the_database_refuses_is_logged_not_raised(caplog: pytest.LogCaptureFixture,
+                                                             tmp_path: Path) -> None:
+    log = EventLog(f"sqlite:///{tmp_path / 'events.sqlite3'}")
+    try:
+        assert log.claim("Ev0BROKEN01") is True
+        engine = create_engine(f"sqlite:///{tmp_path / 'events.sqlite3'}")
+        with engine.begin() as conn:
+            conn.exec_driver_sql("DROP TABLE junior_slack_events")
+        engine.dispose()
+        log.finish("Ev0BROKEN01")
+    finally:
+        log.close()
+    assert "event Ev0BROKEN01 could not be marked finished" in caplog.text

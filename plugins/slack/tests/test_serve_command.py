@@ -12,8 +12,11 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from slack_helpers import SECRET, TEAM, Brain, FakeSlack, dm, event_body, send
@@ -72,16 +75,19 @@ class Served:
         return self.process.wait(timeout=30)
 
 
-@pytest.fixture
-def served(db_url: str, tmp_path: Path) -> Iterator[Served]:
+@contextmanager
+def serving(db_url: str, tmp_path: Path, *args: str, host: str | None = "127.0.0.1",
+            brain: Brain | None = None, **settings: str) -> Iterator[Served]:
+    """``junior slack serve --port <free> [--host host] args...`` until it says it listens, killed on leaving."""
     slack = FakeSlack()
-    brain = Brain()
+    brain = brain or Brain()
     model = ChatCompletionsServer(brain.script, model="local")
     brain.server = model
     port = free_port()
     env = clean_env(tmp_path, SLACK_BOT_TOKEN="xoxb-test-token", SLACK_SIGNING_SECRET=SECRET,
-                    SLACK_API_URL=slack.url, JUNIOR_MODEL=model.spec, JUNIOR_MEMORY_URL=db_url)
-    process = subprocess.Popen([str(JUNIOR), "slack", "serve", "--host", "127.0.0.1", "--port", str(port)],
+                    SLACK_API_URL=slack.url, JUNIOR_MODEL=model.spec, JUNIOR_MEMORY_URL=db_url, **settings)
+    where = ["--host", host] if host is not None else []
+    process = subprocess.Popen([str(JUNIOR), "slack", "serve", *where, "--port", str(port), *args],
                                env=env, cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE, text=True)
     stderr: list[str] = []
@@ -110,6 +116,12 @@ def served(db_url: str, tmp_path: Path) -> Iterator[Served]:
         reader.join(5)
         model.close()
         slack.close()
+
+
+@pytest.fixture
+def served(db_url: str, tmp_path: Path) -> Iterator[Served]:
+    with serving(db_url, tmp_path) as running:
+        yield running
 
 
 def test_serve_answers_signed_dm_events_and_remembers_across_messages(served: Served) -> None:
@@ -164,3 +176,88 @@ def test_socket_names_the_missing_app_token(tmp_path: Path) -> None:
     assert done.stderr.strip().splitlines() == [
         "Error: SLACK_APP_TOKEN is not set: an app-level token (xapp-...) with connections:write, from the app's "
         "Basic Information page"]
+
+
+class StallingBrain(Brain):
+    """Holds a turn whose message says "stall" open until ``release`` is set: a turn still running."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reached, self.release = threading.Event(), threading.Event()
+
+    def script(self, view: Any) -> Any:
+        if "stall" in view.user_text and not self.release.is_set():
+            self.reached.set()
+            self.release.wait(60)
+        return super().script(view)
+
+
+def lease_runs_out(url: str) -> None:
+    """Move every lease into the past, as four minutes passing would (the serve processes use the real clock)."""
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(text("UPDATE junior_slack_events SET lease_until = :past"),
+                         {"past": datetime(2000, 1, 1)})
+    finally:
+        engine.dispose()
+
+
+def finished(url: str, event_id: str) -> bool:
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return conn.execute(text("SELECT finished_at FROM junior_slack_events WHERE event_id = :id"),
+                                {"id": event_id}).scalar_one() is not None
+    finally:
+        engine.dispose()
+
+
+def wait_for_line(served: Served, text: str, count: int = 1) -> None:
+    deadline = time.monotonic() + 60
+    while sum(text in line for line in list(served.stderr)) < count:
+        assert time.monotonic() < deadline, f"no {count} lines with {text!r}:\n" + "\n".join(served.stderr[-20:])
+        time.sleep(0.05)
+
+
+def test_an_event_whose_process_was_killed_mid_turn_is_answered_by_the_retry_after_its_lease(
+    db_url: str, tmp_path: Path
+) -> None:
+    body = event_body(dm(ALICE, ALICE_DM, "how do we deploy? (stall)", "1700000100.000100"), "Ev0CRASH001")
+    brain = StallingBrain()
+    (tmp_path / "first").mkdir()
+    (tmp_path / "second").mkdir()
+    try:
+        with serving(db_url, tmp_path / "first", brain=brain) as first:
+            assert send(first.url, body) == 200
+            assert brain.reached.wait(60), "the turn never reached the model"
+            first.process.send_signal(signal.SIGKILL)  # mid-turn: claimed, never answered
+            assert first.process.wait(timeout=30) == -signal.SIGKILL
+            assert first.slack.posts() == []
+    finally:
+        brain.release.set()
+    assert not finished(db_url, "Ev0CRASH001")
+    with serving(db_url, tmp_path / "second", JUNIOR_LOG_LEVEL="INFO") as second:
+        # Slack's retry while the dead process's lease is live: refused, it might still be answering.
+        assert send(second.url, body, retry=1) == 200
+        wait_for_line(second, "event Ev0CRASH001 was already taken")
+        lease_runs_out(db_url)
+        assert send(second.url, body, retry=2) == 200  # the lease ran out unfinished: this one answers
+        answer = second.slack.wait_for_post(lambda p: p["channel"] == ALICE_DM)
+        assert answer["text"] == "I don't know that yet."
+        wait_for_line(second, "event Ev0CRASH001: its turn did not finish within its lease")
+        deadline = time.monotonic() + 30
+        while not finished(db_url, "Ev0CRASH001"):
+            assert time.monotonic() < deadline, "the answered turn was never marked finished"
+            time.sleep(0.05)
+        # Finished: a later retry is refused however old the lease.
+        lease_runs_out(db_url)
+        assert send(second.url, body, retry=3) == 200
+        wait_for_line(second, "event Ev0CRASH001 was already taken", count=2)
+        assert [p["text"] for p in second.slack.posts()] == ["I don't know that yet."]
+        assert second.stop() == 0
+    assert not [line for line in second.stderr if "Traceback" in line], "\n".join(second.stderr)

@@ -110,7 +110,7 @@ def bot(db_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Bot]:
     events = EventLog(db_url)
     app = create_app(runtime, model_from_spec(model.spec, env={}), events=events, token="xoxb-test-token",
                      signing_secret="8f742231b10e8888abcd99yyyzzz85a5", listener_executor=ThreadPoolExecutor(1))
-    server = make_server(app, "127.0.0.1", 0)
+    server = make_server(app, "127.0.0.1", 0, signing_secret="8f742231b10e8888abcd99yyyzzz85a5")
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield Bot(f"http://127.0.0.1:{server.server_port}/slack/events", slack, model, recorder, runtime, events)
