@@ -551,7 +551,8 @@ recall_seeded = Case(
             "extracts a paraphrased duplicate",
             Agent(
                 [reply(answer_from_recall)],
-                extract(candidate("Likes PR summaries terse", "preference", "PR summaries", about_speaker=True)),
+                extract(candidate("Prefers PR summaries written for them", "preference", "PR summaries",
+                                  about_speaker=True)),
             ),
         ),
     ],

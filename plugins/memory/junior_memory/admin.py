@@ -122,6 +122,60 @@ class MemoryAdmin:
 
         return self.db.unit(work, write=False)
 
+    def make_private(self, channel_key: str, *, now: datetime | None = None) -> dict[str, int]:
+        """Move the workspace-scope rows said in ``channel_key`` (``platform:team:channel``) to that channel.
+
+        For a private channel whose rows an older version stored as workspace knowledge: the rows do not record
+        the channel's visibility (private and public Slack channels both have ``C...`` ids), so the operator
+        names the channel. A row whose content is already active in the channel is archived as ``merged``.
+        """
+        import sqlalchemy as sa
+
+        from junior_memory.tables import Event, Memory
+
+        parts = channel_key.split(":")
+        if len(parts) != 3 or not all(parts):
+            raise ValueError(f"{channel_key!r} is not a channel key such as slack:T0123:C0456")
+        workspace = ":".join(parts[:2])
+        at = now or utcnow()
+        table = Memory.__table__
+        prefix = channel_key.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + ":%"
+
+        def work(conn: Connection) -> dict[str, int]:
+            rows = conn.execute(
+                sa.select(table.c.id, table.c.kind, table.c.content_hash, table.c.archived_at)
+                .where(table.c.scope == "conversation", table.c.subject_type == "workspace",
+                       table.c.scope_key == workspace, table.c.source_key.like(prefix, escape="\\"))
+                .order_by(table.c.created_at, table.c.id)
+            ).mappings().all()
+            active = {
+                (r.kind, r.content_hash): r.id for r in conn.execute(
+                    sa.select(table.c.id, table.c.kind, table.c.content_hash)
+                    .where(table.c.scope_key == channel_key, table.c.archived_at.is_(None))
+                )
+            }
+            merged = 0
+            for row in rows:
+                if row["archived_at"] is None:
+                    group = (row["kind"], row["content_hash"])
+                    if group in active:
+                        conn.execute(table.update().where(table.c.id == row["id"]).values(
+                            archived_at=at, archive_reason="merged", superseded_by=active[group]))
+                        merged += 1
+                    else:
+                        active[group] = row["id"]
+                conn.execute(table.update().where(table.c.id == row["id"]).values(
+                    scope_key=channel_key, subject_key=channel_key, subject_type="channel"))
+            if rows:
+                conn.execute(Event.__table__.insert(), [
+                    {"memory_id": row["id"], "event": "rescoped", "reason": "private_channel", "origin": "api",
+                     "created_at": at, "actor_key": None, "source_key": None, "tool_call_id": None}
+                    for row in rows
+                ])
+            return {"moved": len(rows), "merged": merged}
+
+        return self.db.unit(work, write=True)
+
     def purge(self, *, archived_before: datetime, now: datetime | None = None) -> int:
         """Delete archived memories archived before ``archived_before``, for good; returns how many."""
         at = now or utcnow()

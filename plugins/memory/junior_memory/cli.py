@@ -214,6 +214,19 @@ def memory_group(get_store: Callable[[], MemoryStore]) -> click.Group:
             count = get_store().purge(archived_before=cutoff)
         _emit({"purged": count, "archived_before": cutoff.isoformat()}, as_json, lambda: f"purged {count} memories")
 
+    @memory.command("make-private")
+    @click.argument("channel_key")
+    @json_option
+    def make_private(channel_key: str, as_json: bool) -> None:
+        """Move a private channel's workspace memories (written before channels were told apart) to it."""
+        with _errors():
+            try:
+                counts = get_store().make_private(channel_key)
+            except ValueError as exc:
+                raise click.UsageError(str(exc)) from None
+        _emit({"channel": channel_key, **counts}, as_json,
+              lambda: f"moved {counts['moved']} memories to {channel_key} ({counts['merged']} merged)")
+
     @memory.command("stats")
     @json_option
     def stats(as_json: bool) -> None:

@@ -7,9 +7,12 @@ Four kinds of evidence, each named in the refusal without echoing the secret:
   an ``Authorization`` header, a URL with a password, or "the ... password is ..." in prose, unless the value is
   a placeholder (``${DB_PASSWORD}``, ``<password>``, ``****``);
 - a random-looking string (mixed case and digits, high Shannon entropy) right after a secret word;
-- a long random-looking string standing alone (an AWS secret key has no prefix), outside any URL.
+- a long random-looking string standing alone (an AWS secret key has no prefix), outside any URL;
+- everyday forms of a password (``curl -u user:pass``, ``mysql -pPASS``, ``.netrc`` lines, session cookies, PINs)
+  and a token in a URL's query or after a capability segment of its path (a webhook, a share link).
 
-Every pattern runs on RE2, which has no backtracking, and the entropy pass reads each token once, so a
+Every pattern runs on RE2, which has no backtracking (URLs are split with single character classes), and the
+entropy pass reads each token once, so a
 4,000-character memory costs the same whatever it holds. Text is NFKC-normalised and stripped of format
 characters first, so full-width letters or a zero-width space inside a token do not hide it.
 """
@@ -18,9 +21,11 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 import unicodedata
 from collections import Counter
 from typing import Any
+from urllib.parse import unquote
 
 __all__ = ["credential_kind"]
 
@@ -53,7 +58,11 @@ _FORMATS: tuple[tuple[str, str], ...] = (
     ("a Databricks token", r"\bdapi[a-f0-9]{32}\b"),
     ("a Twilio API key", r"\bSK[0-9a-f]{32}\b"),
     ("a Square token", r"\bsq0(?:atp|csp)-[0-9A-Za-z_\-]{22,}"),
-    ("a Telegram bot token", r"\b[0-9]{8,10}:AA[0-9A-Za-z_\-]{33}\b"),
+    ("a Telegram bot token", r"(?:\b|bot)[0-9]{8,10}:AA[0-9A-Za-z_\-]{33}\b"),
+    ("a Zapier webhook URL", r"hooks\.zapier\.com/hooks/catch/\d+/[A-Za-z0-9]+"),
+    ("a Docker access token", r"\bdckr_pat_[A-Za-z0-9_\-]{20,}"),
+    ("a Wi-Fi QR code", r"\bWIFI:(?:[^;\n]*;)*?P:[^;\n]+"),
+    ("a password hash", r"\$(?:2[abxy]?|apr1|[156]|y|argon2(?:id|i|d))\$[^\s$]*\$?[./A-Za-z0-9]{16,}"),
     ("an Atlassian API token", r"\bATATT3[A-Za-z0-9_\-=]{50,}"),
     ("a Linear API key", r"\blin_api_[A-Za-z0-9]{40}\b"),
     ("a Doppler token", r"\bdp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}"),
@@ -66,11 +75,19 @@ _FORMATS: tuple[tuple[str, str], ...] = (
 # about passwords, not one), and short words (pass, pwd, pw) only count as a whole word or after a separator.
 _SECRET_NAME = (
     r"(?:[A-Za-z0-9_.\-]*(?:password|passwd|passphrase|passcode|secret|token|credentials?|api[_\-]?key|apikey"
-    r"|access[_\-]?key|secret[_\-]?key|private[_\-]?key|signing[_\-]?key|encryption[_\-]?key|master[_\-]?key|auth|signature)"
-    r"|(?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]+[_.\-])*(?:pass|pwd|pw|sig))"
+    r"|access[_\-]?key|secret[_\-]?key|private[_\-]?key|signing[_\-]?key|encryption[_\-]?key|master[_\-]?key|auth|signature"
+    r"|session|sessionid|sessid|passphrase)"
+    r"|(?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]+[_.\-])*(?:pass|pwd|pw|sig|sid|sess|psk))"
 )
 
-# (what it is, RE2 pattern with groups (quote, value), whether '=' alone makes any value count).
+# Words that name a secret in prose: "the SMTP password is X", "the wifi key is X".
+_SECRET_NOUN = (
+    r"(?:password|passwd|passphrase|passcode|pwd|pw|secret|token|api[ _\-]?key"
+    r"|(?:wifi|wi-fi|wlan|network|wpa2?|wep|license|licence|product|unseal|recovery|secret|access|master|signing"
+    r"|encryption)[ _\-]?key)"
+)
+
+# (what it is, RE2 pattern whose last two groups are (quote, value)). How a value counts is in _counts.
 _ASSIGNMENTS: tuple[tuple[str, str], ...] = (
     # NAME=value, name: value, "name": "value", name = 'value'
     ("a secret-named setting", r"(?i)" + _SECRET_NAME + r"[\"']?[ \t]*(?::=|=|:)[ \t]*([\"'`]?)([^\s\"'`,;]+)"),
@@ -78,11 +95,48 @@ _ASSIGNMENTS: tuple[tuple[str, str], ...] = (
     ("a secret passed on a command line",
      r"(?i)(?:^|\s)--?(?:[a-z0-9]+-)*(?:password|passwd|pass|token|secret|api-?key|auth-token)(?:=|\s+)"
      r"([\"']?)([^\s\"']+)"),
-    # the SMTP password is X, the password for the wifi is X, set the admin password to X
+    # the SMTP password is X, the password for the wifi is: X, password for jenkins: X
     ("a password or secret in a sentence",
-     r"(?i)\b(?:password|passwd|passphrase|passcode|secret|token|api[ _\-]?key|secret key|access key)"
-     r"(?:\s+(?:for|of|on|to)\s+[^.\n]{1,40}?)?\s+(?:is|was|are|to|=)\s+([\"'`]?)([^\s\"'`,;]+)"),
+     r"(?i)\b" + _SECRET_NOUN + r"(?:\s+(?:for|of|on|to)\s+[^.\n]{1,40}?)?"
+     r"(?:\s+(?:is|was|are|to)(?:\s*:)?\s+|\s*[:=]\s*)([\"'`]?)([^\s\"'`,;]+)"),
+    # username bob, password Tr0ub4dor (the value must look like one)
+    ("a password or secret in a sentence", r"(?i)\b(?:password|passwd|passphrase|pwd|pw)\s+([\"'`]?)([^\s\"'`,;]+)"),
+    # the test account's credentials: qa@example.com / Welcome1!, the login is admin:Xk9...
+    ("a login and password",
+     r"(?i)\b(?:login|logins|creds|credentials|account)\b[^\n]{0,40}?(?:\s+(?:is|are)\s+|\s*:\s*)"
+     r"[^\s:/]+\s*[:/]\s*([\"']?)([^\s\"',;]+)"),
+    # .netrc: machine host login user password secret
+    ("a .netrc entry", r"(?i)\b(?:machine\s+\S+|default)\s+login\s+\S+\s+password\s+([\"']?)([^\s\"']+)"),
+    # .pgpass: host:port:database:user:password
+    ("a .pgpass entry", r"\b[A-Za-z0-9.\-*]+:(?:\d+|\*):[^\s:]+:[^\s:]+:([\"']?)([^\s\"']+)"),
+    # Cookie: sessionid=..., PHPSESSID=..., connect.sid=...
+    ("a session cookie",
+     r"(?i)(?:^|[^A-Za-z0-9])[A-Za-z0-9_.\-]*(?:session|sessionid|sessid|[_.\-]sess|[_.\-]sid)[\"']?[ \t]*[=:][ \t]*"
+     r"([\"']?)([^\s\"';,]+)"),
+    # curl -u user:password, smbclient -U user%password
+    ("a password passed to a command",
+     r"(?:^|\s)(?:-u|--user)(?:=|\s*)[\"']?[^\s:\"']+:([\"']?)([^\s\"'@]+)"),
+    ("a password passed to a command", r"(?:^|\s)(?:-U|--user)(?:=|\s*)[\"']?[^\s%\"']+%([\"']?)([^\s\"']+)"),
+    # mysql -pSECRET (a space after -p means "ask me")
+    ("a password passed to a command",
+     r"\b(?i:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n]*?\s-p([\"']?)([^\s\"']+)"),
+    # tools whose short flag takes the password: sshpass -p, docker login -p, mongosh -p, redis-cli -a
+    ("a password passed to a command",
+     r"\b(?:sshpass|mongo|mongosh|mongodump|mongorestore|(?:docker|podman|buildah|helm(?:\s+registry)?)\s+login)\b"
+     r"[^\n]*?\s-p\s+([\"']?)([^\s\"']+)"),
+    ("a password passed to a command", r"\bredis-cli\b[^\n]*?\s-a\s+([\"']?)([^\s\"']+)"),
+    # htpasswd -b file user password, openssl -passin pass:secret, net use ... /user:name password
+    ("a password passed to a command",
+     r"\bhtpasswd\s+(?:-\w+\s+)*-\w*b\w*\s+(?:-\w+\s+)*\S+\s+\S+\s+([\"']?)([^\s\"']+)"),
+    ("a password passed to a command", r"\bpass:([\"']?)([^\s\"']+)"),
+    ("a password passed to a command", r"(?i)\bnet\s+use\b[^\n]*?/user:\S+\s+([\"']?)([^\s\"'/]+)"),
+    # my PIN is 4821, the door code is 7734#, the safe combination is 12-34-56
+    ("a PIN or door code",
+     r"(?i)\b(?:pin|pin code|passcode|(?:door|alarm|access|entry|gate|lock|unlock|keypad|security|safe) code"
+     r"|combination)(?:\s+(?:number|is|was)|\s*[:=])*\s*()(\d(?:[\d\- ]{2,10})\d#?)"),
 )
+# Forms whose value counts whatever it is, unless it is a placeholder.
+_ANY_VALUE = frozenset({"a .netrc entry", "a .pgpass entry", "a PIN or door code", "a password passed to a command"})
 
 _AUTH_HEADER = (
     r"(?i)\b(?:proxy-)?authorization\s*[:=]\s*[\"']?(?:bearer|basic|token|digest|apikey|api-key|sso-key|key)\s+"
@@ -156,6 +210,13 @@ def _placeholder(value: str) -> bool:
     return value.strip(".").casefold() in _PLACEHOLDER_WORDS
 
 
+def _shouted_placeholder(value: str) -> bool:
+    """``PASSWORD``, ``YOUR_TOKEN``, ``PASS``: a capitalised name standing for the value, as docs write it."""
+    core = value.rstrip(".,;:)`")
+    return (core.isupper() and core.replace("_", "").isalpha()
+            and any(word in core.casefold() for word in ("pass", "pw", "secret", "token", "key", "your")))
+
+
 def _looks_secret(value: str) -> bool:
     """A value a person would not write as an ordinary word: digits and letters, a symbol, or inner capitals."""
     if len(value) < 6:
@@ -199,19 +260,80 @@ def _random_looking(token: str) -> bool:
     return _entropy(core) >= min(0.85 * math.log2(len(core)), 4.5) and _wordy(core) < 0.6
 
 
-def _assignment_counts(what: str, quote: str, value: str, match_text: str) -> bool:
-    if _placeholder(value):
+def _clause_ends(after: str) -> bool:
+    """Nothing but the end of the text, a line or a clause follows: "password: pineapple" and no more."""
+    return not after.strip() or after[0] in ",;\n" or (after[0] == "." and (len(after) == 1 or after[1].isspace()))
+
+
+def _assignment_counts(what: str, quote: str, value: str, match_text: str, after: str) -> bool:
+    if what == "a password or secret in a sentence" and quote and after[:1] == " ":
+        end = after.find(quote, 0, 100)
+        if end > 0 and "\n" not in after[:end]:
+            value += after[:end]  # 'oak tree river 42': a quoted passphrase of several words
+            after = after[end + 1:]
+    if _placeholder(value) or _shouted_placeholder(value):
         return False
+    if what in _ANY_VALUE:
+        return not (what == "a password passed to a command" and value.isdigit())  # docker -u 1000:1000
+    if what == "a session cookie":
+        return len(value) >= 12 and _looks_secret(value)
     if quote and len(value) >= 4:
         return True
     if _looks_secret(value):
         return True
+    if what == "a password or secret in a sentence" and ":" in match_text and len(value.rstrip(".")) >= 4:
+        # "the wifi password is: sunflower" - a colon and a word that ends the clause give the value itself.
+        return value.rstrip(".").isalpha() and _clause_ends(after if not value.endswith(".") else ".")
     # NAME=value with nothing around '=' is a setting, not prose: any real value counts.
     return what == "a secret-named setting" and len(value) >= 6 and "=" in match_text and " " not in match_text
 
 
 def _text(value: bytes) -> str:
     return value.decode("utf-8", "replace")
+
+
+# A path segment that says what follows it is a capability: a webhook, a share link, an invitation, a bot.
+_CAPABILITY_SEGMENTS = frozenset(
+    "hook hooks webhook webhooks webhookb incomingwebhook trigger triggers s share shared sharing invite invites "
+    "invitation token tokens key keys secret secrets private bot callback".split()
+)
+# A path segment after which a hex string is a commit or a digest, said as such.
+_DIGEST_SEGMENTS = frozenset("commit commits blob tree compare sha sha1 sha256 digest blobs manifests".split())
+_ALNUM_RUN = re.compile(r"[A-Za-z0-9]+")
+_LETTERS = re.compile(r"[A-Za-z]+")
+
+
+def _random_piece(piece: str) -> bool:
+    """A run of 16+ letters and digits, both well represented, with nearly random-string entropy: a token."""
+    if len(piece) < 16:
+        return False
+    digits = sum(c.isdigit() for c in piece)
+    if digits < 2 or len(piece) - digits < 2:
+        return False
+    return _entropy(piece) >= min(0.8 * math.log2(len(piece)), 3.4) and _wordy(piece) < 0.6
+
+
+def _url_secret(url: str) -> bool:
+    """A token in a URL's query or fragment (named or not), or in its path after a capability segment."""
+    rest = url.split("://", 1)[-1]
+    path, _, query = rest.partition("?")
+    path, _, fragment = path.partition("#")
+    for part in re.split(r"[&;#]", unquote(query + "#" + fragment)):
+        if any(_random_piece(run) for run in _ALNUM_RUN.findall(part.rpartition("=")[2])):
+            return True
+    capability = False
+    previous = ""
+    for segment in unquote(path).split("/")[1:]:
+        pieces = _ALNUM_RUN.findall(segment)
+        if capability and previous not in _DIGEST_SEGMENTS and any(_random_piece(r) for r in pieces):
+            return True
+        head = _LETTERS.match(segment)
+        if head is not None and head.group().lower() in _CAPABILITY_SEGMENTS:
+            capability = True
+            if any(_random_piece(r) for r in _ALNUM_RUN.findall(segment[head.end():])):
+                return True  # private-7c9e..., bot123:AAH...
+        previous = segment.lower()
+    return False
 
 
 def _high_entropy(data: bytes, compiled: dict[str, Any]) -> str | None:
@@ -260,6 +382,9 @@ def credential_kind(text: str) -> str | None:
     for match in compiled["url_password"].finditer(data):
         if not _placeholder(_text(match.group(1))):
             return "a URL with a password"
+    for match in compiled["url"].finditer(data):
+        if _url_secret(_text(match.group(0))):
+            return "a URL with a token in it"
     for match in compiled["auth"].finditer(data):
         value = _text(next(g for g in match.groups() if g))
         if not _placeholder(value) and (_looks_secret(value) or len(value) >= 20):
@@ -267,6 +392,7 @@ def credential_kind(text: str) -> str | None:
     for what, pattern in compiled["assignments"]:
         for match in pattern.finditer(data):
             quote, value = (_text(g or b"") for g in match.groups()[-2:])
-            if _assignment_counts(what, quote, value, _text(match.group(0))):
+            after = _text(data[match.end():match.end() + 200])
+            if _assignment_counts(what, quote, value, _text(match.group(0)), after):
                 return str(what)
     return _high_entropy(data, compiled)

@@ -16,7 +16,9 @@ from junior_memory.content import check_content, content_hash
 from junior_memory.rules import STOP_WORDS
 from junior_memory.scope import KINDS, Kind, Scope, personal_scope, write_scope
 
-__all__ = ["MAX_PER_TURN", "SUPPORT", "Candidate", "MemoryExtractor", "accept", "skip_reason", "turn_key"]
+__all__ = [
+    "FRAMING", "MAX_PER_TURN", "Candidate", "MemoryExtractor", "accept", "foreign_words", "skip_reason", "turn_key",
+]
 
 log = logging.getLogger("junior.memory")
 
@@ -90,7 +92,9 @@ _UNSPACED = (
     (0x20000, 0x3FFFF),  # CJK extensions
 )
 _WORD = re.compile(r"[^\W_]+")
-SUPPORT = 0.5  # the share of a memory's words that must come from what the speaker wrote
+# Words an extractor may add to frame what the speaker said ("We deploy on Tuesdays" -> "The team deploys on
+# Tuesdays", "I like tabs" -> "Prefers tabs"). None can carry a fact, a number or a name of its own.
+FRAMING = frozenset("team teams everyone thinks prefers likes".split())
 
 
 def _unspaced(char: str) -> bool:
@@ -125,28 +129,36 @@ def _same_word(word: str, said: str) -> bool:
     return shared >= 3 and shared >= min(len(word), len(said)) - 2
 
 
-def _support(content: str, said: str) -> float:
-    """The share of ``content``'s words (stop words aside) that appear in ``said``, allowing for word endings."""
+def foreign_words(content: str, said: str) -> list[str]:
+    """The words of ``content`` that ``said`` does not contain: any one of them means the memory is not the
+    speaker's.
+
+    A word without digits may differ by a short ending (prefer/prefers); a word with a digit (a number, an id, an
+    account) must appear exactly; stop words and ``FRAMING`` words are free. Runs of unspaced scripts are compared
+    by character pairs, every one of which must appear.
+    """
     words, pairs = _tokens(content)
-    kept = [w for w in words if w not in STOP_WORDS] or words
-    if not kept and not pairs:
-        return 0.0
     said_words, said_pairs = _tokens(said)
     exact, said_pair_set = set(said_words), set(said_pairs)
     by_stem: dict[str, list[str]] = {}
     for word in exact:
         by_stem.setdefault(word[:3], []).append(word)  # words that share a stem share its first three letters
-    found = sum(1 for w in kept if w in exact or any(_same_word(w, s) for s in by_stem.get(w[:3], ())))
-    found += sum(1 for p in pairs if p in said_pair_set)
-    return found / (len(kept) + len(pairs))
+    missing = [
+        w for w in words
+        if w not in STOP_WORDS and w not in FRAMING and w not in exact
+        and not any(_same_word(w, s) for s in by_stem.get(w[:3], ()))
+    ]
+    missing += [p for p in pairs if p not in said_pair_set]
+    return missing
 
 
 def _admit(candidate: Any, transcript: Sequence[Message], context: ToolContext) -> tuple[str, Scope] | str:
     """The content and scope to store, or why the candidate is dropped.
 
-    Only what the speaking user wrote is a source: every cited message must be one of theirs, and the memory
-    must be made of their words. Tool results (a fetched page, an issue body), the assistant's text and other
-    people's messages are context the extractor may read, never what a memory rests on.
+    Only what the speaking user wrote is a source: every cited message must be one of theirs, and every word,
+    number and id of the memory must appear in them, however few others are mixed in. Tool results (a fetched
+    page, an issue body), the assistant's text and other people's messages are context the extractor may read,
+    never what a memory rests on.
     """
     if not isinstance(candidate, Candidate):
         return f"not a Candidate: {type(candidate).__name__}"
@@ -168,9 +180,11 @@ def _admit(candidate: Any, transcript: Sequence[Message], context: ToolContext) 
         return "cites no message"
     if not all(m.role == "user" and m.actor == speaker for m in cited):
         return "cites a message the speaker did not write (a tool result, the assistant or another person)"
-    support = _support(content, "\n".join(m.text for m in cited))
-    if support < SUPPORT:
-        return f"only {support:.0%} of its words are the speaker's own"
+    foreign = foreign_words(content, "\n".join(m.text for m in cited))
+    if foreign:
+        return f"{len(foreign)} of its words are not in what the speaker wrote"
+    if not _tokens(content)[0] and not _tokens(content)[1]:
+        return "has no words"
     if candidate.replaces is not None and candidate.kind != "preference":
         # Shared memories change only when someone asks: a turn's gist must not overwrite the team's.
         return f"only a preference may replace a memory, not a {candidate.kind}"

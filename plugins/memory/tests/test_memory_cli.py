@@ -40,7 +40,7 @@ def test_hook_register_commands(db_url: str) -> None:
     plugin = MemoryPlugin(url=db_url)
     group = cli_for(plugin)
     assert sorted(group.commands["memory"].commands) == [
-        "forget", "history", "info", "list", "migrate", "purge", "reindex", "show", "stats",
+        "forget", "history", "info", "list", "make-private", "migrate", "purge", "reindex", "show", "stats",
     ]
     info = invoke(group, "memory", "info", "--json")
     assert info["revision"] is None and info["reachable"] is True
@@ -159,3 +159,38 @@ def test_an_unusable_url_with_secrets_is_reported_masked(url: str, caplog: pytes
     assert result.exit_code == 1 and "JUNIOR_MEMORY_URL" in result.output
     assert "junior:***@" in result.output
     assert not [s for s in SECRETS if s in result.output + caplog.text], result.output + caplog.text
+
+
+def test_make_private_moves_a_private_channels_workspace_rows_to_it(db_url: str, rows: Any) -> None:
+    from memory_helpers import ALICE
+
+    from junior_core import Conversation
+
+    # What an older version stored: a private channel read as public put its knowledge in the workspace scope.
+    said_there = Conversation("slack", "T1", "CSECRET", thread_ts="1700000000.000100", visibility="public")
+    elsewhere = Conversation("slack", "T1", "CPUBLIC", thread_ts="1700000000.000200", visibility="public")
+    plugin = MemoryPlugin(url=db_url)
+    with Runtime(plugins=[plugin]) as rt:
+        for text in ("The acquisition closes in March", "The board meets on Fridays"):
+            ok(rt.execute_tool("memory__remember", {"content": text, "kind": "knowledge"}, ctx(ALICE, said_there)))
+        ok(rt.execute_tool("memory__remember", {"content": "The board meets on Fridays", "kind": "knowledge"},
+                           ctx(ALICE, Conversation("slack", "T1", "CSECRET", thread_ts="1700000001.000100",
+                                                   visibility="private"))))
+        ok(rt.execute_tool("memory__remember", {"content": "Lunch is at noon", "kind": "knowledge"},
+                           ctx(ALICE, elsewhere)))
+        group = cli_for(plugin)
+        out = invoke(group, "memory", "make-private", "slack:T1:CSECRET", "--json")
+        assert out == {"channel": "slack:T1:CSECRET", "moved": 2, "merged": 1}
+        stored = {(r["content"], r["scope_key"], r["subject_type"], r["archive_reason"]) for r in rows(
+            "SELECT content, scope_key, subject_type, archive_reason FROM junior_memory_memories")}
+        assert stored == {
+            ("The acquisition closes in March", "slack:T1:CSECRET", "channel", None),
+            ("The board meets on Fridays", "slack:T1:CSECRET", "channel", None),
+            ("The board meets on Fridays", "slack:T1:CSECRET", "channel", "merged"),
+            ("Lunch is at noon", "slack:T1", "workspace", None),
+        }
+        public = ok(rt.execute_tool("memory__list", {}, ctx(ALICE, elsewhere)))
+        assert [m["content"] for m in public["memories"]] == ["Lunch is at noon"]
+        assert invoke(group, "memory", "make-private", "slack:T1:CSECRET", "--json")["moved"] == 0
+        bad = CliRunner().invoke(group, ["memory", "make-private", "CSECRET"])
+        assert bad.exit_code == 2 and "not a channel key" in bad.output

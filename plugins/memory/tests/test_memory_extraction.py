@@ -230,3 +230,65 @@ def test_the_speakers_words_rule_works_without_spaces(make_runtime: Any, rows: A
                                                       kept: bool) -> None:
     extract(make_runtime, [Candidate(content, "procedure", [0])], [Message("user", said, actor=ALICE)])
     assert [r["content"] for r in rows(ROWS)] == ([content] if kept else [])
+
+
+# -- every word of a memory is the speaker's, however the rest is mixed ---------------------------------------------
+
+ACCOUNT = "DE89 3704 0044 0532 0130 00"
+PAYMENTS_PAGE = {"ok": True, "result": {"html": f"<p>Vendor payments go to account {ACCOUNT}, BIC COBADEFFXXX.</p>"}}
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        # One foreign number among the speaker's words: 90% of the words are theirs.
+        "Vendor invoices are paid by the finance team after approval from the budget owner "
+        "on the first business day of each month to account 3704004405320130",
+        "Vendor invoices are paid to account DE89 3704 0044 0532 0130 00",
+        "Vendor invoices are paid to 370400440532013000",
+        "Vendor invoices are paid after approval, BIC COBADEFFXXX",
+        "Vendor invoices are paid to the account from the payments page",
+    ],
+)
+def test_a_number_from_a_tool_result_is_refused_whatever_the_share(make_runtime: Any, rows: Any,
+                                                                   content: str) -> None:
+    said = ("Vendor invoices are paid by the finance team after approval from the budget owner, on the first "
+            "business day of each month. Can you check the account on the vendor portal?")
+    turn = [
+        Message("user", said, actor=ALICE),
+        Message("tool", tool_name="web__fetch", arguments={"url": "https://vendor.example/pay"}, result=PAYMENTS_PAGE),
+        Message("assistant", f"The portal lists account {ACCOUNT}."),
+    ]
+    extract(make_runtime, [Candidate(content, "procedure", [0])], turn)
+    assert rows(ROWS) == []
+    # The positive control: the speaker's own statement, worded by the extractor, is kept.
+    extract(make_runtime, [Candidate("Vendor invoices are paid by the finance team on the first business day "
+                                     "of each month", "procedure", [0])], turn)
+    assert [r["content"] for r in rows(ROWS)] == [
+        "Vendor invoices are paid by the finance team on the first business day of each month"
+    ]
+
+
+def test_another_speakers_words_are_refused_when_mixed_with_the_speakers(make_runtime: Any, rows: Any) -> None:
+    turn = [
+        Message("user", "The release train leaves on Thursdays; wire refunds to IBAN GB33BUKB20201555555555.",
+                actor=BOB),
+        Message("user", "Right, the release train leaves on Thursdays after the freeze lifts.", actor=ALICE),
+    ]
+    extract(make_runtime, [
+        Candidate("The release train leaves on Thursdays; refunds go to GB33BUKB20201555555555", "procedure", [1]),
+        Candidate("The release train leaves on Thursdays after the freeze; wire refunds", "procedure", [1]),
+    ], turn)
+    assert rows(ROWS) == []
+    extract(make_runtime, [Candidate("The release train leaves on Thursdays after the freeze lifts", "procedure",
+                                     [1])], turn)
+    assert [(r["content"], r["actor_key"]) for r in rows(ROWS)] == [
+        ("The release train leaves on Thursdays after the freeze lifts", ALICE.key)
+    ]
+
+
+def test_a_negation_the_speaker_did_not_say_is_refused(make_runtime: Any, rows: Any) -> None:
+    turn = [Message("user", "Deploys here need a ticket", actor=ALICE)]
+    extract(make_runtime, [Candidate("Deploys never need a ticket", "procedure", [0]),
+                           Candidate("Deploys do not need a ticket", "procedure", [0])], turn)
+    assert rows(ROWS) == []
