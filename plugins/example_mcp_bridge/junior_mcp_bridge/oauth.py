@@ -273,6 +273,19 @@ class OAuthState:
                         state.failure = _one_line(f"{type(exc).__name__}: {exc}")
                         raise
 
+                async def _perform_authorization(self) -> Any:
+                    # PKCE is what keeps an intercepted code useless; the MCP authorization spec has clients refuse
+                    # a server whose metadata does not offer S256. (No metadata at all is the 2025-03-26 fallback,
+                    # whose default endpoints are assumed to do PKCE.)
+                    metadata = self.context.oauth_metadata
+                    methods = metadata.code_challenge_methods_supported if metadata is not None else ["S256"]
+                    if "S256" not in (methods or []):
+                        offered = "none" if not methods else ", ".join(methods)
+                        raise LoginRequired(
+                            "the authorization server does not offer PKCE with S256 (its metadata's "
+                            f"code_challenge_methods_supported: {offered}); junior does not log in without it")
+                    return await super()._perform_authorization()
+
                 async def _initialize(self) -> None:
                     # The SDK knows when a token expires only in the process that received it; the file knows
                     # it in every process, so an expired token is refreshed before it is sent.

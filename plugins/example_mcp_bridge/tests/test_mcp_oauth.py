@@ -303,6 +303,22 @@ def test_a_login_the_authorization_server_refuses_fails_at_once_saying_why(
     assert browser_visits(user) == []  # no browser was sent to an error page
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize(("pkce", "offered"), [("none", "none"), ("plain", "plain")])
+def test_an_authorization_server_without_pkce_s256_is_refused(
+    auth_server: Callable[..., AuthServer], user: dict[str, str], pkce: str, offered: str
+) -> None:
+    server = auth_server("--pkce", pkce)
+    checked = junior(user, "mcp", "check", "--url", server.url)
+    assert checked.returncode == 1
+    assert checked.stdout.startswith(
+        "FAILED  mcp:127-0-0-1: the OAuth login failed: the authorization server does not offer PKCE with S256 "
+        f"(its metadata's code_challenge_methods_supported: {offered}); junior does not log in without it"
+    ), checked.stdout
+    assert browser_visits(user) == []  # refused before any browser was sent there
+    assert server.stats()["authorization_code"] == 0
+
+
 @pytest.mark.parametrize(("fields", "problem"), [
     ({"command": "x", "oauth": True}, "[mcp.servers.s] oauth: only applies to `url` servers"),
     ({"url": "https://h/mcp", "oauth": {"client": "x"}}, "[mcp.servers.s] oauth.client: unknown field; use "
