@@ -38,6 +38,8 @@ CALLBACK_PATH = "/callback"
 START_PATH = "/login/"
 LOGIN_TIMEOUT_S = 300.0
 """How long a login waits for the browser to come back with a code."""
+AUTH_ANSWER_LIMIT = 512 * 1024
+"""The most read from a metadata, registration or token endpoint: their JSON is a few KB."""
 _PAGE = ("<!doctype html><meta charset=utf-8><title>junior</title>"
          "<p style='font:16px sans-serif;margin:3em'>{}</p>")
 
@@ -270,7 +272,8 @@ class OAuthState:
                             state.failure = str(exc)
                         raise
                     except Exception as exc:
-                        state.failure = _one_line(f"{type(exc).__name__}: {exc}")
+                        # A refused answer has said why already (capped_transport).
+                        state.failure = state.failure or _one_line(f"{type(exc).__name__}: {exc}")
                         raise
 
                 async def _perform_authorization(self) -> Any:
@@ -334,6 +337,59 @@ class OAuthState:
             log.info("the registered redirect URI names no port to listen on; registering junior again")
         self.store.forget_client()
         return 0
+
+
+def capped_transport(mcp_url: str, refused: Callable[[str], None]) -> Any:
+    """An ``httpx2`` transport that reads at most ``AUTH_ANSWER_LIMIT`` of any answer but the MCP endpoint's.
+
+    The OAuth flow reads whole answers from the resource and authorization servers' other endpoints (metadata,
+    registration, tokens); a server answering with hundreds of MB would otherwise be held in memory. ``refused``
+    is told why, in one line, before the read fails.
+    """
+    import httpx2
+
+    endpoint = httpx2.URL(mcp_url)
+
+    class TooLarge(httpx2.TransportError):
+        pass
+
+    class Capped(httpx2.AsyncByteStream):
+        def __init__(self, inner: Any, url: str) -> None:
+            self.inner, self.url = inner, url
+
+        def refuse(self) -> TooLarge:
+            why = (f"the answer of {self.url} is larger than {AUTH_ANSWER_LIMIT // 1024} KB; junior refused to "
+                   "read it")
+            refused(why)
+            return TooLarge(why)
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            total = 0
+            async for chunk in self.inner:
+                total += len(chunk)
+                if total > AUTH_ANSWER_LIMIT:
+                    raise self.refuse()
+                yield chunk
+
+        async def aclose(self) -> None:
+            await self.inner.aclose()
+
+    class Transport(httpx2.AsyncHTTPTransport):
+        async def handle_async_request(self, request: Any) -> Any:
+            response = await super().handle_async_request(request)
+            url = request.url
+            if (url.scheme, url.host, url.port, url.path) == (endpoint.scheme, endpoint.host, endpoint.port,
+                                                              endpoint.path):
+                return response
+            stream = Capped(response.stream, str(url.copy_with(query=None)))
+            declared = response.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > AUTH_ANSWER_LIMIT:
+                await response.aclose()
+                raise stream.refuse()
+            return httpx2.Response(response.status_code, headers=response.headers, stream=stream,
+                                   extensions=response.extensions)
+
+    return Transport()
 
 
 def _one_line(text: str, limit: int = 300) -> str:

@@ -319,6 +319,20 @@ def test_an_authorization_server_without_pkce_s256_is_refused(
     assert server.stats()["authorization_code"] == 0
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("path", ["/.well-known/oauth-authorization-server", "/token"])
+def test_a_huge_answer_from_the_authorization_server_is_refused_unread(
+    auth_server: Callable[..., AuthServer], user: dict[str, str], path: str
+) -> None:
+    server = auth_server("--huge", path)
+    checked = junior(user, "mcp", "check", "--url", server.url)
+    assert checked.returncode == 1
+    assert checked.stdout.startswith(
+        f"FAILED  mcp:127-0-0-1: the OAuth login failed: the answer of http://127.0.0.1:{server.port}{path} is "
+        "larger than 512 KB; junior refused to read it"), checked.stdout
+    assert "Traceback" not in checked.stderr
+
+
 @pytest.mark.parametrize(("fields", "problem"), [
     ({"command": "x", "oauth": True}, "[mcp.servers.s] oauth: only applies to `url` servers"),
     ({"url": "https://h/mcp", "oauth": {"client": "x"}}, "[mcp.servers.s] oauth.client: unknown field; use "
