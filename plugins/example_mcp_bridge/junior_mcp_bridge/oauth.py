@@ -87,12 +87,13 @@ class TokenFile:
 
     # -- the file -------------------------------------------------------------------------------
     def read(self) -> dict[str, Any]:
+        """The file's fields; ``TokenError`` if it is a symbolic link, not this user's, or readable by others."""
+        from junior_mcp_bridge.auth import open_private
+
+        fix = (f"Run `junior mcp logout {self.server}` to remove it, then `junior mcp login {self.server}`.")
         try:
-            stat = self.path.stat()
-            if hasattr(os, "getuid") and stat.st_uid != os.getuid():
-                log.warning("ignored the OAuth token file %s: it belongs to another user", self.path)
-                return {}
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            with open_private(self.path, "OAuth token file", fix) as f:
+                data = json.loads(f.read())
         except FileNotFoundError:
             return {}
         except (OSError, ValueError) as exc:
@@ -236,8 +237,15 @@ class OAuthState:
         from mcp.client.auth import OAuthClientProvider
         from mcp.shared.auth import OAuthClientMetadata
 
+        from junior_mcp_bridge.auth import TokenError
+
         store, oauth = self.store, self.config.oauth
         assert oauth is not None
+        try:
+            store.read()
+        except TokenError as exc:
+            self.failure = str(exc)
+            raise
         if self.login is not None and self.login.fresh:
             store.forget_tokens()
             self.login.fresh = False

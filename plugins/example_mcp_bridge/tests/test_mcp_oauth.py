@@ -333,6 +333,40 @@ def test_a_huge_answer_from_the_authorization_server_is_refused_unread(
     assert "Traceback" not in checked.stderr
 
 
+@pytest.mark.slow
+def test_a_token_file_others_can_read_or_a_symlink_is_refused_naming_the_file_and_the_fix(
+    auth_server: Callable[..., AuthServer], user: dict[str, str], tmp_path: Path
+) -> None:
+    server = auth_server()
+    user["JUNIOR_CONFIG"] = str(write_toml(tmp_path / "junior.toml", {"remote": {"url": server.url}}))
+    assert junior(user, "mcp", "login", "remote").returncode == 0
+    (path,) = token_files(user)
+    fix = "Run `junior mcp logout remote` to remove it, then `junior mcp login remote`."
+
+    path.chmod(0o644)
+    checked = junior({**user, "BROWSER": "false"}, "mcp", "check")
+    assert checked.returncode == 1
+    assert checked.stdout.startswith(
+        f"FAILED  mcp:remote: the OAuth login failed: the OAuth token file {path} can be read by other users "
+        f"(mode 644) or is not yours: what it holds may be known to others. {fix}"), checked.stdout
+
+    elsewhere = tmp_path / "elsewhere.json"
+    path.rename(elsewhere)
+    elsewhere.chmod(0o600)
+    path.symlink_to(elsewhere)
+    checked = junior({**user, "BROWSER": "false"}, "mcp", "check")
+    assert checked.returncode == 1
+    assert checked.stdout.startswith(
+        f"FAILED  mcp:remote: the OAuth login failed: the OAuth token file {path} is a symbolic link, which junior "
+        "does not follow"), checked.stdout
+    assert fix in checked.stdout and "Traceback" not in checked.stderr
+
+    assert junior(user, "mcp", "logout", "remote").returncode == 0  # the fix it names works
+    assert elsewhere.exists() and not path.exists()  # the link was removed, not what it pointed to
+    assert junior(user, "mcp", "login", "remote").returncode == 0
+    assert junior({**user, "BROWSER": "false"}, "mcp", "check").returncode == 0
+
+
 @pytest.mark.parametrize(("fields", "problem"), [
     ({"command": "x", "oauth": True}, "[mcp.servers.s] oauth: only applies to `url` servers"),
     ({"url": "https://h/mcp", "oauth": {"client": "x"}}, "[mcp.servers.s] oauth.client: unknown field; use "
