@@ -7,7 +7,7 @@ import os
 import secrets
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 import attrs
 
@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from junior_mcp_bridge.config import ServeToken
 
 __all__ = [
-    "OWNER", "TokenError", "TokenTable", "config_dir", "load_tokens", "read_or_create_token", "rotate_token",
-    "token_path",
+    "OWNER", "TokenError", "TokenTable", "config_dir", "load_tokens", "open_private", "read_or_create_token",
+    "rotate_token", "token_path",
 ]
 
 # The client id of the token in the token file; a config token may not take this name.
@@ -84,18 +84,33 @@ def _write(path: Path, token: str, *, replace: bool) -> None:
         raise TokenError(f"cannot write the MCP token file {path}: {exc.strerror or exc}") from None
 
 
-def _read(path: Path) -> str:
+def open_private(path: Path, what: str, fix: str) -> TextIO:
+    """``path`` open for reading, if it is no symbolic link and only this user can read it; else a ``TokenError``
+    naming the file and ``fix``. A missing file raises ``FileNotFoundError``."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        raise
     except OSError as exc:
+        if path.is_symlink():
+            raise TokenError(f"the {what} {path} is a symbolic link, which junior does not follow (whoever controls "
+                             f"where it points controls what junior reads). {fix}") from None
+        raise TokenError(f"cannot read the {what} {path}: {exc.strerror or exc}") from None
+    f = os.fdopen(fd, encoding="utf-8", errors="replace")
+    info = os.fstat(f.fileno())
+    if os.name == "posix" and (info.st_mode & 0o077 or info.st_uid != os.getuid()):
+        f.close()
+        raise TokenError(f"the {what} {path} can be read by other users (mode {info.st_mode & 0o777:o}) or is not "
+                         f"yours: what it holds may be known to others. {fix}")
+    return f
+
+
+def _read(path: Path) -> str:
+    try:
+        f = open_private(path, "MCP token file", "Run `junior mcp token --rotate` to replace it.")
+    except FileNotFoundError as exc:
         raise TokenError(f"cannot read the MCP token file {path}: {exc.strerror or exc}") from None
-    with os.fdopen(fd, encoding="ascii", errors="replace") as f:
-        info = os.fstat(f.fileno())
-        if os.name == "posix" and (info.st_mode & 0o077 or info.st_uid != os.getuid()):
-            raise TokenError(
-                f"the MCP token file {path} can be read by other users (mode {info.st_mode & 0o777:o}) or is not "
-                "yours: its token may be known to others. Run `junior mcp token --rotate` to replace it."
-            )
+    with f:
         token = f.read().strip()
     if len(token) < 32 or not token.isprintable() or " " in token:
         raise TokenError(f"the MCP token file {path} holds no valid token. Run `junior mcp token --rotate`.")

@@ -20,6 +20,8 @@ __all__ = ["CachedListing", "ToolCache", "ToolInfo", "cache_key", "default_dir"]
 log = logging.getLogger("junior.mcp")
 FORMAT = 1
 DEFAULT_MAX_AGE_S = 86400.0
+MAX_ENTRY_BYTES = 4 * 1024 * 1024
+"""The largest entry read or written: a thousand tools with long schemas fit."""
 
 
 def default_dir() -> Path:
@@ -82,7 +84,8 @@ class ToolCache:
     """One JSON file per server configuration under ``directory`` (0700), written 0600 and atomically.
 
     A file that is not the current user's, or that others may write, is not read: a tool list is text the
-    model reads, so only the user's own processes may have written it.
+    model reads, so only the user's own processes may have written it. An entry is bound to the server it
+    describes (the configuration's key is written inside it) and capped at ``MAX_ENTRY_BYTES``.
     """
 
     def __init__(self, directory: Path | None = None, max_age_s: float = DEFAULT_MAX_AGE_S) -> None:
@@ -106,15 +109,23 @@ class ToolCache:
                 return None
             with os.fdopen(fd, "rb") as stream:
                 fd = -1
-                data = json.loads(stream.read())
+                raw = stream.read(MAX_ENTRY_BYTES + 1)
+            if len(raw) > MAX_ENTRY_BYTES:
+                raise ValueError(f"larger than {MAX_ENTRY_BYTES // 1024 // 1024} MB")
+            data = json.loads(raw)
+            if data.get("key") != cache_key(config):
+                # Its name says it is this server's; only the key written inside it says which server it describes.
+                raise ValueError("it was written for another server")
+            if not isinstance(data["tools"], list):
+                raise ValueError(f"its tools are a {type(data['tools']).__name__}, not a list")
             listing = CachedListing(
                 tools=[tool for tool in data["tools"] if isinstance(tool, dict)],
                 server_name=data.get("server_name"), server_title=data.get("server_title"),
                 server_version=data.get("server_version"), instructions=data.get("instructions"),
                 protocol_version=data.get("protocol_version"), written=float(data["written"]),
             )
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            log.info("cached tool list %s is unreadable (%s); the server will be asked", path, exc)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            log.info("not using the cached tool list %s: %s; the server will be asked", path, exc)
             return None
         finally:
             if fd >= 0:
@@ -127,11 +138,17 @@ class ToolCache:
         """Write ``listing`` for ``config``; a failure is logged, never raised (the cache only saves time)."""
         try:
             self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-            data = {"format": FORMAT, **attrs.asdict(listing), "written": listing.written or time.time()}
+            data = {"format": FORMAT, "key": cache_key(config), **attrs.asdict(listing),
+                    "written": listing.written or time.time()}
+            text = json.dumps(data, ensure_ascii=False)
+            if len(text.encode()) > MAX_ENTRY_BYTES:
+                log.info("not caching the tool list of MCP server %r: larger than %d MB", config.name,
+                         MAX_ENTRY_BYTES // 1024 // 1024)
+                return
             fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
             try:
                 with os.fdopen(fd, "w", encoding="utf-8") as out:
-                    json.dump(data, out, ensure_ascii=False)
+                    out.write(text)
                 os.replace(tmp, self.path(config))
             except BaseException:
                 Path(tmp).unlink(missing_ok=True)

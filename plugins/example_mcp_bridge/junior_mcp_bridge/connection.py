@@ -286,11 +286,23 @@ class ServerConnection:
     async def _open_transport(self, stack: AsyncExitStack, run: str) -> tuple[Any, Any]:
         config = self.config
         if config.url is not None:
+            import httpx2
             from mcp.client.streamable_http import streamable_http_client
-            from mcp.shared._httpx_utils import create_mcp_http_client
+            from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
 
-            auth = await stack.enter_async_context(self._oauth.provider()) if self._oauth is not None else None
-            http = await stack.enter_async_context(create_mcp_http_client(headers=dict(config.headers), auth=auth))
+            from junior_mcp_bridge.oauth import capped_transport
+
+            oauth = self._oauth
+            auth = await stack.enter_async_context(oauth.provider()) if oauth is not None else None
+
+            def refused(why: str) -> None:
+                if oauth is not None:
+                    oauth.failure = why
+
+            # As the SDK's create_mcp_http_client, with what is read from endpoints other than the server's capped.
+            http = await stack.enter_async_context(httpx2.AsyncClient(
+                headers=dict(config.headers), auth=auth, transport=capped_transport(config.url, refused),
+                timeout=httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT)))
             streams = await stack.enter_async_context(streamable_http_client(config.url, http_client=http))
             return streams[0], streams[1]
         from mcp import StdioServerParameters, stdio_client

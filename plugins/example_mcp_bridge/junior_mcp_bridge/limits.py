@@ -74,8 +74,11 @@ def gateway_limits(raw: object, where: str) -> GatewayLimits:
     return limits
 
 
-# Loggers whose lines a network client can cause, one per request it sends.
-CLIENT_DRIVEN = ("mcp", "uvicorn", "starlette", "junior.mcp.gateway")
+# Loggers whose lines a network client can cause, one per request it sends. asyncio's are its event loop's
+# errors, among them a failed accept() or a connection reset under churn, each with a traceback.
+CLIENT_DRIVEN = ("mcp", "uvicorn", "starlette", "junior.mcp.gateway", "asyncio")
+# Loggers whose tracebacks say nothing a client could not make happen again: one line each instead.
+ONE_LINE = ("asyncio",)
 
 
 class LogRateLimit(logging.Filter):
@@ -101,6 +104,10 @@ class LogRateLimit(logging.Filter):
         ok = True
         if self._watched(record.name):
             ok = self._take(record)
+            if ok and record.exc_info and any(record.name == p or record.name.startswith(p + ".") for p in ONE_LINE):
+                exc = record.exc_info[1]
+                record.msg = f"{record.getMessage()}: {type(exc).__name__}: {exc}" if exc else record.getMessage()
+                record.args, record.exc_info, record.exc_text, record.stack_info = None, None, None, None
         record._junior_rate_ok = ok
         return ok
 

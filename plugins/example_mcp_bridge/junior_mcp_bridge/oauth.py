@@ -35,8 +35,11 @@ __all__ = [
 
 log = logging.getLogger("junior.mcp")
 CALLBACK_PATH = "/callback"
+START_PATH = "/login/"
 LOGIN_TIMEOUT_S = 300.0
 """How long a login waits for the browser to come back with a code."""
+AUTH_ANSWER_LIMIT = 512 * 1024
+"""The most read from a metadata, registration or token endpoint: their JSON is a few KB."""
 _PAGE = ("<!doctype html><meta charset=utf-8><title>junior</title>"
          "<p style='font:16px sans-serif;margin:3em'>{}</p>")
 
@@ -84,12 +87,13 @@ class TokenFile:
 
     # -- the file -------------------------------------------------------------------------------
     def read(self) -> dict[str, Any]:
+        """The file's fields; ``TokenError`` if it is a symbolic link, not this user's, or readable by others."""
+        from junior_mcp_bridge.auth import open_private
+
+        fix = (f"Run `junior mcp logout {self.server}` to remove it, then `junior mcp login {self.server}`.")
         try:
-            stat = self.path.stat()
-            if hasattr(os, "getuid") and stat.st_uid != os.getuid():
-                log.warning("ignored the OAuth token file %s: it belongs to another user", self.path)
-                return {}
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            with open_private(self.path, "OAuth token file", fix) as f:
+                data = json.loads(f.read())
         except FileNotFoundError:
             return {}
         except (OSError, ValueError) as exc:
@@ -233,8 +237,15 @@ class OAuthState:
         from mcp.client.auth import OAuthClientProvider
         from mcp.shared.auth import OAuthClientMetadata
 
+        from junior_mcp_bridge.auth import TokenError
+
         store, oauth = self.store, self.config.oauth
         assert oauth is not None
+        try:
+            store.read()
+        except TokenError as exc:
+            self.failure = str(exc)
+            raise
         if self.login is not None and self.login.fresh:
             store.forget_tokens()
             self.login.fresh = False
@@ -269,8 +280,22 @@ class OAuthState:
                             state.failure = str(exc)
                         raise
                     except Exception as exc:
-                        state.failure = _one_line(f"{type(exc).__name__}: {exc}")
+                        # A refused answer has said why already (capped_transport).
+                        state.failure = state.failure or _one_line(f"{type(exc).__name__}: {exc}")
                         raise
+
+                async def _perform_authorization(self) -> Any:
+                    # PKCE is what keeps an intercepted code useless; the MCP authorization spec has clients refuse
+                    # a server whose metadata does not offer S256. (No metadata at all is the 2025-03-26 fallback,
+                    # whose default endpoints are assumed to do PKCE.)
+                    metadata = self.context.oauth_metadata
+                    methods = metadata.code_challenge_methods_supported if metadata is not None else ["S256"]
+                    if "S256" not in (methods or []):
+                        offered = "none" if not methods else ", ".join(methods)
+                        raise LoginRequired(
+                            "the authorization server does not offer PKCE with S256 (its metadata's "
+                            f"code_challenge_methods_supported: {offered}); junior does not log in without it")
+                    return await super()._perform_authorization()
 
                 async def _initialize(self) -> None:
                     # The SDK knows when a token expires only in the process that received it; the file knows
@@ -285,6 +310,9 @@ class OAuthState:
                 if listener is None:
                     state.needs_login = True
                     raise LoginRequired(f"MCP server {state.config.name!r} needs a login")
+                refusal = await _refusal(url)
+                if refusal is not None:
+                    raise LoginRequired(f"the authorization server refused the login request: {refusal}")
                 await listener.open(url, state.config.name)
 
             async def callback_handler() -> AuthorizationCodeResult:
@@ -302,19 +330,106 @@ class OAuthState:
         if oauth.callback_port is not None:
             return oauth.callback_port
         client = await self.store.get_client_info()
-        for uri in (client.redirect_uris or []) if client is not None and self.store.fixed_client is None else []:
+        if client is None or self.store.fixed_client is not None:
+            return 0
+        for uri in client.redirect_uris or []:
             parts = urlsplit(str(uri))
             if parts.hostname == "127.0.0.1" and parts.port:
                 if _port_free(parts.port):
                     return parts.port
                 log.info("port %d of the registered redirect is in use; registering junior again", parts.port)
-                self.store.forget_client()
+                break
+        else:
+            # Registered by a process with no browser (a bot, `junior mcp list`): its redirect URI has no port, and
+            # a server that matches redirect URIs exactly would refuse the listener's.
+            log.info("the registered redirect URI names no port to listen on; registering junior again")
+        self.store.forget_client()
         return 0
+
+
+def capped_transport(mcp_url: str, refused: Callable[[str], None]) -> Any:
+    """An ``httpx2`` transport that reads at most ``AUTH_ANSWER_LIMIT`` of any answer but the MCP endpoint's.
+
+    The OAuth flow reads whole answers from the resource and authorization servers' other endpoints (metadata,
+    registration, tokens); a server answering with hundreds of MB would otherwise be held in memory. ``refused``
+    is told why, in one line, before the read fails.
+    """
+    import httpx2
+
+    endpoint = httpx2.URL(mcp_url)
+
+    class TooLarge(httpx2.TransportError):
+        pass
+
+    class Capped(httpx2.AsyncByteStream):
+        def __init__(self, inner: Any, url: str) -> None:
+            self.inner, self.url = inner, url
+
+        def refuse(self) -> TooLarge:
+            why = (f"the answer of {self.url} is larger than {AUTH_ANSWER_LIMIT // 1024} KB; junior refused to "
+                   "read it")
+            refused(why)
+            return TooLarge(why)
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            total = 0
+            async for chunk in self.inner:
+                total += len(chunk)
+                if total > AUTH_ANSWER_LIMIT:
+                    raise self.refuse()
+                yield chunk
+
+        async def aclose(self) -> None:
+            await self.inner.aclose()
+
+    class Transport(httpx2.AsyncHTTPTransport):
+        async def handle_async_request(self, request: Any) -> Any:
+            response = await super().handle_async_request(request)
+            url = request.url
+            if (url.scheme, url.host, url.port, url.path) == (endpoint.scheme, endpoint.host, endpoint.port,
+                                                              endpoint.path):
+                return response
+            stream = Capped(response.stream, str(url.copy_with(query=None)))
+            declared = response.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > AUTH_ANSWER_LIMIT:
+                await response.aclose()
+                raise stream.refuse()
+            return httpx2.Response(response.status_code, headers=response.headers, stream=stream,
+                                   extensions=response.extensions)
+
+    return Transport()
 
 
 def _one_line(text: str, limit: int = 300) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+async def _refusal(url: str) -> str | None:
+    """Why the authorization endpoint refuses ``url`` outright, asked once without following it; else None.
+
+    A server refuses a redirect URI it does not hold, or an unknown client, with a ``400`` shown in the browser and
+    never sent back to junior, which would then wait minutes for a browser that has nothing to send.
+    """
+    import httpx2
+
+    try:
+        async with httpx2.AsyncClient(follow_redirects=False, timeout=10) as client:
+            async with client.stream("GET", url) as answer:
+                if answer.status_code != 400:
+                    return None
+                body = b""
+                async for chunk in answer.aiter_bytes():
+                    body += chunk
+                    if len(body) >= 2048:
+                        break
+    except httpx2.HTTPError:
+        return None  # unreachable from here is not a refusal: the browser may still get there
+    text = body[:2048].decode("utf-8", "replace")
+    with contextlib.suppress(ValueError, AttributeError):
+        fields = json.loads(text)
+        text = " ".join(str(fields.get(key, "")) for key in ("error", "error_description")).strip() or text
+    return _one_line(f"HTTP 400: {text}")
 
 
 def _fixed_client(oauth: OAuthSettings) -> OAuthClientInformationFull | None:
@@ -348,23 +463,41 @@ def _port_free(port: int) -> bool:
 
 
 class _Callback:
-    """The loopback redirect target: the first request to ``/callback`` carries the code (or the error)."""
+    """The loopback redirect target of one login: the one-time start page and ``/callback``.
+
+    The browser's command line can be read by every local user (``ps``), so it carries only an unguessable
+    one-time ``/login/<token>`` URL of this listener, which redirects to the authorization URL (and its
+    ``state``) once. Only an answer carrying this login's ``state``, from a connection of this user where the
+    system says whose it is, completes the login; anything else is refused with a plain page and the login
+    keeps waiting.
+    """
 
     def __init__(self, login: Login) -> None:
         self.login = login
         self.port = 0
+        self.start_token = secrets.token_urlsafe(32)
+        self._authorization_url: str | None = None
+        self._state: str | None = None
+        self._started = False
         self._future: asyncio.Future[AuthorizationCodeResult] = asyncio.get_running_loop().create_future()
 
     @property
     def redirect_uri(self) -> str:
         return f"http://127.0.0.1:{self.port}{CALLBACK_PATH}"
 
+    @property
+    def start_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}{START_PATH}{self.start_token}"
+
     async def open(self, url: str, server: str) -> None:
         import webbrowser
 
+        self._authorization_url = url
+        self._state = parse_qs(urlsplit(url).query).get("state", [None])[0]
+        self._started = False
         self.login.say(f"Log in to the MCP server {server!r} in your browser; if it did not open, visit:\n  {url}")
         # A console browser (BROWSER=...) runs until it exits, so it runs beside the listener, not before it.
-        task = asyncio.get_running_loop().run_in_executor(None, webbrowser.open, url)
+        task = asyncio.get_running_loop().run_in_executor(None, webbrowser.open, self.start_url)
         task.add_done_callback(lambda t: t.exception())
 
     async def result(self) -> AuthorizationCodeResult:
@@ -372,6 +505,9 @@ class _Callback:
             return await asyncio.wait_for(asyncio.shield(self._future), self.login.timeout_s)
         except TimeoutError:
             raise LoginRequired(f"no answer from the browser within {self.login.timeout_s:g} s") from None
+
+    def _refuse(self, why: str) -> None:
+        self.login.say(f"junior refused a request to its login listener: {why}; still waiting for the browser.")
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         from mcp.shared.auth import AuthorizationCodeResult
@@ -382,13 +518,29 @@ class _Callback:
                 pass  # the headers: nothing in them is needed
             parts = line.decode("latin-1").split()
             target = urlsplit(parts[1]) if len(parts) >= 2 else None
-            if target is None or target.path != CALLBACK_PATH or self._future.done():
+            if target is None or not (target.path == CALLBACK_PATH or target.path.startswith(START_PATH)):
                 await _answer(writer, 404, "Not found.")
                 return
+            owner = _peer_uid(writer)
+            if owner is not None and owner != os.getuid():
+                self._refuse(f"it came from another user (uid {owner})")
+                await _answer(writer, 403, "This login belongs to another user of this computer.")
+                return
+            if target.path.startswith(START_PATH):
+                await self._start(writer, target.path[len(START_PATH):])
+                return
+            if self._future.done():
+                await _answer(writer, 400, "This login is already over; start a new one in junior.")
+                return
             query = {k: v[0] for k, v in parse_qs(target.query).items()}
+            given = query.get("state", "")
+            if self._state is None or not secrets.compare_digest(given.encode(), self._state.encode()):
+                self._refuse("its state is not this login's")
+                await _answer(writer, 400, "This answer does not belong to the login junior is waiting for.")
+                return
             if "code" in query:
                 await _answer(writer, 200, "Logged in. You can close this tab and return to junior.")
-                self._future.set_result(AuthorizationCodeResult(code=query["code"], state=query.get("state"),
+                self._future.set_result(AuthorizationCodeResult(code=query["code"], state=given,
                                                                 iss=query.get("iss")))
             else:
                 error = query.get("error", "no code in the redirect")
@@ -400,11 +552,49 @@ class _Callback:
         finally:
             writer.close()
 
+    async def _start(self, writer: asyncio.StreamWriter, token: str) -> None:
+        """The one-time page: redirect to the authorization URL the first time, refuse every time after."""
+        url = self._authorization_url
+        if url is None or not secrets.compare_digest(token.encode(), self.start_token.encode()):
+            await _answer(writer, 404, "Not found.")
+        elif self._started or self._future.done():
+            self._refuse("the one-time login link was opened a second time")
+            await _answer(writer, 410, "This login link has been used already; start a new login in junior.")
+        else:
+            self._started = True
+            await _answer(writer, 302, "Continue to the login page.", location=url)
 
-async def _answer(writer: asyncio.StreamWriter, status: int, text: str) -> None:
+
+def _peer_uid(writer: asyncio.StreamWriter) -> int | None:
+    """The user owning the other end of a loopback TCP connection, where the system says (Linux); else None."""
+    peer, own = writer.get_extra_info("peername"), writer.get_extra_info("sockname")
+    if not (isinstance(peer, tuple) and isinstance(own, tuple)):
+        return None
+
+    def hex_address(address: tuple[str, int]) -> str:
+        import ipaddress
+
+        packed = ipaddress.IPv4Address(address[0]).packed
+        return f"{int.from_bytes(packed, 'little'):08X}:{address[1]:04X}"
+
+    try:
+        wanted = (hex_address(peer), hex_address(own))
+        with open("/proc/net/tcp", encoding="ascii") as table:
+            for row in table:
+                fields = row.split()
+                if len(fields) > 7 and (fields[1], fields[2]) == wanted:
+                    return int(fields[7])
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+async def _answer(writer: asyncio.StreamWriter, status: int, text: str, location: str | None = None) -> None:
     body = _PAGE.format(text).encode()
-    reason = {200: "OK", 400: "Bad Request", 404: "Not Found"}[status]
-    writer.write(f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/html; charset=utf-8\r\n"
+    reason = {200: "OK", 302: "Found", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 410: "Gone"}[status]
+    # The redirect carries the state: not to be kept by the browser's cache or sent on as a referrer.
+    extra = f"Location: {location}\r\nCache-Control: no-store\r\nReferrer-Policy: no-referrer\r\n" if location else ""
+    writer.write(f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/html; charset=utf-8\r\n{extra}"
                  f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body)
     await writer.drain()
 

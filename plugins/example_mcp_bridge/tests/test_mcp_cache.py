@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import stat
 import subprocess
@@ -13,6 +14,8 @@ from typing import Any
 
 import pytest
 from junior_mcp_bridge import MCPBridge, load_config
+from junior_mcp_bridge.cache import MAX_ENTRY_BYTES, CachedListing, ToolCache
+from junior_mcp_bridge.config import server_config
 from mcp_bridge_helpers import misbehaving, write_toml
 
 from junior_core import Runtime
@@ -126,3 +129,53 @@ def test_a_runtime_starts_from_the_cache_and_follows_list_changed(tmp_path: Path
             os.environ.pop("JUNIOR_CACHE_DIR", None)
         else:
             os.environ["JUNIOR_CACHE_DIR"] = saved
+
+
+def _listing() -> CachedListing:
+    return CachedListing(tools=[{"name": "echo", "inputSchema": {"type": "object"}}], server_name="s",
+                         written=time.time())
+
+
+def test_an_entry_written_for_another_server_is_ignored(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    cache = ToolCache(tmp_path / "cache")
+    ours = server_config("test", "docs", {"url": "https://docs.example.com/mcp"})
+    theirs = server_config("test", "docs", {"command": "evil-server", "args": ["--lie"]})
+    cache.store(theirs, _listing())
+    assert cache.load(theirs) is not None
+    cache.path(theirs).rename(cache.path(ours))  # another server's entry under this server's name
+    with caplog.at_level(logging.INFO, logger="junior.mcp"):
+        assert cache.load(ours) is None
+    assert f"not using the cached tool list {cache.path(ours)}: it was written for another server" in caplog.text
+
+
+@pytest.mark.parametrize(("tools", "kind"), [({"echo": {"name": "echo", "inputSchema": {}}}, "dict"),
+                                            ("echo", "str"), (None, "NoneType")])
+def test_cached_tools_that_are_not_a_list_are_refused(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, tools: Any, kind: str
+) -> None:
+    cache = ToolCache(tmp_path / "cache")
+    config = server_config("test", "docs", {"url": "https://docs.example.com/mcp"})
+    cache.store(config, _listing())
+    path = cache.path(config)
+    path.write_text(json.dumps({**json.loads(path.read_text()), "tools": tools}))
+    with caplog.at_level(logging.INFO, logger="junior.mcp"):
+        assert cache.load(config) is None
+    assert f"its tools are a {kind}, not a list; the server will be asked" in caplog.text
+
+
+def test_an_entry_over_the_size_cap_is_neither_read_nor_written(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    cache = ToolCache(tmp_path / "cache")
+    config = server_config("test", "docs", {"url": "https://docs.example.com/mcp"})
+    cache.store(config, _listing())
+    path = cache.path(config)
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps({**data, "instructions": "x" * MAX_ENTRY_BYTES}))
+    with caplog.at_level(logging.INFO, logger="junior.mcp"):
+        assert cache.load(config) is None
+    assert "larger than 4 MB" in caplog.text
+    path.unlink()
+    huge = CachedListing(tools=[{"name": "echo", "inputSchema": {"type": "object"}}], instructions="x" * MAX_ENTRY_BYTES)
+    cache.store(config, huge)
+    assert not path.exists()

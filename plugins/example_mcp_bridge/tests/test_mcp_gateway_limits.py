@@ -291,3 +291,37 @@ async def test_refused_requests_are_logged_a_few_times_a_minute(start_gateway: C
     held = [line for line in lines if "repeated log lines caused by clients were not logged" in line]
     assert len(held) == 1, lines[-5:]
     assert int(held[0].split("WARNING junior.mcp.gateway: ")[1].split()[0]) >= 300 - 24
+
+
+def test_the_event_loops_errors_under_connection_churn_are_rate_limited_one_line_each() -> None:
+    """What asyncio logs when accept() fails or a connection is reset mid-write: 2,000 of them in a burst."""
+    import asyncio
+    import io
+    import logging
+
+    from junior_mcp_bridge.limits import rate_limited_logs
+
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        with rate_limited_logs(10):
+            loop = asyncio.new_event_loop()
+            try:
+                for _ in range(2000):
+                    try:
+                        raise OSError(24, "Too many open files")
+                    except OSError as exc:
+                        loop.call_exception_handler({"message": "socket.accept() out of system resource",
+                                                     "exception": exc})
+            finally:
+                loop.close()
+    finally:
+        root.removeHandler(handler)
+    lines = stream.getvalue().splitlines()
+    assert "Traceback" not in stream.getvalue()
+    assert lines[0] == "socket.accept() out of system resource: OSError: [Errno 24] Too many open files"
+    assert len(lines) == 11  # ten a minute, and the closing count of what was held back
+    assert lines[-1] == ("1990 repeated log lines caused by clients were not logged (at most 10 a minute from "
+                         "each place)")

@@ -30,6 +30,7 @@ from junior_core import Runtime
 JUNIOR = str(Path(sys.executable).parent / "junior")
 SERVER = str(HERE / "servers" / "oauth_server.py")
 FOLLOW = str(HERE / "servers" / "follow_redirects.py")
+WATCHED = str(HERE / "servers" / "watched_browser.py")
 
 
 class AuthServer:
@@ -96,8 +97,15 @@ def junior(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def browser_visits(env: dict[str, str]) -> list[str]:
+    """The URL each browser was started with."""
     path = Path(env["JUNIOR_TEST_BROWSER_LOG"])
-    return path.read_text().splitlines() if path.exists() else []
+    return [line.split("\t")[0] for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def authorization_urls(env: dict[str, str]) -> list[str]:
+    """Where each browser was sent to log in: the first redirect from the URL it was started with."""
+    path = Path(env["JUNIOR_TEST_BROWSER_LOG"])
+    return [line.split("\t")[1] for line in path.read_text().splitlines()] if path.exists() else []
 
 
 def token_files(env: dict[str, str]) -> list[Path]:
@@ -122,7 +130,7 @@ def test_check_url_logs_in_in_the_browser_and_keeps_the_tokens_private(
         + checked.stdout.split("connected in ")[1].splitlines()[0],
         "        - whoami",
     ]
-    (visit,) = browser_visits(user)
+    (visit,) = authorization_urls(user)
     query = {k: v[0] for k, v in parse_qs(urlsplit(visit).query).items()}
     assert visit.startswith(f"http://127.0.0.1:{server.port}/authorize?")
     assert query["code_challenge_method"] == "S256" and len(query["code_challenge"]) == 43
@@ -224,7 +232,7 @@ def test_a_pre_registered_client_logs_in_with_its_secret_from_the_environment(
     assert server.stats()["registrations"] == 0
     (path,) = token_files(user)
     assert "junior-test-secret" not in path.read_text()  # the secret stays where it was configured
-    (visit,) = browser_visits(user)
+    (visit,) = authorization_urls(user)
     assert "client_id=junior-test&" in visit
     assert f"redirect_uri=http%3A%2F%2F127.0.0.1%3A{port}%2Fcallback&" in visit
 
@@ -236,6 +244,127 @@ def test_a_pre_registered_client_logs_in_with_its_secret_from_the_environment(
     assert failed.stdout.startswith('FAILED  mcp:remote: the OAuth login failed: OAuthTokenError: Token exchange '
                                     'failed (401): {"error":"invalid_client"'), failed.stdout
     assert "Traceback" not in failed.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() != 0 or not Path("/proc/net/tcp").exists(),
+                    reason="acting as another local user needs root, and Linux says whose a connection is")
+def test_another_local_user_cannot_finish_the_login(
+    auth_server: Callable[..., AuthServer], user: dict[str, str], tmp_path: Path
+) -> None:
+    server = auth_server()
+    user["JUNIOR_CONFIG"] = str(write_toml(tmp_path / "junior.toml", {"remote": {"url": server.url}}))
+    user["BROWSER"] = f"{sys.executable} {WATCHED} %s"
+    logged_in = junior(user, "mcp", "login", "remote")
+    assert logged_in.returncode == 0, logged_in.stdout + logged_in.stderr
+    seen = json.loads(Path(user["JUNIOR_TEST_BROWSER_LOG"]).read_text())
+    # The command line every local user can read holds a one-time local URL, not the authorization URL.
+    command_line = urlsplit(seen["command line"])
+    assert (command_line.hostname, command_line.path[:7]) == ("127.0.0.1", "/login/")
+    assert command_line.port != server.port and "state" not in command_line.query
+    assert seen["other user"] == 403, logged_in.stderr  # the one-time URL is refused to another user
+    assert seen["forged state"] == 400  # an answer for another login is refused, and the login waits on
+    assert seen["other user, authorization URL"] == 403  # the callback is refused to another user
+    assert seen["browser"] == 200
+    assert seen["browser again"] == 410  # the one-time URL worked once
+    assert logged_in.stderr.count("junior refused a request to its login listener") == 4
+    assert server.stats()["authorization_code"] == 1
+
+
+@pytest.mark.slow
+def test_login_after_a_bot_registered_junior_uses_a_redirect_uri_the_registration_holds(
+    auth_server: Callable[..., AuthServer], user: dict[str, str], tmp_path: Path
+) -> None:
+    server = auth_server()
+    user["JUNIOR_CONFIG"] = str(write_toml(tmp_path / "junior.toml", {"remote": {"url": server.url}}))
+    checked = junior({**user, "BROWSER": "false"}, "mcp", "check")  # registers junior, but cannot log in
+    assert checked.stdout.startswith("FAILED  mcp:remote: the server needs a login"), checked.stdout
+    assert server.stats()["registrations"] == 1
+    logged_in = junior(user, "mcp", "login", "remote")
+    assert logged_in.returncode == 0, logged_in.stdout + logged_in.stderr
+    assert server.stats()["registrations"] == 2  # registered again, with the redirect URI the login listens on
+
+
+@pytest.mark.slow
+def test_a_login_the_authorization_server_refuses_fails_at_once_saying_why(
+    auth_server: Callable[..., AuthServer], user: dict[str, str], tmp_path: Path
+) -> None:
+    server = auth_server("--no-registration", "--redirect-port", str(_free_port()))
+    oauth = {"client_id": "junior-test", "client_secret": "junior-test-secret", "callback_port": _free_port()}
+    user["JUNIOR_CONFIG"] = str(write_toml(tmp_path / "junior.toml", {"remote": {"url": server.url,
+                                                                                   "oauth": oauth}}))
+    started = time.monotonic()
+    failed = junior(user, "mcp", "login", "remote")
+    assert failed.returncode == 1
+    assert failed.stdout.startswith("FAILED  mcp:remote: the OAuth login failed: the authorization server refused "
+                                    "the login request: HTTP 400: invalid_request Redirect URI "), failed.stdout
+    assert "not registered" in failed.stdout
+    assert time.monotonic() - started < 60  # not the login's 5 minutes
+    assert browser_visits(user) == []  # no browser was sent to an error page
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("pkce", "offered"), [("none", "none"), ("plain", "plain")])
+def test_an_authorization_server_without_pkce_s256_is_refused(
+    auth_server: Callable[..., AuthServer], user: dict[str, str], pkce: str, offered: str
+) -> None:
+    server = auth_server("--pkce", pkce)
+    checked = junior(user, "mcp", "check", "--url", server.url)
+    assert checked.returncode == 1
+    assert checked.stdout.startswith(
+        "FAILED  mcp:127-0-0-1: the OAuth login failed: the authorization server does not offer PKCE with S256 "
+        f"(its metadata's code_challenge_methods_supported: {offered}); junior does not log in without it"
+    ), checked.stdout
+    assert browser_visits(user) == []  # refused before any browser was sent there
+    assert server.stats()["authorization_code"] == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", ["/.well-known/oauth-authorization-server", "/token"])
+def test_a_huge_answer_from_the_authorization_server_is_refused_unread(
+    auth_server: Callable[..., AuthServer], user: dict[str, str], path: str
+) -> None:
+    server = auth_server("--huge", path)
+    checked = junior(user, "mcp", "check", "--url", server.url)
+    assert checked.returncode == 1
+    assert checked.stdout.startswith(
+        f"FAILED  mcp:127-0-0-1: the OAuth login failed: the answer of http://127.0.0.1:{server.port}{path} is "
+        "larger than 512 KB; junior refused to read it"), checked.stdout
+    assert "Traceback" not in checked.stderr
+
+
+@pytest.mark.slow
+def test_a_token_file_others_can_read_or_a_symlink_is_refused_naming_the_file_and_the_fix(
+    auth_server: Callable[..., AuthServer], user: dict[str, str], tmp_path: Path
+) -> None:
+    server = auth_server()
+    user["JUNIOR_CONFIG"] = str(write_toml(tmp_path / "junior.toml", {"remote": {"url": server.url}}))
+    assert junior(user, "mcp", "login", "remote").returncode == 0
+    (path,) = token_files(user)
+    fix = "Run `junior mcp logout remote` to remove it, then `junior mcp login remote`."
+
+    path.chmod(0o644)
+    checked = junior({**user, "BROWSER": "false"}, "mcp", "check")
+    assert checked.returncode == 1
+    assert checked.stdout.startswith(
+        f"FAILED  mcp:remote: the OAuth login failed: the OAuth token file {path} can be read by other users "
+        f"(mode 644) or is not yours: what it holds may be known to others. {fix}"), checked.stdout
+
+    elsewhere = tmp_path / "elsewhere.json"
+    path.rename(elsewhere)
+    elsewhere.chmod(0o600)
+    path.symlink_to(elsewhere)
+    checked = junior({**user, "BROWSER": "false"}, "mcp", "check")
+    assert checked.returncode == 1
+    assert checked.stdout.startswith(
+        f"FAILED  mcp:remote: the OAuth login failed: the OAuth token file {path} is a symbolic link, which junior "
+        "does not follow"), checked.stdout
+    assert fix in checked.stdout and "Traceback" not in checked.stderr
+
+    assert junior(user, "mcp", "logout", "remote").returncode == 0  # the fix it names works
+    assert elsewhere.exists() and not path.exists()  # the link was removed, not what it pointed to
+    assert junior(user, "mcp", "login", "remote").returncode == 0
+    assert junior({**user, "BROWSER": "false"}, "mcp", "check").returncode == 0
 
 
 @pytest.mark.parametrize(("fields", "problem"), [

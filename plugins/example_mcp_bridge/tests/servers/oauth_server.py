@@ -1,7 +1,10 @@
 """An MCP server behind OAuth 2.1, with its own authorization server: the MCP SDK's server auth, in memory.
 
-``python oauth_server.py PORT [--expires-in S] [--no-registration] [--redirect-port P]``. ``/authorize`` approves at once and
-redirects back with a code (no login page), so a browser that follows redirects completes the flow. Test hooks:
+``python oauth_server.py PORT [--expires-in S] [--no-registration] [--redirect-port P] [--pkce S256|plain|none]
+[--huge PATH]``. ``/authorize`` approves at once and redirects back with a code (no login page), so a browser that
+follows redirects completes the flow. ``--pkce`` changes what the metadata's ``code_challenge_methods_supported``
+says (``none`` leaves it out); ``--huge PATH`` answers PATH (a metadata, registration or token endpoint) with
+150 MB of valid JSON. Test hooks:
 ``POST /admin/revoke?what=access|all`` revokes the access tokens (or every token), ``GET /admin/stats`` counts
 grants by type and registrations. A pre-registered client ``junior-test`` with secret ``junior-test-secret``
 and the redirect URI ``http://127.0.0.1:<redirect port>/callback`` always exists.
@@ -10,6 +13,7 @@ and the redirect URI ``http://127.0.0.1:<redirect port>/callback`` always exists
 from __future__ import annotations
 
 import argparse
+import json
 import secrets
 import time
 from typing import Any
@@ -107,12 +111,58 @@ class Provider:
                           scope=" ".join(scopes) or None)
 
 
+HUGE_BYTES = 150 * 1024 * 1024
+
+
+def altered(app: Any, pkce: str, huge: str | None) -> Any:
+    """``app`` with the authorization server's metadata saying ``pkce``, and ``huge`` answered with 150 MB."""
+
+    async def wrapped(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return await app(scope, receive, send)
+        if huge is not None and scope["path"] == huge:
+            chunk = b" " * (1024 * 1024)
+            await send({"type": "http.response.start", "status": 200,
+                        "headers": [(b"content-type", b"application/json")]})
+            await send({"type": "http.response.body", "body": b"{", "more_body": True})
+            for _ in range(HUGE_BYTES // len(chunk)):
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await send({"type": "http.response.body", "body": b"}"})
+            return None
+        if pkce == "S256" or not scope["path"].startswith("/.well-known/oauth-authorization-server"):
+            return await app(scope, receive, send)
+        start: dict[str, Any] = {}
+        parts: list[bytes] = []
+
+        async def keep(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                start.update(message)
+            else:
+                parts.append(message.get("body", b""))
+
+        await app(scope, receive, keep)
+        metadata = json.loads(b"".join(parts))
+        if pkce == "none":
+            metadata.pop("code_challenge_methods_supported", None)
+        else:
+            metadata["code_challenge_methods_supported"] = [pkce]
+        body = json.dumps(metadata).encode()
+        headers = [(k, v) for k, v in start["headers"] if k.lower() != b"content-length"]
+        await send({**start, "headers": [*headers, (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
+        return None
+
+    return wrapped
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("port", type=int)
     parser.add_argument("--expires-in", type=int, default=3600)
     parser.add_argument("--no-registration", action="store_true")
     parser.add_argument("--redirect-port", type=int, default=8976)
+    parser.add_argument("--pkce", choices=["S256", "plain", "none"], default="S256")
+    parser.add_argument("--huge", default=None)
     args = parser.parse_args()
     base = f"http://127.0.0.1:{args.port}"
     provider = Provider(args.expires_in, args.redirect_port)
@@ -142,7 +192,10 @@ def main() -> None:
         body: dict[str, Any] = dict(provider.stats)
         return JSONResponse(body)
 
-    server.run("streamable-http", host="127.0.0.1", port=args.port)
+    import uvicorn
+
+    app = altered(server.streamable_http_app(host="127.0.0.1"), args.pkce, args.huge)
+    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
 
 
 if __name__ == "__main__":
