@@ -57,6 +57,7 @@ def test_a_real_model_finds_what_was_meant(make_runtime: Any, rows: Any, model_d
         ok(fused.execute_tool("memory__remember", {"content": memory, "kind": "knowledge"}, ctx()))
     for memory in NOISE:
         ok(fused.execute_tool("memory__remember", {"content": memory, "kind": "knowledge"}, ctx()))
+    assert fused.plugin_set.pm.get_plugin("memory").store().flush_vectors(60)
     vectors = rows("SELECT model, dimensions FROM junior_memory_vectors")
     assert vectors == [{"model": "sentence-transformers/all-MiniLM-L6-v2", "dimensions": 384}] * 9
     for question, memory in CASES:
