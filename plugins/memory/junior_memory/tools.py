@@ -389,7 +389,7 @@ class MemoryTools:
         context: ToolContext,
     ) -> dict[str, Any]:
         """Search (look up, find) the memories this conversation can see, by words and meaning; each result says
-        which of your words it holds and who sees it. Other conversations' memories are not here.
+        which of your words it holds and who sees it. Other chats' are not here.
 
         Use when the user asks what they told you or what is saved about something ("what did I tell you about
         how I like code reviews?", "do you have anything saved about deploys?"), before answering when a

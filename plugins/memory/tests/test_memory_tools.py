@@ -405,3 +405,22 @@ def test_a_replayed_tool_call_id_with_another_kind_is_rejected(rt: Runtime, rows
 def test_a_lone_surrogate_never_reaches_the_database(rt: Runtime, rows: Any, content: str) -> None:
     err(remember(rt, content, "knowledge"), "invalid_arguments")
     assert rows(ACTIVE) == []
+
+
+def test_each_summary_reads_whole_and_says_who_will_see_the_result() -> None:
+    from junior_memory.tools import MemoryTools
+
+    from junior_core.analysis import SUMMARY_LIMIT, summarize
+
+    tools = {tool.name: tool for tool in MemoryTools(lambda: None).tools()}  # type: ignore[arg-type, return-value]
+    for name, tool in tools.items():
+        first = " ".join(tool.description.strip().split("\n\n")[0].split())
+        assert len(first) <= SUMMARY_LIMIT and summarize(tool.description) == first, name
+    assert "only the speaker" in summarize(tools["remember"].description)
+    assert "who can see it" in summarize(tools["list"].description)
+    assert "who sees it" in summarize(tools["search"].description)
+    assert "everyone who could see it" in summarize(tools["forget"].description)
+    kind = tools["remember"].input_schema["properties"]["kind"]["description"]
+    assert "seen only by the speaker" in kind and "whole workspace" in kind
+    assert "Dana prefers" in tools["remember"].input_schema["properties"]["content"]["description"]
+    assert SOURCE.description.startswith("The assistant's own memory of this workspace and its people")
