@@ -162,7 +162,7 @@ class MemoryPlugin:
         except ToolError:
             return None
         try:
-            found = self.store().find(scopes, user_text, limit=MAX_RECALLED, semantic=True)
+            found = self.store().find(scopes, user_text, limit=MAX_RECALLED, semantic=True, message=True)
         except MemoryUnavailable as exc:
             log.warning("memory recall skipped: %s", exc)
             return None

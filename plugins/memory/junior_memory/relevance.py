@@ -12,6 +12,9 @@ Snowball English stems, as Postgres's ``english`` configuration does.
 Semantic candidates pass the same floor when they hold any of the query's words: a shared common word is also what
 makes an unrelated memory look similar ("Jenkins pipeline" and a data-pipeline note). Only a memory that holds
 none of the query's words (a paraphrase) is judged by its similarity alone.
+
+Recall reads the user's message, not a query: there, a word that no memory here holds weighs nothing, since the
+rest of a message is conversation. The floor then judges a memory by the message's words that memories hold.
 """
 
 from __future__ import annotations
@@ -76,10 +79,18 @@ def holds(terms: Sequence[str], content: str) -> tuple[str, ...]:
     return tuple(term for term in terms if _stem(term) in held)
 
 
-def weights(terms: Sequence[str], counts: Mapping[str, int], total: int) -> dict[str, float]:
-    """Each term's weight: its BM25 inverse document frequency over ``total`` memories, ``counts`` holding it."""
+def weights(terms: Sequence[str], counts: Mapping[str, int], total: int, *, message: bool = False) -> dict[str, float]:
+    """Each term's weight: its BM25 inverse document frequency over ``total`` memories, ``counts`` holding it.
+
+    ``message``: the words are a user's message (recall), not a query; a word no memory holds weighs nothing.
+    """
     out = {}
     for term in terms:
+        if message and not counts.get(term, 0):
+            # A message's other words are conversation ("which language should you answer me in?"), not a
+            # query the memory must answer: only the words some memory here holds can tell memories apart.
+            out[term] = 0.0
+            continue
         # A word no memory holds is as telling as the rarest word one does: it cannot tell memories apart, and
         # weighing it more would let the filler words of a long message outweigh everything a memory holds.
         df = min(max(counts.get(term, 0), 1), max(total, 1))
@@ -97,7 +108,7 @@ def passes(matched: Sequence[str], weight: Mapping[str, float]) -> bool:
     """Whether a memory holding ``matched`` of the query's words (weighted by ``weight``) is a match at all."""
     if not matched:
         return False
-    if len(weight) <= 1:
+    if sum(1 for w in weight.values() if w > 0) <= 1:
         return True
     part = share(matched, weight)
     return part > HALF or (len(matched) >= 2 and part >= QUARTER)

@@ -504,6 +504,7 @@ class MemoryStore(MemoryAdmin):
         limit: int = 10,
         now: datetime | None = None,
         semantic: bool = False,
+        message: bool = False,
     ) -> Found:
         """Visible memories that match ``query`` above the floor (see ``relevance``), best first.
 
@@ -512,19 +513,21 @@ class MemoryStore(MemoryAdmin):
         when the query words it holds pass the floor, a similar one when its similarity passes the model's floor.
         Each hit says which query words it holds and, when semantic, its similarity. ``Found.visible`` is how many
         memories ``scopes`` may read (counted when the weights need it or nothing was found, else None).
+        ``message=True`` (recall): ``query`` is a user's message, whose words no memory holds weigh nothing.
         """
         at = now or utcnow()
         pending = self.semantic.start([query]) if semantic and self.semantic is not None else None
         if pending is not None:
-            hits, visible = self._fused(scopes, query, pending, limit=limit, now=at, floor=True)
+            hits, visible = self._fused(scopes, query, pending, limit=limit, now=at, floor=True, message=message)
         else:
-            hits, visible = self._floored(scopes, query, limit=limit, now=at)
+            hits, visible = self._floored(scopes, query, limit=limit, now=at, message=message)
         if not hits and visible is None:
             visible = self.count(scopes, now=at)
         return Found(hits, visible)
 
     def _keyword_hits(
-        self, conn: Connection, scopes: Sequence[Scope], terms: list[str], rows: Sequence[MemoryRecord], now: datetime
+        self, conn: Connection, scopes: Sequence[Scope], terms: list[str], rows: Sequence[MemoryRecord], now: datetime,
+        message: bool = False,
     ) -> tuple[list[Hit], dict[str, float], int | None]:
         """``rows`` (keyword candidates) with the query words each holds, the words' weights, and the visible count."""
         visible: int | None = None
@@ -534,7 +537,8 @@ class MemoryStore(MemoryAdmin):
             total, *per_term = conn.execute(self.sql.term_counts(len(scopes), len(terms)), params).one()
             visible = int(total)
             counts = {term: int(n) for term, n in zip(terms, per_term, strict=True)}
-        weight = weights(terms, counts, visible or 0) if len(terms) > 1 else {terms[0]: 1.0} if terms else {}
+        weight = (weights(terms, counts, visible or 0, message=message) if len(terms) > 1
+                  else {terms[0]: 1.0} if terms else {})
         hits = []
         for row in rows:
             matched = holds(terms, row.content)
@@ -542,7 +546,7 @@ class MemoryStore(MemoryAdmin):
         return hits, weight, visible
 
     def _floored(
-        self, scopes: Sequence[Scope], query: str, *, limit: int, now: datetime
+        self, scopes: Sequence[Scope], query: str, *, limit: int, now: datetime, message: bool = False
     ) -> tuple[list[Hit], int | None]:
         terms = search_terms(query)
         prepared = self._search(scopes, query, limit=max(2 * limit, 20), match="any", now=now)
@@ -551,14 +555,14 @@ class MemoryStore(MemoryAdmin):
 
         def work(conn: Connection) -> tuple[list[Hit], int | None]:
             rows = [record(row) for row in conn.execute(*prepared).mappings()]
-            hits, weight, visible = self._keyword_hits(conn, scopes, terms, rows, now)
+            hits, weight, visible = self._keyword_hits(conn, scopes, terms, rows, now, message)
             return [hit for hit in hits if passes(hit.matched, weight)][:limit], visible
 
         return self.db.unit(work, write=False)
 
     def _fused(
         self, scopes: Sequence[Scope], query: str, pending: Future[list[bytes]], *, limit: int, now: datetime,
-        floor: bool,
+        floor: bool, message: bool = False,
     ) -> tuple[list[Hit], int | None]:
         from attrs import evolve
 
@@ -576,7 +580,8 @@ class MemoryStore(MemoryAdmin):
 
         def work(conn: Connection) -> tuple[list[Hit], int | None]:
             rows = conn.execute(*prepared).mappings().all() if prepared else []
-            lexical, weight, visible = self._keyword_hits(conn, scopes, terms, [record(row) for row in rows], now)
+            lexical, weight, visible = self._keyword_hits(conn, scopes, terms, [record(row) for row in rows], now,
+                                                          message)
             if floor:
                 lexical = [hit for hit in lexical if passes(hit.matched, weight)]
             if index is None:

@@ -39,10 +39,10 @@ def test_recall_injects_at_most_five_in_one_block_within_the_limit(rt: Runtime) 
 def test_recall_sees_only_what_the_context_may_read(rt: Runtime) -> None:
     remember(rt, "I prefer tabs for indentation", "preference", ctx(ALICE, PUBLIC))
     remember(rt, "Indentation in the private repo is two spaces", "knowledge", ctx(ALICE, PRIVATE))
-    assert rt.prompt_context(ctx(BOB, PUBLIC), "indentation") == []
-    (alice_public,) = rt.prompt_context(ctx(ALICE, PUBLIC), "indentation")
+    assert rt.prompt_context(ctx(BOB, PUBLIC), "indentation tabs") == []
+    (alice_public,) = rt.prompt_context(ctx(ALICE, PUBLIC), "indentation tabs")
     assert "tabs" in alice_public and "private repo" not in alice_public
-    (bob_private,) = rt.prompt_context(ctx(BOB, PRIVATE), "indentation")
+    (bob_private,) = rt.prompt_context(ctx(BOB, PRIVATE), "indentation tabs")
     assert "private repo" in bob_private and "I prefer tabs" not in bob_private
 
 

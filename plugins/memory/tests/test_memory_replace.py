@@ -50,7 +50,7 @@ def test_replace_archives_the_old_memory_and_only_the_new_one_is_read(rt: Runtim
 
     assert contents(rt, "memory__list", {}) == ["I want answers in German", "I like dark mode"]
     assert contents(rt, "memory__search", {"query": "answers English German"}) == ["I want answers in German"]
-    (block,) = rt.prompt_context(ctx(), "what language do I want answers in?")
+    (block,) = rt.prompt_context(ctx(), "which language should answers be in?")
     assert "German" in block and "English" not in block
     # The old version is history now: it cannot be replaced or forgotten again.
     err(rt.execute_tool("memory__forget", {"id": old["id"]}, ctx()), "not_found")
