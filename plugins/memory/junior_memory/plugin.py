@@ -162,13 +162,13 @@ class MemoryPlugin:
         except ToolError:
             return None
         try:
-            records = self.store().search(scopes, user_text, limit=MAX_RECALLED, semantic=True)
+            found = self.store().find(scopes, user_text, limit=MAX_RECALLED, semantic=True, message=True)
         except MemoryUnavailable as exc:
             log.warning("memory recall skipped: %s", exc)
             return None
         except MemoryConfigError:
             return None  # store() logged what to fix
-        return recall_block(records, context.actor.key if context.actor else None)
+        return recall_block([hit.record for hit in found.hits], context.actor.key if context.actor else None)
 
     @hookimpl
     def after_turn(self, context: ToolContext, transcript: Sequence[Message]) -> None:

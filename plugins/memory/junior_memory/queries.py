@@ -79,6 +79,9 @@ class Statements:
         self.delete_other_models = delete(vectors).where(
             vectors.c.memory_id.in_(bindparam("ids", expanding=True)), vectors.c.model != bindparam("model")
         )
+        self.embedded_ids = select(vectors.c.memory_id).where(
+            vectors.c.memory_id.in_(bindparam("ids", expanding=True)), vectors.c.model == bindparam("model")
+        )
         self.current_ids = select(t.c.id).where(t.c.id.in_(bindparam("ids", expanding=True)), t.c.archived_at.is_(None))
         self.vectors_after = (
             select(vectors.c.seq, vectors.c.memory_id, vectors.c.vector, t.c.scope, t.c.scope_key)
@@ -167,6 +170,64 @@ class Statements:
             .order_by(t.c.id)
             .limit(self._limit),
         )
+
+    def count_visible(self, scopes: int) -> Any:
+        """How many memories the caller may read (list's total, an empty search's count)."""
+        from sqlalchemy import func, select
+
+        return self._cached(("count", scopes),
+                            lambda: select(func.count()).select_from(self.t).where(*self._visible(scopes)))
+
+    def page(self, scopes: int) -> Any:
+        """``visible`` after a cursor: the memories that sort after (observed_at, id) of the last one shown."""
+        from sqlalchemy import and_, bindparam, or_, select
+
+        from junior_memory.tables import UTCDateTime
+
+        t = self.t
+
+        def build() -> Any:
+            after = bindparam("after_at", type_=UTCDateTime())
+            return (select(*self.columns).where(*self._visible(scopes))
+                    .where(or_(t.c.observed_at < after,
+                               and_(t.c.observed_at == after, t.c.id > bindparam("after_id"))))
+                    .order_by(t.c.observed_at.desc(), t.c.id).limit(self._limit))
+
+        return self._cached(("page", scopes), build)
+
+    def term_counts(self, scopes: int, terms: int) -> Any:
+        """One row: how many visible memories there are, then how many hold each of ``terms`` (``q0``, ``q1``...).
+
+        Each count is its own indexed look-up (the GIN index, FTS5), so it costs what its matches cost.
+        """
+        from sqlalchemy import String, bindparam, column, func, literal_column, select, table, text
+
+        t = self.t
+
+        def one(i: int) -> Any:
+            statement = select(func.count()).select_from(t).where(*self._visible(scopes))
+            if self.backend == "postgresql":
+                config: ColumnElement[Any] = literal_column("'english'::regconfig")
+                tsquery = func.to_tsquery(config, bindparam(f"q{i}", type_=String()))
+                return statement.where(t.c.search_vector.op("@@")(tsquery)).scalar_subquery()
+            if self.backend == "sqlite":
+                fts = table("junior_memory_fts", column("memory_id"))
+                return (statement.join(fts, fts.c.memory_id == t.c.id)
+                        .where(text(f"junior_memory_fts MATCH :q{i}")).scalar_subquery())
+            return statement.where(t.c.content.ilike(bindparam(f"q{i}"))).scalar_subquery()
+
+        return self._cached(("term_counts", scopes, terms), lambda: select(
+            select(func.count()).select_from(t).where(*self._visible(scopes)).scalar_subquery(),
+            *(one(i) for i in range(terms)),
+        ))
+
+    def term_params(self, terms: Sequence[str]) -> dict[str, Any]:
+        """``term_counts``' parameters: each term as the dialect's one-word query."""
+        if self.backend == "postgresql":
+            return {f"q{i}": term for i, term in enumerate(terms)}
+        if self.backend == "sqlite":
+            return {f"q{i}": f'"{term}"' for i, term in enumerate(terms)}
+        return {f"q{i}": f"%{term}%" for i, term in enumerate(terms)}
 
     # -- keyword search --------------------------------------------------------------------------
     def search_params(self, terms: Sequence[str], match: Match) -> dict[str, Any]:

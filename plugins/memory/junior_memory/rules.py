@@ -57,11 +57,12 @@ class MemoryRecord:
     superseded_by: str | None
 
     def public(self) -> dict[str, Any]:
-        """What a model may see: never scope keys or platform ids."""
+        """What a model may see, including who else can see it: never scope keys or platform ids."""
         return {
             "id": self.id,
             "content": self.content,
             "kind": self.kind,
+            "visible_to": Scope(self.scope, self.scope_key, self.subject_type).visible_to,  # type: ignore[arg-type]
             "created_at": format_time(self.created_at),
             "observed_at": format_time(self.observed_at),
             "expires_at": format_time(self.expires_at),

@@ -1,8 +1,9 @@
 """Semantic recall (the ``junior-memory[semantic]`` extra): embeddings of memories, fused with full-text search.
 
 An ``Embedder`` turns texts into vectors; the default runs a fastembed (ONNX, no torch) model. Vectors live in
-``junior_memory_vectors``, written in the transaction that writes their memory and deleted with it when it is
-archived or purged. Similarity is computed in this process over an in-memory copy of the vectors, grouped by
+``junior_memory_vectors``, written after their memory's commit by a background writer (a memory without one yet is
+found by keyword; ``junior memory reindex`` embeds any a crash left out) and deleted with it when it is archived or
+purged. Similarity is computed in this process over an in-memory copy of the vectors, grouped by
 scope, so a query only ever compares against the scopes the caller may read; every candidate is then read back
 through the same visibility filter as keyword search. Anything wrong with the model (extra not installed,
 download impossible, broken files, too slow) means keyword recall and one log line, never a failed call.
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_MODEL", "ENV_MODEL", "ENV_PATH", "Embedder", "FastEmbedEmbedder", "Semantic", "VectorIndex",
-    "default_semantic", "embedder_from_env", "rrf",
+    "VectorWriter", "default_semantic", "embedder_from_env", "rrf",
 ]
 
 log = logging.getLogger("junior.memory")
@@ -182,6 +183,93 @@ class _Worker:
                 future.set_result(fn())
             except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
                 future.set_exception(exc)
+
+
+# Memories waiting for their vector, at most: past this a write does not wait, its memory stays keyword-only until
+# `junior memory reindex`. Embedded this many at a time, so a burst of writes costs a few model calls.
+VECTOR_QUEUE = 1024
+VECTOR_BATCH = 32
+
+
+class VectorWriter:
+    """Embeds committed memories on a thread of its own, through a bounded queue: a write never waits for the model.
+
+    ``write`` gets each batch (it embeds and stores the vectors); a failure is logged and the batch is left for
+    ``junior memory reindex``, as a crash between a memory's commit and its vector would.
+    """
+
+    def __init__(self, write: Callable[[Sequence[Any]], None]) -> None:
+        from queue import Queue
+
+        self._write = write
+        self._queue: Queue[Any] = Queue(maxsize=VECTOR_QUEUE)
+        self._pending = 0
+        self._idle = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self._full_warned = False
+
+    def put(self, memory: Any) -> None:
+        """Queue ``memory`` for embedding; when the queue is full it is left to reindex (and the log says so)."""
+        from queue import Full
+
+        with self._idle:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="junior-memory-vectors-writer", daemon=True)
+                self._thread.start()
+            self._pending += 1
+        try:
+            self._queue.put_nowait(memory)
+        except Full:
+            self._done(1)
+            if not self._full_warned:
+                self._full_warned = True
+                log.warning("memory: %d memories are waiting for their vectors; new ones are found by keyword "
+                            "until `junior memory reindex` embeds them", VECTOR_QUEUE)
+
+    def _done(self, count: int) -> None:
+        with self._idle:
+            self._pending -= count
+            self._idle.notify_all()
+
+    def _loop(self) -> None:
+        from queue import Empty
+
+        while True:
+            first = self._queue.get()
+            if first is None:
+                return
+            batch = [first]
+            while len(batch) < VECTOR_BATCH:
+                try:
+                    more = self._queue.get_nowait()
+                except Empty:
+                    break
+                if more is None:
+                    self._queue.put(None)  # stop after this batch
+                    break
+                batch.append(more)
+            try:
+                self._write(batch)
+            except Exception as exc:  # noqa: BLE001 - logged; reindex embeds what this left out
+                log.warning("memory: vectors of %d new memories not written (%s); they are found by keyword until "
+                            "`junior memory reindex`", len(batch), exc)
+            finally:
+                self._done(len(batch))
+
+    def drain(self, timeout: float) -> bool:
+        """Wait at most ``timeout`` seconds until every queued memory has been handled; True when it has."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._pending <= 0, timeout)
+
+    def close(self, timeout: float) -> None:
+        """Handle what is queued (waiting at most ``timeout`` seconds), then stop the thread."""
+        from queue import Full
+
+        self.drain(timeout)
+        try:
+            self._queue.put_nowait(None)
+        except Full:
+            return
 
 
 class Semantic:
@@ -467,7 +555,13 @@ class VectorIndex:
         return len(self.scopes)
 
     def nearest(self, query: bytes, scopes: Sequence[Scope], limit: int, *, floor: float = -1.0) -> list[str]:
-        """The ``limit`` ids most similar to ``query`` (at least ``floor``) in ``scopes`` only, best first.
+        """The ``limit`` ids most similar to ``query`` (at least ``floor``) in ``scopes`` only, best first."""
+        return [memory_id for memory_id, _ in self.scored(query, scopes, limit, floor=floor)]
+
+    def scored(
+        self, query: bytes, scopes: Sequence[Scope], limit: int, *, floor: float = -1.0
+    ) -> list[tuple[str, float]]:
+        """The ``limit`` (id, cosine similarity) pairs closest to ``query`` (at least ``floor``), best first.
 
         Only the blocks of ``scopes`` are compared: another scope's vectors are never scored, so a closer memory
         the caller may not see cannot push theirs out. A vector of another size is another model's: never
@@ -484,4 +578,4 @@ class VectorIndex:
                 if block is not None and len(block):
                     found += block.best(q, signs, limit)
         found.sort(key=lambda pair: (-pair[0], pair[1]))
-        return [memory_id for score, memory_id in found if score >= floor][:limit]
+        return [(memory_id, score) for score, memory_id in found if score >= floor][:limit]

@@ -26,6 +26,7 @@ from junior_memory.engine import (
     MemorySchemaTooNew,
     MemoryUnavailable,
 )
+from junior_memory.relevance import Found, Hit, holds, passes, share, weights
 from junior_memory.rules import (
     IdempotencyConflict,
     MemoryRecord,
@@ -43,11 +44,21 @@ if TYPE_CHECKING:
     from sqlalchemy.engine import Connection, Engine
 
     from junior_memory.queries import Statements
-    from junior_memory.semantic import Semantic, VectorIndex
+    from junior_memory.semantic import Semantic, VectorIndex, VectorWriter
 
 __all__ = [
-    "HEAD_REVISION", "VERSION_TABLE", "IdempotencyConflict", "MemoryConfigError", "MemoryRecord",
-    "MemorySchemaTooNew", "MemoryStore", "MemoryUnavailable", "ReplaceTargetGone", "search_terms",
+    "HEAD_REVISION",
+    "VERSION_TABLE",
+    "Found",
+    "Hit",
+    "IdempotencyConflict",
+    "MemoryConfigError",
+    "MemoryRecord",
+    "MemorySchemaTooNew",
+    "MemoryStore",
+    "MemoryUnavailable",
+    "ReplaceTargetGone",
+    "search_terms",
 ]
 
 log = logging.getLogger("junior.memory")
@@ -66,7 +77,8 @@ class MemoryStore(MemoryAdmin):
     Creating a store opens no connection; the first operation checks the schema and migrates it if needed.
     Every public method raises ``MemoryUnavailable`` when the database cannot be reached or does not answer
     within ``timeout`` seconds (default ``JUNIOR_MEMORY_TIMEOUT``, else 5). With ``semantic`` (an embedder
-    behind its deadline), memories are embedded as they are written and ``search(..., semantic=True)`` fuses
+    behind its deadline), memories are embedded after their commit, off the writer's thread, and
+    ``search(..., semantic=True)`` fuses
     similarity with keywords.
     """
 
@@ -84,6 +96,7 @@ class MemoryStore(MemoryAdmin):
         self._index: VectorIndex | None = None
         self._index_lock = threading.Lock()
         self._loader: threading.Thread | None = None
+        self._vector_writer: VectorWriter | None = None
 
     def __repr__(self) -> str:
         return f"<MemoryStore {self.display_url}>"
@@ -112,7 +125,10 @@ class MemoryStore(MemoryAdmin):
         return Statements(self.backend)
 
     def close(self) -> None:
-        """Close every pooled connection."""
+        """Let pending vectors be written (at most ``timeout`` seconds), then close every pooled connection."""
+        writer = self._vector_writer
+        if writer is not None:
+            writer.close(self.timeout)
         self.db.close()
 
     def revision(self) -> str | None:
@@ -159,10 +175,6 @@ class MemoryStore(MemoryAdmin):
         digest = content_hash(content)
         provenance = {"actor_key": actor_key, "source_key": source_key, "origin": origin, "tool_call_id": tool_call_id}
         sql = self.sql
-        semantic = self.semantic
-        # The model's work on this content (started once) and its vector (None: no answer in time), across retries.
-        started: list[Future[list[bytes]] | None] = []
-        embedded: list[bytes | None] = []
 
         def work(conn: Connection) -> tuple[MemoryRecord, bool]:
             found = conn.execute(
@@ -214,22 +226,12 @@ class MemoryStore(MemoryAdmin):
                 **provenance,
             }
             created = {**event, "memory_id": row["id"], "event": "created"}
-            # Only a memory that is new gets embedded (a replay or a duplicate never runs the model), and the
-            # model works on its own thread while the rows go in; the vector joins them in this transaction.
-            if semantic is not None and not started:
-                started.append(semantic.start([content]))
             if sql.insert_memory_and_event is not None:
                 # One round trip for both rows: the memory goes in through a data-modifying CTE.
                 conn.execute(sql.insert_memory_and_event, {**{f"m_{k}": v for k, v in row.items()}, **created})
             else:
                 conn.execute(sql.insert_memory, row)
                 conn.execute(sql.insert_event, [created])
-            if started and not embedded:
-                assert semantic is not None
-                vectors = semantic.finish(started[0])
-                embedded.append(vectors[0] if vectors else None)
-            if embedded and embedded[0] is not None:
-                self._insert_vectors(conn, [(row["id"], embedded[0])], at)
             return record(row), True
 
         for attempt in range(5):
@@ -242,8 +244,10 @@ class MemoryStore(MemoryAdmin):
                     raise
                 log.debug("remember raced a concurrent writer; retrying", exc_info=True)
                 continue
-            if created and embedded and embedded[0] is not None:
-                self._indexed(kept, embedded[0])
+            if created and self.semantic is not None:
+                # Only a memory that is new gets embedded (a replay or a duplicate never runs the model), after
+                # its commit and off this thread: until its vector is written, keyword search finds it.
+                self._writer().put(kept)
             return kept, created
         raise AssertionError("unreachable")
 
@@ -283,6 +287,47 @@ class MemoryStore(MemoryAdmin):
         return self.db.unit(work, write=True)
 
     # -- vectors ---------------------------------------------------------------------------------
+    def _writer(self) -> VectorWriter:
+        from junior_memory.semantic import VectorWriter
+
+        with self._index_lock:
+            if self._vector_writer is None:
+                self._vector_writer = VectorWriter(self._embed_committed)
+            return self._vector_writer
+
+    def flush_vectors(self, timeout: float) -> bool:
+        """Wait at most ``timeout`` seconds for the vectors of memories already written; True when none is pending."""
+        writer = self._vector_writer
+        return writer is None or writer.drain(timeout)
+
+    def _embed_committed(self, memories: Sequence[MemoryRecord]) -> None:
+        """On the vector writer's thread: embed committed memories and write the vectors of those still current."""
+        from sqlalchemy.exc import IntegrityError
+
+        semantic = self.semantic
+        assert semantic is not None
+        vectors = semantic.vectors([m.content for m in memories], wait=max(self.timeout, 60.0))
+        if vectors is None:
+            return  # the model did not answer (logged once): `junior memory reindex` embeds them later
+        ids = [m.id for m in memories]
+
+        def write(conn: Connection) -> set[str]:
+            current = {str(i) for i in conn.execute(self.sql.current_ids, {"ids": ids}).scalars()}
+            current -= {str(i) for i in conn.execute(self.sql.embedded_ids, {"ids": ids, "model": semantic.model})
+                        .scalars()}
+            self._insert_vectors(conn, [(m.id, v) for m, v in zip(memories, vectors, strict=True) if m.id in current],
+                                 utcnow())
+            return current
+
+        try:
+            written = self.db.unit(write, write=True)
+        except IntegrityError:
+            log.debug("memory: a reindex wrote these vectors first", exc_info=True)
+            return
+        for memory, vector in zip(memories, vectors, strict=True):
+            if memory.id in written:
+                self._indexed(memory, vector)
+
     def _insert_vectors(self, conn: Connection, vectors: Sequence[tuple[str, bytes]], at: datetime) -> None:
         assert self.semantic is not None
         model = self.semantic.model
@@ -405,6 +450,29 @@ class MemoryStore(MemoryAdmin):
                   "high": prefix + "g", "pattern": prefix + "%"}
         return self._read(self.sql.by_prefix(len(scopes)), params)
 
+    def count(self, scopes: Sequence[Scope], *, now: datetime | None = None) -> int:
+        """How many memories ``scopes`` may read (active, unexpired)."""
+        params = self.sql.scope_params(scopes, now or utcnow())
+        return int(self.db.unit(lambda conn: conn.execute(self.sql.count_visible(len(scopes)), params).scalar_one(),
+                                write=False))
+
+    def page(
+        self, scopes: Sequence[Scope], *, limit: int, after: tuple[datetime, str] | None = None,
+        now: datetime | None = None,
+    ) -> tuple[list[MemoryRecord], int]:
+        """``visible`` from after ``after`` (the observed_at and id of the last memory shown), and the total."""
+        params = {**self.sql.scope_params(scopes, now or utcnow()), "limit": limit}
+        statement = self.sql.visible(len(scopes))
+        if after is not None:
+            params.update(after_at=after[0], after_id=after[1])
+            statement = self.sql.page(len(scopes))
+
+        def work(conn: Connection) -> tuple[list[MemoryRecord], int]:
+            total = conn.execute(self.sql.count_visible(len(scopes)), params).scalar_one()
+            return [record(row) for row in conn.execute(statement, params).mappings()], int(total)
+
+        return self.db.unit(work, write=False)
+
     def search(
         self,
         scopes: Sequence[Scope],
@@ -415,60 +483,140 @@ class MemoryStore(MemoryAdmin):
         now: datetime | None = None,
         semantic: bool = False,
     ) -> list[MemoryRecord]:
-        """Visible memories matching ``query`` by keywords, most relevant first, recency breaking ties.
+        """Visible memories matching ``query`` by keywords, most relevant first, recency breaking ties; no floor.
 
-        ``match="any"`` needs one of the words (recall, search); ``"all"`` needs every one (forget by query).
-        ``semantic=True`` (recall and search, never forget) fuses the keyword ranking with the most similar
-        memories of the same scopes by reciprocal rank, when the store has an embedder that answers in time.
+        ``match="any"`` needs one of the words; ``"all"`` needs every one. ``semantic=True`` fuses the keyword
+        ranking with the most similar memories of the same scopes, as ``find`` does. ``find`` is what the tools
+        and recall use: this is the raw full-text search, for the operator and for benchmarks.
         """
-        # The model embeds the query on its own thread while the keyword half runs on this one.
         pending = self.semantic.start([query]) if semantic and self.semantic is not None else None
         if pending is None:
             prepared = self._search(scopes, query, limit=limit, match=match, now=now)
             return self._read(*prepared) if prepared is not None else []
-        return self._fused(scopes, query, pending, limit=limit, now=now or utcnow())
+        return [hit.record for hit in self._fused(scopes, query, pending, limit=limit, now=now or utcnow(),
+                                                  floor=False)[0]]
+
+    def find(
+        self,
+        scopes: Sequence[Scope],
+        query: str,
+        *,
+        limit: int = 10,
+        now: datetime | None = None,
+        semantic: bool = False,
+        message: bool = False,
+    ) -> Found:
+        """Visible memories that match ``query`` above the floor (see ``relevance``), best first.
+
+        Keyword candidates (any of the words) and, with ``semantic=True`` and a model that answers in time, the
+        most similar memories of the same scopes are fused by reciprocal rank; a keyword candidate is kept only
+        when the query words it holds pass the floor, a similar one when its similarity passes the model's floor.
+        Each hit says which query words it holds and, when semantic, its similarity. ``Found.visible`` is how many
+        memories ``scopes`` may read (counted when the weights need it or nothing was found, else None).
+        ``message=True`` (recall): ``query`` is a user's message, whose words no memory holds weigh nothing.
+        """
+        at = now or utcnow()
+        pending = self.semantic.start([query]) if semantic and self.semantic is not None else None
+        if pending is not None:
+            hits, visible = self._fused(scopes, query, pending, limit=limit, now=at, floor=True, message=message)
+        else:
+            hits, visible = self._floored(scopes, query, limit=limit, now=at, message=message)
+        if not hits and visible is None:
+            visible = self.count(scopes, now=at)
+        return Found(hits, visible)
+
+    def _keyword_hits(
+        self, conn: Connection, scopes: Sequence[Scope], terms: list[str], rows: Sequence[MemoryRecord], now: datetime,
+        message: bool = False,
+    ) -> tuple[list[Hit], dict[str, float], int | None]:
+        """``rows`` (keyword candidates) with the query words each holds, the words' weights, and the visible count."""
+        visible: int | None = None
+        counts: dict[str, int] = {}
+        if len(terms) > 1 and rows:
+            params = {**self.sql.scope_params(scopes, now), **self.sql.term_params(terms)}
+            total, *per_term = conn.execute(self.sql.term_counts(len(scopes), len(terms)), params).one()
+            visible = int(total)
+            counts = {term: int(n) for term, n in zip(terms, per_term, strict=True)}
+        weight = (weights(terms, counts, visible or 0, message=message) if len(terms) > 1
+                  else {terms[0]: 1.0} if terms else {})
+        hits = []
+        for row in rows:
+            matched = holds(terms, row.content)
+            hits.append(Hit(row, matched, None, share(matched, weight)))
+        return hits, weight, visible
+
+    def _floored(
+        self, scopes: Sequence[Scope], query: str, *, limit: int, now: datetime, message: bool = False
+    ) -> tuple[list[Hit], int | None]:
+        terms = search_terms(query)
+        prepared = self._search(scopes, query, limit=max(2 * limit, 20), match="any", now=now)
+        if prepared is None:
+            return [], None
+
+        def work(conn: Connection) -> tuple[list[Hit], int | None]:
+            rows = [record(row) for row in conn.execute(*prepared).mappings()]
+            hits, weight, visible = self._keyword_hits(conn, scopes, terms, rows, now, message)
+            return [hit for hit in hits if passes(hit.matched, weight)][:limit], visible
+
+        return self.db.unit(work, write=False)
 
     def _fused(
-        self, scopes: Sequence[Scope], query: str, pending: Future[list[bytes]], *, limit: int, now: datetime
-    ) -> list[MemoryRecord]:
+        self, scopes: Sequence[Scope], query: str, pending: Future[list[bytes]], *, limit: int, now: datetime,
+        floor: bool, message: bool = False,
+    ) -> tuple[list[Hit], int | None]:
+        from attrs import evolve
+
         from junior_memory.semantic import rrf
 
         semantic = self.semantic
         assert semantic is not None
         pool = max(2 * limit, 20)
+        terms = search_terms(query)
         prepared = self._search(scopes, query, limit=pool, match="any", now=now)
         if prepared is not None:
-            terms = len(search_terms(query))
-            prepared = self.sql.fused_search(len(scopes), terms), {**prepared[1], "model": semantic.model}
+            prepared = self.sql.fused_search(len(scopes), len(terms)), {**prepared[1], "model": semantic.model}
 
         index = self._loaded_index()
 
-        def work(conn: Connection) -> list[MemoryRecord]:
+        def work(conn: Connection) -> tuple[list[Hit], int | None]:
             rows = conn.execute(*prepared).mappings().all() if prepared else []
-            lexical = [record(row) for row in rows]
+            lexical, weight, visible = self._keyword_hits(conn, scopes, terms, [record(row) for row in rows], now,
+                                                          message)
+            if floor:
+                lexical = [hit for hit in lexical if passes(hit.matched, weight)]
             if index is None:
-                return lexical[:limit]  # the vectors are still being read: keyword search, as without the model
+                return lexical[:limit], visible  # the vectors are still being read: keyword search, as without them
             # Each keyword row says which vector is the table's newest: only when it is one this process has not
             # read (another process wrote it), or when no row came back to say, is the table read for new ones.
             if not rows or (rows[0]["newest_seq"] or 0) > index.seq:
                 self._catch_up(conn, index)
             vectors = semantic.finish(pending)
             if vectors is None:
-                return lexical[:limit]  # the model did not answer in time: keyword search, as without it
+                return lexical[:limit], visible  # the model did not answer in time: keyword search, as without it
             # Only the caller's scopes are compared, then each candidate is read back through the visibility
             # filter: a vector never shows anything keyword search would not.
-            near = index.nearest(vectors[0], scopes, pool, floor=semantic.min_similarity)
-            found = {r.id: r for r in lexical}
+            near = dict(index.scored(vectors[0], scopes, pool, floor=semantic.min_similarity))
+            found = {hit.record.id: hit for hit in lexical}
             wanted = [mid for mid in near if mid not in found]
             if wanted:
                 params = {**self.sql.scope_params(scopes, now), "ids": wanted}
-                found.update((r.id, r) for r in map(record, conn.execute(self.sql.by_ids(len(scopes)), params)
-                                                     .mappings()))
+                gone = set(wanted)
+                for row in map(record, conn.execute(self.sql.by_ids(len(scopes)), params).mappings()):
+                    gone.discard(row.id)
+                    matched = holds(terms, row.content)
+                    # A memory holding some of the query's words is judged by them, however similar: one shared
+                    # word is what makes "Jenkins pipeline" close to a data-pipeline note. One holding none of
+                    # them (a paraphrase) is judged by its similarity alone.
+                    if not floor or not matched or passes(matched, weight):
+                        found[row.id] = Hit(row, matched, None, share(matched, weight))
                 # Candidates from the caller's own scopes that the filter dropped were archived or expired
                 # elsewhere (by another process): this process stops comparing them.
-                index.forget([mid for mid in wanted if mid not in found])
-            ranking = rrf([r.id for r in lexical], [mid for mid in near if mid in found])
-            return [found[mid] for mid in ranking[:limit]]
+                index.forget(sorted(gone))
+            for mid, similarity in near.items():
+                if mid in found:
+                    found[mid] = evolve(found[mid], similarity=round(similarity, 3))
+            ranking = rrf([hit.record.id for hit in lexical], [mid for mid in near if mid in found])
+            return [found[mid] for mid in ranking[:limit]], visible
 
         return self.db.unit(work, write=False)
 

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import base64
 import logging
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated, Any
 
 from junior_core import Param, Source, Tool, ToolContext, ToolError, tool
 from junior_memory.content import check_content, format_time, normalise, parse_expires, utcnow
+from junior_memory.relevance import Hit
 from junior_memory.review import Review
+from junior_memory.rules import search_terms
 from junior_memory.scope import KINDS, Kind, Scope, read_scopes, source_key, write_scope
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from junior_memory.review import MemoryReviewer
     from junior_memory.store import MemoryRecord, MemoryStore
 
@@ -21,7 +26,11 @@ __all__ = ["SOURCE", "MemoryTools", "unavailable"]
 
 log = logging.getLogger("junior.memory")
 
-SOURCE = Source("memory", "Long-term memory storage, recall, listing, and removal.")
+SOURCE = Source(
+    "memory",
+    "The assistant's own memory of this workspace and its people: preferences, team procedures and facts saved in "
+    "conversations here, to remember, recall, list and forget.",
+)
 
 MAX_LIMIT = 50
 _HEX_PREFIX = re.compile(r"^[0-9a-f]{4,32}$")
@@ -77,12 +86,20 @@ def _may_reclassify(requested: str, proposed: str) -> bool:
     return requested != "preference" and proposed in KINDS
 
 
-def _ambiguous(matches: list[MemoryRecord], lead: str, undone: str, tool_name: str, argument: str) -> ToolError:
+def _candidate(hit: Hit | MemoryRecord) -> dict[str, Any]:
+    if isinstance(hit, Hit):
+        return {**hit.record.public(), "matched": list(hit.matched)}
+    return hit.public()
+
+
+def _ambiguous(
+    matches: Sequence[Hit | MemoryRecord], lead: str, undone: str, tool_name: str, argument: str
+) -> ToolError:
     return ToolError(
         "ambiguous",
-        f"{lead}, so nothing was {undone}. Call {tool_name} again with {argument} (confirm with the user if "
-        "unsure).",
-        candidates=[m.public() for m in matches[:10]],
+        f"{lead}, so nothing was {undone}. Each candidate says which of your words it holds (matched). Call "
+        f"{tool_name} again with {argument} (confirm with the user if unsure).",
+        candidates=[_candidate(m) for m in matches[:10]],
     )
 
 
@@ -91,34 +108,36 @@ def _matches(
 ) -> tuple[list[MemoryRecord], str]:
     """The one memory in ``scopes`` that ``ident`` (id or prefix) or ``text`` (its words) names, and how it was named.
 
-    No match is ``([], what)``; several, or words that only partly match, raise ``ambiguous``: a guess never
-    archives or replaces anything.
+    No match is ``([], what)``; several, or memories that hold only some of the words, raise ``ambiguous``: a
+    guess never archives or replaces anything. Words go through the search floor first, so a memory sharing only
+    a common word with ``text`` is never a candidate.
     """
     argument = ("the id of the one to forget" if tool_name == "memory__forget"
                 else "replaces set to the id of the one to replace")
-    matches: list[MemoryRecord] = []
     if ident is not None:
         prefix = ident.strip().lower()
-        matches = store.by_id_prefix(scopes, prefix, limit=11) if _HEX_PREFIX.match(prefix) else []
+        records = store.by_id_prefix(scopes, prefix, limit=11) if _HEX_PREFIX.match(prefix) else []
         what = f"with id {ident.strip()[:40]!r}"
-    else:
-        text = text or ""
-        matches = store.search(scopes, text, limit=11, match="all")
-        loose = False
-        if not matches:
-            matches, loose = store.search(scopes, text, limit=11, match="any"), True
-        target = normalise(text)
-        exact = [m for m in matches if normalise(m.content) == target]
-        if len(exact) == 1:
-            matches, loose = exact, False
-        if loose and matches:
-            # Only some words matched: never act on a guess, let the model pick by id.
-            raise _ambiguous(matches, "Some memories partly match", undone, tool_name, argument)
-        what = f"matching {text.strip()[:80]!r}"
-    if len(matches) > 1:
-        count = str(len(matches)) if len(matches) <= 10 else "More than 10"
-        raise _ambiguous(matches, f"{count} memories match", undone, tool_name, argument)
-    return matches, what
+        if len(records) > 1:
+            count = str(len(records)) if len(records) <= 10 else "More than 10"
+            raise _ambiguous(records, f"{count} memories match", undone, tool_name, argument)
+        return records, what
+    text = text or ""
+    what = f"matching {text.strip()[:80]!r}"
+    hits = store.find(scopes, text, limit=11).hits
+    target = normalise(text)
+    exact = [h for h in hits if normalise(h.record.content) == target]
+    terms = search_terms(text)
+    whole = exact if len(exact) == 1 else [h for h in hits if len(h.matched) == len(terms)]
+    if len(whole) == 1:
+        return [whole[0].record], what
+    if len(whole) > 1:
+        count = str(len(whole)) if len(whole) <= 10 else "More than 10"
+        raise _ambiguous(whole, f"{count} memories match", undone, tool_name, argument)
+    if hits:
+        # Only some words matched: never act on a guess, let the model pick by id.
+        raise _ambiguous(hits, "Some memories partly match", undone, tool_name, argument)
+    return [], what
 
 
 def _replace_not_found(what: str) -> ToolError:
@@ -147,11 +166,17 @@ class MemoryTools:
     @tool(keywords=REMEMBER_KEYWORDS, annotations=ADDS)
     def remember(
         self,
-        content: Annotated[str, "The memory as one self-contained statement, at most 4,000 characters."],
+        content: Annotated[
+            str,
+            "One self-contained statement that names who or what it is about, as read later by someone else: "
+            "'Dana prefers terse PR summaries', 'Deploys need two approvals' (not 'I prefer...'). At most 4,000 "
+            "characters.",
+        ],
         kind: Annotated[
             Kind,
-            "preference (about the speaker), procedure (how the team does a task), "
-            "or knowledge (a durable fact about the shared environment).",
+            "Decides who will see it. preference: about the speaker, seen only by the speaker. procedure (how the "
+            "team does a task) or knowledge (a durable fact about the shared environment): seen by everyone in this "
+            "conversation, which in a public channel is the whole workspace.",
         ],
         expires_at: Annotated[
             str | None, "'never' (default) or an ISO-8601 date/time after which the memory is ignored."
@@ -162,22 +187,25 @@ class MemoryTools:
         *,
         context: ToolContext,
     ) -> dict[str, Any]:
-        """Remember (save, store) a new durable fact, preference or procedure so later conversations recall it. Use
-        when the user asks to remember, save, store or keep something in mind ("remember that I prefer terse PR
-        summaries", "save my preference for dark mode", "note that deploys need two approvals") or states
-        something lasting that will matter again.
+        """Remember (save, store) a fact, preference or procedure for later. kind decides who sees it: a preference
+        only the speaker; the others everyone here (public channel: the workspace).
 
-        kind: 'preference' is about the speaker personally (their tastes, how they like answers) and is kept for
-        that person only; 'procedure' is how the team does a task (release steps, review rules); 'knowledge' is a
-        durable fact about the shared environment (which service owns what, where things live). Procedures and
-        knowledge are shared with the workspace when said in a public channel and kept to the conversation itself,
-        all of it, in a private one (a DM or private channel).
+        Use when the user asks to remember, save, store or keep something in mind ("remember that I prefer terse PR
+        summaries", "save my preference for dark mode", "note that deploys need two approvals") or states
+        something lasting that will matter again. The answer says who can see the memory (visible_to).
+
+        kind: 'preference' is about the speaker personally (their tastes, how they like answers, their health or
+        circumstances) and is kept for that person only; 'procedure' is how the team does a task (release steps,
+        review rules); 'knowledge' is a durable fact about the shared environment (which service owns what, where
+        things live). Procedures and knowledge are shared with the workspace when said in a public channel and kept
+        to the conversation itself, all of it, in a private one (a DM or private channel). Anything personal about
+        someone is a preference, never knowledge in a public channel.
 
         Who is speaking and where come from the conversation, never from arguments: do not pass user ids, names or
-        scopes. Write content as one self-contained statement, at most 4,000 characters. Credentials (tokens,
-        passwords, keys, connection strings) are refused. Saying the same thing twice returns the existing memory
-        with created false. expires_at is 'never' (default) or an ISO-8601 date/time after which the memory is
-        ignored. Tell the user it was saved only when this call returns ok.
+        scopes. Write content as one self-contained statement naming who it is about ("Dana prefers ..."), at most
+        4,000 characters. Credentials (tokens, passwords, keys, connection strings) are refused. Saying the same
+        thing twice returns the existing memory with created false. expires_at is 'never' (default) or an ISO-8601
+        date/time after which the memory is ignored. Tell the user it was saved only when this call returns ok.
 
         When something already remembered has changed ("actually, answers in German now", "deploys moved to
         Thursdays"), pass replaces (the old memory's id from memory__search, or its words) instead of adding a
@@ -274,15 +302,18 @@ class MemoryTools:
         *,
         context: ToolContext,
     ) -> dict[str, Any]:
-        """Forget (delete, remove) a memory: archive it so it is no longer recalled, listed or searched. Use when
-        the user says "forget that", "that is no longer true", or asks to delete or remove a saved preference,
-        procedure or fact.
+        """Forget (delete, remove) one memory this conversation can see, by id or words: it is archived for everyone
+        who could see it. A memory sharing only a common word is never offered.
+
+        Use when the user says "forget that", "that is no longer true", or asks to delete or remove a saved
+        preference, procedure or fact.
 
         Pass id (from memory__list or memory__search; a unique prefix of at least 4 characters works) or query
-        (words from the memory). Exactly one match is forgotten; when several match, nothing is forgotten and the
-        candidates come back so you can call again with the right id. Only memories visible here can be forgotten:
-        the speaker's own preferences and this conversation's shared memories. Identity comes from the
-        conversation, never from arguments.
+        (words from the memory). Exactly one match is forgotten; when several match, or memories hold only some of
+        the words, nothing is forgotten and the candidates come back, each with the words it holds (matched), so
+        you can call again with the right id. No memory holding the query's telling words answers not_found. Only
+        memories visible here can be forgotten: the speaker's own preferences and this conversation's shared
+        memories. Identity comes from the conversation, never from arguments.
         """
         if (id is None) == (query is None) or not (id or query or "").strip():
             raise ToolError(
@@ -320,36 +351,99 @@ class MemoryTools:
     def list(
         self,
         limit: Annotated[int, Param("At most 50; default 20.", minimum=1, maximum=MAX_LIMIT)] = 20,
+        cursor: Annotated[
+            str | None, Param("next_cursor from the previous page, to see the memories after it.", max_length=200)
+        ] = None,
         *,
         context: ToolContext,
     ) -> dict[str, Any]:
-        """List (show) all the memories visible here, newest first: the speaker's own preferences plus the procedures
-        and knowledge of this conversation (the workspace in a public channel, the whole channel in a private one). Use
-        to show everything kept about the user ("what do you remember about me?", "show me everything you have on me")
-        or to find an id before forgetting. Archived and expired memories are not shown; other people's personal
-        memories never are.
+        """List (show) every memory this conversation can see, newest first, with the total and a cursor for more;
+        each says who can see it (only the speaker, or everyone here).
+
+        Use to show everything kept about the user ("what do you remember about me?", "show me everything you
+        have on me") or to find an id before forgetting. The speaker's own preferences plus the procedures and
+        knowledge of this conversation (the workspace in a public channel, the whole channel in a private one).
+        total counts them all; when next_cursor is not null there are more: call again with cursor set to it.
+        Archived and expired memories are not shown; other people's personal memories and memories saved in other
+        conversations (direct messages, private channels) never are.
         """
         scopes = read_scopes(context)
+        after = _read_cursor(cursor) if cursor is not None else None
         with unavailable("no memories could be read"):
-            records = self._store().visible(scopes, limit=limit)
-        return {"memories": [r.public() for r in records]}
+            records, total = self._store().page(scopes, limit=limit + 1, after=after)
+        shown = records[:limit]
+        more = len(records) > limit
+        return {
+            "memories": [r.public() for r in shown],
+            "total": total,
+            "next_cursor": _make_cursor(shown[-1]) if more else None,
+        }
 
     @tool(keywords=SEARCH_KEYWORDS, annotations=READS)
     def search(
         self,
-        query: Annotated[str, Param("Keywords to look for.", min_length=1, max_length=1000)],
+        query: Annotated[str, Param("The words to look for: a name, a topic, a few telling words.", min_length=1,
+                                    max_length=1000)],
         limit: Annotated[int, Param("At most 50; default 10.", minimum=1, maximum=MAX_LIMIT)] = 10,
         *,
         context: ToolContext,
     ) -> dict[str, Any]:
-        """Search (look up, find) the memories visible here by keywords, most relevant first (newer first on ties). Use
-        when the user asks what they told you or what is saved about something ("what did I tell you about how I like
-        code reviews?", "do you have anything saved about deploys?"), before answering when a remembered procedure or
-        fact may apply, or to find the id of a memory to forget. Covers the speaker's own preferences and this
-        conversation's shared memories, never other people's. Memories can be stale: weigh them against what the user
+        """Search (look up, find) the memories this conversation can see, by words and meaning; each result says
+        which of your words it holds and who sees it. Other chats' are not here.
+
+        Use when the user asks what they told you or what is saved about something ("what did I tell you about
+        how I like code reviews?", "do you have anything saved about deploys?"), before answering when a
+        remembered procedure or fact may apply, or to find the id of a memory to forget. Covers the speaker's own
+        preferences and this conversation's shared memories, never other people's. Most relevant first. A memory
+        that shares only a common word with a query of several words is not returned; matched lists the query
+        words a result holds, similarity (0 to 1) how close its meaning is when semantic recall is on. An empty
+        answer says how many memories are visible here. Memories can be stale: weigh them against what the user
         says now.
         """
         scopes = read_scopes(context)
         with unavailable("no memories could be read"):
-            records = self._store().search(scopes, query, limit=limit, semantic=True)
-        return {"memories": [r.public() for r in records]}
+            found = self._store().find(scopes, query, limit=limit, semantic=True)
+        memories = []
+        for hit in found.hits:
+            item = {**hit.record.public(), "matched": list(hit.matched)}
+            if hit.similarity is not None:
+                item["similarity"] = hit.similarity
+            memories.append(item)
+        if memories:
+            return {"memories": memories}
+        return {"memories": [], "visible_here": found.visible, "note": _nothing_found(found.visible or 0)}
+
+
+def _nothing_found(visible: int) -> str:
+    """What an empty search tells the model: how many memories it could have found, never what other ones say."""
+    elsewhere = ("Memories saved in other conversations (direct messages, private channels) and other people's "
+                 "preferences are not visible here.")
+    if visible == 0:
+        return f"No memory is visible in this conversation yet. {elsewhere}"
+    held = "The 1 memory visible here does not" if visible == 1 else f"None of the {visible} memories visible here"
+    return (f"{held} match this query (a match holds the query's telling words, not just one common word). "
+            f"{elsewhere} memory__list shows what is visible here.")
+
+
+def _make_cursor(last: MemoryRecord) -> str:
+    """An opaque cursor: where the next page starts (the last memory shown's observed_at and id)."""
+    raw = f"{format_time(last.observed_at)}|{last.id}".encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _read_cursor(cursor: str) -> tuple[datetime, str]:
+    from datetime import datetime
+
+    try:
+        raw = base64.urlsafe_b64decode(cursor.strip() + "=" * (-len(cursor.strip()) % 4)).decode()
+        at, _, memory_id = raw.partition("|")
+        when = datetime.fromisoformat(at.replace("Z", "+00:00"))
+        if not _HEX_PREFIX.match(memory_id) or when.tzinfo is None:
+            raise ValueError(memory_id)
+    except (ValueError, UnicodeDecodeError):
+        raise ToolError(
+            "invalid_arguments",
+            "cursor is not a next_cursor this tool returned. Call memory__list without cursor to start again.",
+            details=[{"path": "cursor", "message": "unknown cursor"}],
+        ) from None
+    return when, memory_id

@@ -241,3 +241,20 @@ class SlowEmbedder(ConceptEmbedder):
 
         time.sleep(self.seconds)
         return super().embed(texts)
+
+
+class BlockingEmbedder(ConceptEmbedder):
+    """A model that holds every call until ``release`` is set (at most ``hold`` seconds): a slow model, on cue."""
+
+    def __init__(self, hold: float = 60.0) -> None:
+        import threading
+
+        super().__init__("test/blocking")
+        self.hold = hold
+        self.started = threading.Event()
+        self.release = threading.Event()
+
+    def embed(self, texts: Any) -> list[list[float]]:
+        self.started.set()
+        self.release.wait(self.hold)
+        return super().embed(texts)

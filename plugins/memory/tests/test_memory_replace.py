@@ -32,7 +32,8 @@ def test_replace_archives_the_old_memory_and_only_the_new_one_is_read(rt: Runtim
     target = {"id": old["id"], "prefix": old["id"][:6], "words": "answers in English"}[how]
     new = ok(remember(rt, "I want answers in German", replaces=target, context=ctx(call="call-replace")))
     assert new["created"] is True
-    assert new["replaced"] == {k: old[k] for k in ("id", "content", "kind", "created_at", "observed_at", "expires_at")}
+    assert new["replaced"] == {k: old[k] for k in ("id", "content", "kind", "visible_to", "created_at", "observed_at",
+                                                   "expires_at")}
 
     (row,) = rows("SELECT * FROM junior_memory_memories WHERE id = :id", id=old["id"])
     assert (row["archive_reason"], row["superseded_by"]) == ("superseded", new["id"])
@@ -73,8 +74,9 @@ def test_an_ambiguous_replace_answers_the_candidates_and_saves_nothing(rt: Runti
     assert "memory__remember" in refused["message"] and "replaces" in refused["message"]
     assert "nothing was saved" in refused["message"]
     # Words that only partly match are a question too, never a guess.
-    partly = err(remember(rt, "Deploys happen on Thursdays", "procedure", replaces="API on Mondays"), "ambiguous")
-    assert [c["id"] for c in partly["candidates"]] == [a["id"]]
+    partly = err(remember(rt, "Deploys happen on Thursdays", "procedure", replaces="API deploys on Mondays"),
+                 "ambiguous")
+    assert [(c["id"], c["matched"]) for c in partly["candidates"]] == [(a["id"], ["api", "deploys"])]
     assert rows(ACTIVE) == before
 
 

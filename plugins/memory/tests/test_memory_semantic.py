@@ -44,7 +44,10 @@ DISTRACTORS = [
 
 def remember(rt: Runtime, content: str, kind: str = "knowledge", context: ToolContext | None = None,
              **extra: Any) -> dict[str, Any]:
-    return ok(rt.execute_tool("memory__remember", {"content": content, "kind": kind, **extra}, context or ctx()))
+    """Remember, then wait (bounded) for the background writer, so vectors are in place for what follows."""
+    saved = ok(rt.execute_tool("memory__remember", {"content": content, "kind": kind, **extra}, context or ctx()))
+    assert rt.plugin_set.pm.get_plugin("memory").store().flush_vectors(10), "vector writer did not finish"
+    return saved
 
 
 def search(rt: Runtime, query: str, context: ToolContext | None = None) -> list[str]:
@@ -77,7 +80,7 @@ def test_paraphrases_keywords_miss_are_found_by_fused_search_and_recall(make_run
     assert search(fused, "staging database")[0] == "The staging database is rebuilt every Sunday"
 
 
-def test_a_memory_and_its_vector_are_written_together(make_runtime: Any, rows: Any) -> None:
+def test_a_memory_gets_its_vector_after_its_commit(make_runtime: Any, rows: Any) -> None:
     rt = make_runtime(embedder=ConceptEmbedder())
     memory = remember(rt, "Dana owns the billing service")
     assert rows(VECTORS) == [{"memory_id": memory["id"], "model": "test/concepts", "dimensions": 64}]
@@ -194,9 +197,11 @@ def test_a_slow_model_does_not_hold_up_the_call(make_runtime: Any, rows: Any) ->
     rt = make_runtime(embedder=SlowEmbedder(5.0))
     plugin = rt.plugin_set.pm.get_plugin("memory")
     plugin.store().semantic.wait = 0.2
-    remember(rt, "Deploys are frozen on Fridays", "procedure")
+    saved = within(1.0, lambda: rt.execute_tool("memory__remember", {"content": "Deploys are frozen on Fridays",
+                                                                      "kind": "procedure"}, ctx()))
+    assert ok(saved)["created"] is True
     assert within(3.0, lambda: search(rt, "deploys frozen")) == ["Deploys are frozen on Fridays"]
-    assert rows(VECTORS) == []  # written without a vector; `junior memory reindex` fills it in later
+    assert rows(VECTORS) == []  # the model is still at it: keyword search finds the memory meanwhile
 
 
 def test_reindex_command(make_runtime: Any, db_url: str) -> None:

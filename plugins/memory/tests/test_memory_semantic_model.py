@@ -57,6 +57,7 @@ def test_a_real_model_finds_what_was_meant(make_runtime: Any, rows: Any, model_d
         ok(fused.execute_tool("memory__remember", {"content": memory, "kind": "knowledge"}, ctx()))
     for memory in NOISE:
         ok(fused.execute_tool("memory__remember", {"content": memory, "kind": "knowledge"}, ctx()))
+    assert fused.plugin_set.pm.get_plugin("memory").store().flush_vectors(60)
     vectors = rows("SELECT model, dimensions FROM junior_memory_vectors")
     assert vectors == [{"model": "sentence-transformers/all-MiniLM-L6-v2", "dimensions": 384}] * 9
     for question, memory in CASES:
@@ -91,3 +92,28 @@ def test_a_broken_model_file_means_keyword_recall(
     assert rows("SELECT memory_id FROM junior_memory_vectors") == []
     warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert len(warnings) == 1 and "keywords only" in warnings[0], warnings
+
+
+# Memories a real model finds similar (0.33 to 0.61) to a query they do not answer: each shares one of its words.
+STRANGERS = [
+    ("ping Dave DB access", "Keep pinging the on-call channel until someone answers"),
+    ("Jenkins pipeline", "The data-pipeline repo runs the nightly ETL jobs"),
+    ("Friday deploy freeze", "Deploys go out only on Tuesdays and Thursdays"),
+]
+
+
+def test_a_real_model_brings_back_no_stranger_that_shares_one_word(make_runtime: Any, model_dir: Path) -> None:
+    from junior_memory.semantic import FastEmbedEmbedder
+
+    rt: Runtime = make_runtime(embedder=FastEmbedEmbedder("sentence-transformers/all-MiniLM-L6-v2", path=model_dir))
+    store = rt.plugin_set.pm.get_plugin("memory").store()
+    store.semantic.wait = 30.0  # the first call loads the model
+    for _, memory in [*STRANGERS, *CASES]:
+        ok(rt.execute_tool("memory__remember", {"content": memory, "kind": "knowledge"}, ctx()))
+    assert store.flush_vectors(60)
+    for query, _ in STRANGERS:
+        assert ok(rt.execute_tool("memory__search", {"query": query}, ctx()))["memories"] == [], query
+    # A paraphrase shares no word with its question: its similarity alone finds it, and the answer says how close.
+    (found,) = [m for m in ok(rt.execute_tool("memory__search", {"query": "which day do we release?"}, ctx()))[
+        "memories"] if m["content"] == "Deploys go out on Thursdays"]
+    assert found["matched"] == [] and 0.3 <= found["similarity"] <= 1.0

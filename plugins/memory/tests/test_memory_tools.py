@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from junior_memory.tools import SOURCE
 from memory_helpers import ALICE, BOB, PRIVATE, PRIVATE_OTHER, PUBLIC, PUBLIC_OTHER_THREAD, ctx, err, ok
 
 from junior_core import Conversation, Runtime, ToolContext
@@ -281,7 +282,7 @@ def test_memory_tools_are_found_by_search_without_a_source(rt: Runtime) -> None:
     assert sorted(t["tool_name"] for t in listed["tools"]) == [
         "memory__forget", "memory__list", "memory__remember", "memory__search",
     ]
-    assert listed["sources"] == [{"id": "memory", "description": "Long-term memory storage, recall, listing, and removal."}]
+    assert listed["sources"] == [{"id": "memory", "description": SOURCE.description}]
 
 
 def test_tools_are_deferred_with_strict_schemas(rt: Runtime) -> None:
@@ -301,10 +302,14 @@ def test_the_schemas_come_from_the_signatures_as_they_were_written_by_hand() -> 
             "type": "object",
             "properties": {
                 "content": {"type": "string",
-                            "description": "The memory as one self-contained statement, at most 4,000 characters."},
+                            "description": "One self-contained statement that names who or what it is about, as read "
+                            "later by someone else: 'Dana prefers terse PR summaries', 'Deploys need two approvals' "
+                            "(not 'I prefer...'). At most 4,000 characters."},
                 "kind": {"type": "string", "enum": ["preference", "procedure", "knowledge"],
-                         "description": "preference (about the speaker), procedure (how the team does a task), "
-                         "or knowledge (a durable fact about the shared environment)."},
+                         "description": "Decides who will see it. preference: about the speaker, seen only by the "
+                         "speaker. procedure (how the team does a task) or knowledge (a durable fact about the shared "
+                         "environment): seen by everyone in this conversation, which in a public channel is the whole "
+                         "workspace."},
                 "expires_at": {"type": "string", "description": "'never' (default) or an ISO-8601 date/time after "
                                "which the memory is ignored."},
                 "replaces": {"type": "string", "description": "The id, an id prefix, or words of the memory this one "
@@ -325,13 +330,15 @@ def test_the_schemas_come_from_the_signatures_as_they_were_written_by_hand() -> 
         "list": {
             "type": "object",
             "properties": {"limit": {"type": "integer", "minimum": 1, "maximum": 50,
-                                     "description": "At most 50; default 20.", "default": 20}},
+                                     "description": "At most 50; default 20.", "default": 20},
+                           "cursor": {"type": "string", "maxLength": 200, "description": "next_cursor from the "
+                                      "previous page, to see the memories after it."}},
             "additionalProperties": False,
         },
         "search": {
             "type": "object",
             "properties": {
-                "query": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "Keywords to look for."},
+                "query": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "The words to look for: a name, a topic, a few telling words."},
                 "limit": {"type": "integer", "minimum": 1, "maximum": 50, "description": "At most 50; default 10.",
                           "default": 10},
             },
@@ -342,7 +349,7 @@ def test_the_schemas_come_from_the_signatures_as_they_were_written_by_hand() -> 
 
 
 def test_hook_register_sources(rt: Runtime) -> None:
-    assert rt.sources == [{"id": "memory", "description": "Long-term memory storage, recall, listing, and removal."}]
+    assert rt.sources == [{"id": "memory", "description": SOURCE.description}]
     assert sorted(entry.tool_name for entry in rt.catalog.tools()) == [
         "memory__forget", "memory__list", "memory__remember", "memory__search",
     ]
@@ -398,3 +405,22 @@ def test_a_replayed_tool_call_id_with_another_kind_is_rejected(rt: Runtime, rows
 def test_a_lone_surrogate_never_reaches_the_database(rt: Runtime, rows: Any, content: str) -> None:
     err(remember(rt, content, "knowledge"), "invalid_arguments")
     assert rows(ACTIVE) == []
+
+
+def test_each_summary_reads_whole_and_says_who_will_see_the_result() -> None:
+    from junior_memory.tools import MemoryTools
+
+    from junior_core.analysis import SUMMARY_LIMIT, summarize
+
+    tools = {tool.name: tool for tool in MemoryTools(lambda: None).tools()}  # type: ignore[arg-type, return-value]
+    for name, tool in tools.items():
+        first = " ".join(tool.description.strip().split("\n\n")[0].split())
+        assert len(first) <= SUMMARY_LIMIT and summarize(tool.description) == first, name
+    assert "only the speaker" in summarize(tools["remember"].description)
+    assert "who can see it" in summarize(tools["list"].description)
+    assert "who sees it" in summarize(tools["search"].description)
+    assert "everyone who could see it" in summarize(tools["forget"].description)
+    kind = tools["remember"].input_schema["properties"]["kind"]["description"]
+    assert "seen only by the speaker" in kind and "whole workspace" in kind
+    assert "Dana prefers" in tools["remember"].input_schema["properties"]["content"]["description"]
+    assert SOURCE.description.startswith("The assistant's own memory of this workspace and its people")
