@@ -20,6 +20,7 @@ SMALL = {
     "mcp.py": ["--calls", "10", "--rounds", "1"],
     "memory_intent.py": ["--metatool", "20"],
     "memory_credentials.py": ["--repeat", "2"],
+    "agent_discovery.py": ["replay", str(Path(__file__).resolve().parent / "data" / "agent_discovery_tiny.jsonl")],
 }
 
 

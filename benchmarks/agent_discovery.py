@@ -1,0 +1,630 @@
+"""Model-in-the-loop discovery: a model finds and runs tools through junior's own searchTools and executeTool.
+
+The catalog is junior-memory (SQLite in a scratch directory; the local user ``ada`` in a public local conversation)
+plus the 527 LiveMCPBench tools with their real schemas and annotations. executeTool on a LiveMCPBench tool answers
+a short canned result that says the call was simulated (no server stands behind these tools); memory tools really
+run. The model gets exactly what a bot's model gets: junior's system prompt, the runtime's tool definitions and
+each answer as the JSON text the agent loop sends.
+
+Request sets (``--set``), each request labelled with the catalog tools it needs (``none``: nothing installed serves
+it); the labels are written to transcripts and never shown to the model:
+
+- ``slack`` (40): from the tuning halves only, so their misses may be read. ``discovery_requests.json`` "tuning":
+  memory requests 0, 9, 18 and 27 of each memory tool (four wording styles; 16), every third ``shared_verbs``
+  request on a LiveMCPBench tool (the tool the writer named; 9), and the ``no_match`` requests of the topics
+  nothing installed serves (email, calendar, tickets, kubernetes, cache, storage; 8);
+  ``discovery_requests_second.json``: the ``no_match`` requests of the topics chat, reminder and tickets (7).
+  15 requests nothing serves.
+- ``livemcpbench`` (30): LiveMCPBench's annotated tasks (``data/livemcpbench/all_annotations.json``) whose every
+  annotated tool is in tools.json (90 of 95), every third in file order. An annotated tool name held by several
+  servers counts as found through any of them.
+- a path to a JSON list of ``{"id", "text", "label", "intended": [[tool_name, ...], ...]}`` (tests, new sets).
+
+Subcommands:
+
+- ``run --set S --out FILE``: drives the model named by ``--model`` or ``$JUNIOR_MODEL`` (``openai:<model>``,
+  ``openai-compatible:<base_url>#<model>``...; keys as for ``junior chat``) through one conversation per request
+  with junior's agent loop, at most ``--max-steps`` model calls each, and writes a JSONL transcript.
+- ``start --set S --out DIR``, ``call DIR JSON``, ``done DIR TEXT``, ``show DIR``: the same conversation one tool
+  call at a time, for a stand-in model at a shell; it prints only what a model would see.
+- ``score FILE``: the transcript's figures. ``replay FILE``: its searchTools calls re-run against today's ranking
+  and answer shape, with the same figures.
+
+A transcript is JSONL: a header (``kind: header``: model, date, junior commit, request set, provenance, optional
+``floors``), then one line per request (``kind: request``: request, label, intended, calls with name, arguments,
+answer size in characters, tools shown, ``weak``; executed tools; final text; stop reason).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _data import REPO, DatasetPlugin, livemcpbench
+
+from junior_core import Runtime, ToolContext
+from junior_core.context import Message, local_context
+from junior_core.errors import ModelError
+from junior_core.llm.agent import DEFAULT_INSTRUCTIONS, _system, run_turn
+
+DATA = Path(__file__).resolve().parent / "data"
+TRANSCRIPTS = DATA / "transcripts"
+FORMAT = 1
+USER = "ada"
+MEMORY_PICKS = (0, 9, 18, 27)
+CATALOG_STRIDE = 3
+NONE_TOPICS_FIRST = frozenset({"email", "calendar", "tickets", "kubernetes", "cache", "storage"})
+NONE_TOPICS_SECOND = frozenset({"chat", "reminder", "tickets"})
+TASK_STRIDE = 3
+TOP = 5
+DEFAULT_MAX_STEPS = 8
+DEFAULT_MAX_CALLS = 10
+
+
+# ---------------------------------------------------------------- request sets
+
+
+@dataclass
+class Request:
+    """One request and what serves it: ``intended`` holds one group of alternative tool_names per tool needed."""
+
+    id: str
+    text: str
+    label: str
+    intended: list[list[str]] = field(default_factory=list)
+
+
+def _load(name: str) -> Any:
+    return json.loads((DATA / name).read_text(encoding="utf-8"))
+
+
+def _by_name() -> dict[str, list[str]]:
+    """LiveMCPBench tool name as the data spells it -> every catalog tool_name carrying it."""
+    out: dict[str, list[str]] = {}
+    for (_server, name), tool_name in livemcpbench().by_server.items():
+        out.setdefault(name, []).append(tool_name)
+    return out
+
+
+def slack_requests() -> list[Request]:
+    first = _load("discovery_requests.json")["tuning"]
+    second = _load("discovery_requests_second.json")["second"]
+    by_server = livemcpbench().by_server
+    out: list[Request] = []
+    for tool in ("remember", "forget", "list", "search"):
+        for i in MEMORY_PICKS:
+            name = f"memory__{tool}"
+            out.append(Request(f"memory-{tool}-{i}", first["memory"][tool][i]["text"], name, [[name]]))
+    live = [item for item in first["shared_verbs"] if item["catalog"] == "livemcpbench"]
+    for i, item in enumerate(live):
+        if i % CATALOG_STRIDE == 0:
+            name = by_server[(item["server"], item["tool"])]
+            out.append(Request(f"catalog-{i}", item["text"], name, [[name]]))
+    for half, items, topics in (("first", first["no_match"], NONE_TOPICS_FIRST),
+                                ("second", second["no_match"], NONE_TOPICS_SECOND)):
+        for i, item in enumerate(items):
+            if item["topic"] in topics:
+                out.append(Request(f"none-{half}-{i}", item["text"], "none", []))
+    return out
+
+
+def annotated_tools(task: Mapping[str, Any]) -> list[str]:
+    """The tool names of a LiveMCPBench task's annotation ("1. get-weread-rank\\n2. ..." -> [...])."""
+    raw = str(task["Annotator Metadata"]["Tools"])
+    return [re.sub(r"^\s*\d+[.)]\s*", "", line).strip() for line in raw.splitlines() if line.strip()]
+
+
+def livemcpbench_requests() -> list[Request]:
+    tasks = _load("livemcpbench/all_annotations.json")
+    by_name = _by_name()
+    usable = [t for t in tasks if all(name in by_name for name in annotated_tools(t))]
+    out = []
+    for task in usable[::TASK_STRIDE]:
+        names = annotated_tools(task)
+        out.append(Request(f"task-{task['task_id']}", task["Question"], ", ".join(names),
+                           [sorted(by_name[name]) for name in names]))
+    return out
+
+
+def request_set(name: str) -> list[Request]:
+    """``slack``, ``livemcpbench``, or a JSON file of requests."""
+    if name == "slack":
+        return slack_requests()
+    if name == "livemcpbench":
+        return livemcpbench_requests()
+    path = Path(name)
+    if not path.is_file():
+        raise SystemExit(f"unknown request set {name!r}: use slack, livemcpbench or a JSON file of requests")
+    items = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        return [Request(str(i["id"]), str(i["text"]), str(i["label"]), [list(g) for g in i.get("intended", [])])
+                for i in items]
+    except (KeyError, TypeError) as exc:
+        raise SystemExit(f"{path}: each request needs id, text, label and intended ({exc})") from exc
+
+
+# ---------------------------------------------------------------- catalog
+
+
+def _simulated(tool_name: str) -> Callable[[dict[str, Any], ToolContext], dict[str, Any]]:
+    def handler(arguments: dict[str, Any], context: ToolContext) -> dict[str, Any]:
+        return {"simulated": True,
+                "note": f"{tool_name} is a stand-in in this evaluation: the call was accepted, nothing was run."}
+
+    return handler
+
+
+@contextmanager
+def catalog(folder: Path, *, index_cache: bool = False) -> Iterator[Runtime]:
+    """Memory on SQLite in ``folder`` plus the LiveMCPBench tools, whose calls are simulated.
+
+    ``index_cache``: keep the search index in ``folder`` (the step commands, one process per call, reuse it).
+    """
+    from junior_memory.plugin import MemoryPlugin
+
+    live = livemcpbench()
+    for data in live.sources:
+        prefix = data.source.id.replace(":", "__")
+        data.tools = [attrs.evolve(tool, handler=_simulated(f"{prefix}__{tool.name}")) for tool in data.tools]
+    memory = MemoryPlugin(url=f"sqlite:///{folder / 'memory.sqlite3'}", embedder=False)
+    cache: bool | Path = folder / "index-cache" if index_cache else False
+    with Runtime(plugins=[DatasetPlugin([live]), memory], index_cache=cache) as rt:
+        yield rt
+
+
+def conversation(request_id: str) -> ToolContext:
+    """The local user in a public local conversation of its own."""
+    return local_context(user=USER, thread=f"eval-{request_id}")
+
+
+def answer_text(answer: Mapping[str, Any]) -> str:
+    """The tool answer exactly as the agent loop sends it to the model."""
+    return json.dumps(answer, ensure_ascii=False)
+
+
+def _tool_lists(value: Any) -> Iterator[list[str]]:
+    """Every ``tools`` list of an answer, as tool_names in order (also inside per-query blocks)."""
+    if isinstance(value, Mapping):
+        tools = value.get("tools")
+        if isinstance(tools, list):
+            yield [str(t["tool_name"]) for t in tools if isinstance(t, Mapping) and "tool_name" in t]
+        for key, item in value.items():
+            if key != "tools":
+                yield from _tool_lists(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _tool_lists(item)
+
+
+def _weak(value: Any) -> bool | None:
+    """True or False when the answer (or a per-query block) carries ``weak``; None when no such field exists."""
+    found: bool | None = None
+    if isinstance(value, Mapping):
+        if isinstance(value.get("weak"), bool):
+            found = bool(value["weak"])
+        for item in value.values():
+            inner = _weak(item)
+            if inner is not None:
+                found = inner or bool(found)
+    elif isinstance(value, list):
+        for item in value:
+            inner = _weak(item)
+            if inner is not None:
+                found = inner or bool(found)
+    return found
+
+
+def call_record(name: str, arguments: Any, answer: Mapping[str, Any]) -> dict[str, Any]:
+    lists = list(_tool_lists(answer)) if name == "searchTools" else []
+    return {
+        "name": name,
+        "arguments": arguments,
+        "answer_chars": len(answer_text(answer)),
+        "ok": answer.get("ok") is not False,
+        "shown": [t for tools in lists for t in tools],
+        "top": [t for tools in lists for t in tools[:TOP]],
+        "weak": _weak(answer) if name == "searchTools" else None,
+    }
+
+
+def executed(calls: Sequence[Mapping[str, Any]]) -> list[str]:
+    return [str(c["arguments"].get("tool_name")) for c in calls
+            if c["name"] == "executeTool" and isinstance(c["arguments"], Mapping) and c.get("ok")]
+
+
+def request_record(request: Request, calls: list[dict[str, Any]], final: str, stop: str,
+                   error: str | None = None) -> dict[str, Any]:
+    record = {"kind": "request", **asdict(request), "calls": calls, "executed": executed(calls),
+              "final": final, "stop": stop}
+    if error:
+        record["error"] = error
+    return record
+
+
+def junior_commit() -> str:
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head.stdout.strip()
+
+
+def header(model: str, set_name: str, count: int, provenance: str, **extra: Any) -> dict[str, Any]:
+    return {"kind": "header", "format": FORMAT, "model": model,
+            "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+            "junior_commit": junior_commit(), "request_set": set_name, "requests": count,
+            "provenance": provenance, **extra}
+
+
+def _set_label(name: str) -> str:
+    return name if name in ("slack", "livemcpbench") else Path(name).name
+
+
+# ---------------------------------------------------------------- run: a model over the wire
+
+
+def run(model: Any, requests: Sequence[Request], out: Path, *, set_name: str, provenance: str = "",
+        max_steps: int = DEFAULT_MAX_STEPS, echo: Callable[[str], None] = print) -> None:
+    """One conversation per request through ``run_turn``; the transcript goes to ``out`` (JSONL)."""
+    name = str(getattr(model, "name", "") or type(model).__name__)
+    with tempfile.TemporaryDirectory(prefix="junior-agent-eval-") as scratch, catalog(Path(scratch)) as rt, \
+            out.open("w", encoding="utf-8") as handle:
+        handle.write(json.dumps(header(name, _set_label(set_name), len(requests),
+                                       provenance or f"run by benchmarks/agent_discovery.py with {name}",
+                                       max_steps=max_steps), ensure_ascii=False) + "\n")
+        for n, request in enumerate(requests, 1):
+            context = conversation(request.id)
+            message = Message("user", request.text, actor=context.actor)
+            error = None
+            try:
+                turn = run_turn(model, rt, context, [message], max_steps=max_steps)
+            except ModelError as exc:
+                turn, error = exc.turn, exc.reason
+            calls = [call_record(c.name, c.arguments, c.result) for c in (turn.tool_calls if turn else ())]
+            record = request_record(request, calls, turn.text if turn else "",
+                                    turn.stop_reason if turn else "model_error", error)
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+            handle.flush()
+            echo(f"{n}/{len(requests)} {request.id}: {len(calls)} calls, executed {record['executed'] or 'nothing'}"
+                 + (f" ({error})" if error else ""))
+
+
+# ---------------------------------------------------------------- step: a stand-in model at a shell
+
+
+def _state_path(folder: Path) -> Path:
+    return folder / "state.json"
+
+
+def _read_state(folder: Path) -> dict[str, Any]:
+    path = _state_path(folder)
+    if not path.is_file():
+        raise SystemExit(f"{folder} holds no evaluation: begin with `start --set ... --out {folder}`")
+    state: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return state
+
+
+def _write_state(folder: Path, state: Mapping[str, Any]) -> None:
+    tmp = _state_path(folder).with_suffix(".tmp")
+    tmp.write_text(json.dumps(state, ensure_ascii=False, indent=1), encoding="utf-8")
+    tmp.replace(_state_path(folder))
+
+
+def _requests_of(state: Mapping[str, Any]) -> list[Request]:
+    return [Request(**r) for r in state["requests"]]
+
+
+def _system_prompt(rt: Runtime, context: ToolContext, text: str) -> str:
+    """The system prompt ``run_turn`` sends for this request (instructions, the speaker, recalled memory)."""
+    return _system(DEFAULT_INSTRUCTIONS, context, rt.prompt_context(context, text))
+
+
+def _user_message(context: ToolContext, text: str) -> str:
+    assert context.actor is not None
+    return f"<@{context.actor.user_id}>: {text}"
+
+
+def _tool_definitions(rt: Runtime, context: ToolContext) -> str:
+    tools = [{"name": t["name"], "description": t["description"], "input_schema": t["input_schema"]}
+             for t in rt.model_tools(context)]
+    return json.dumps(tools, ensure_ascii=False, indent=1)
+
+
+def _print_request(rt: Runtime, state: Mapping[str, Any], *, tools: bool) -> str:
+    requests = _requests_of(state)
+    index = int(state["index"])
+    if index >= len(requests):
+        return f"The set is finished: {len(requests)} requests. Transcript: {state['transcript']}"
+    request = requests[index]
+    context = conversation(request.id)
+    parts = [f"=== request {index + 1} of {len(requests)}: a new conversation ===",
+             "--- system prompt ---", _system_prompt(rt, context, request.text)]
+    if tools:
+        parts += ["--- tools ---", _tool_definitions(rt, context)]
+    parts += ["--- user ---", _user_message(context, request.text)]
+    return "\n".join(parts)
+
+
+def step_start(set_name: str, folder: Path, provenance: str, max_calls: int = DEFAULT_MAX_CALLS) -> str:
+    requests = request_set(set_name)
+    folder.mkdir(parents=True, exist_ok=True)
+    if _state_path(folder).exists():
+        raise SystemExit(f"{folder} already holds an evaluation: `show {folder}` to go on, or use another folder")
+    transcript = folder / "transcript.jsonl"
+    transcript.write_text(json.dumps(header("stand-in", _set_label(set_name), len(requests),
+                                            provenance or "a stand-in model driving the step interface",
+                                            max_calls=max_calls), ensure_ascii=False) + "\n", encoding="utf-8")
+    state = {"set": set_name, "requests": [asdict(r) for r in requests], "index": 0, "calls": [], "serial": 0,
+             "transcript": str(transcript), "max_calls": max_calls}
+    _write_state(folder, state)
+    with catalog(folder, index_cache=True) as rt:
+        return _print_request(rt, state, tools=True)
+
+
+def step_call(folder: Path, raw: str) -> str:
+    state = _read_state(folder)
+    requests = _requests_of(state)
+    if state["index"] >= len(requests):
+        raise SystemExit("the set is finished: nothing to call")
+    try:
+        call = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise SystemExit(
+            f"the call is not JSON ({exc}): pass '{{\"name\": \"searchTools\", \"arguments\": {{...}}}}'"
+        ) from None
+    if not isinstance(call, dict) or not isinstance(call.get("name"), str) or "arguments" not in call:
+        raise SystemExit('a call is {"name": "searchTools" or "executeTool", "arguments": {...}}')
+    if len(state["calls"]) >= int(state["max_calls"]):
+        raise SystemExit(f"this request has had its {state['max_calls']} calls: end it with `done {folder} TEXT`")
+    request = requests[state["index"]]
+    state["serial"] += 1
+    context = conversation(request.id).for_call(f"call_{state['serial']}")
+    with catalog(folder, index_cache=True) as rt:
+        answer = rt.call_model_tool(call["name"], call["arguments"], context)
+    state["calls"].append(call_record(call["name"], call["arguments"], answer))
+    _write_state(folder, state)
+    return answer_text(answer)
+
+
+def step_done(folder: Path, final: str) -> str:
+    state = _read_state(folder)
+    requests = _requests_of(state)
+    if state["index"] >= len(requests):
+        raise SystemExit("the set is finished already")
+    record = request_record(requests[state["index"]], state["calls"], final, "answered")
+    with Path(state["transcript"]).open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+    state["index"] += 1
+    state["calls"] = []
+    _write_state(folder, state)
+    with catalog(folder, index_cache=True) as rt:
+        return _print_request(rt, state, tools=False)
+
+
+def step_show(folder: Path) -> str:
+    state = _read_state(folder)
+    with catalog(folder, index_cache=True) as rt:
+        return _print_request(rt, state, tools=True)
+
+
+# ---------------------------------------------------------------- score and replay
+
+
+def read_transcript(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if not lines or lines[0].get("kind") != "header":
+        raise SystemExit(f"{path}: a transcript starts with its header line (kind: header)")
+    return lines[0], [line for line in lines[1:] if line.get("kind") == "request"]
+
+
+def _share(hits: int, total: int) -> float | None:
+    return round(hits / total, 4) if total else None
+
+
+def _is_memory(record: Mapping[str, Any]) -> bool:
+    return str(record["label"]).startswith("memory__")
+
+
+def figures(records: Sequence[Mapping[str, Any]], *, with_execution: bool = True) -> dict[str, Any]:
+    """The figures of a transcript's requests (``calls`` as recorded, or as replayed)."""
+    served = [r for r in records if r["intended"]]
+    unserved = [r for r in records if not r["intended"]]
+    groups = shown = top = ran = 0
+    for r in served:
+        seen = {t for c in r["calls"] for t in c.get("shown", ())}
+        first = {t for c in r["calls"] for t in c.get("top", ())}
+        done = set(r.get("executed", ()))
+        for group in r["intended"]:
+            groups += 1
+            shown += bool(seen & set(group))
+            top += bool(first & set(group))
+            ran += bool(done & set(group))
+    searches = [c for r in records for c in r["calls"] if c["name"] == "searchTools"]
+    sizes = [c["answer_chars"] for c in searches]
+    empty = [c["answer_chars"] for c in searches if c.get("ok") and not c.get("shown")]
+    declined = sum(1 for r in unserved
+                   if not r.get("executed")
+                   or any(c.get("weak") for c in r["calls"] if c["name"] == "searchTools"))
+    memory_searches = [(r, c) for r in records if _is_memory(r) for c in r["calls"]
+                       if c["name"] == "searchTools" and isinstance(c["arguments"], Mapping)
+                       and c["arguments"].get("source") == "memory"]
+    out: dict[str, Any] = {
+        "requests": len(records),
+        "served_requests": len(served),
+        "unserved_requests": len(unserved),
+        "intended_tools": groups,
+        "intended_shown": _share(shown, groups),
+        "intended_shown_top5": _share(top, groups),
+        "searches_per_request": round(len(searches) / len(records), 2) if records else None,
+        "search_answers": len(sizes),
+        "answer_chars_median": statistics.median(sizes) if sizes else None,
+        "answer_chars_max": max(sizes) if sizes else None,
+        "no_match_chars_max": max(empty) if empty else None,
+        "unserved_no_tool_or_weak": _share(declined, len(unserved)),
+        "weak_field_seen": any(c.get("weak") is not None for c in searches),
+        "memory_source_searches": len(memory_searches),
+        "memory_source_searches_showing_intended": _share(
+            sum(1 for r, c in memory_searches if r["label"] in c.get("shown", ())), len(memory_searches)),
+        "served_memory_requests_marked_weak": sum(
+            1 for r in records if _is_memory(r) and any(c.get("weak") for c in r["calls"])),
+    }
+    if with_execution:
+        out["intended_executed"] = _share(ran, groups)
+    return out
+
+
+def replay_records(records: Sequence[Mapping[str, Any]], folder: Path) -> list[dict[str, Any]]:
+    """Each request with its searchTools calls re-run today (other calls dropped; what ran is kept)."""
+    out = []
+    with catalog(folder) as rt:
+        for record in records:
+            context = conversation(str(record["id"]))
+            calls = []
+            for n, call in enumerate(c for c in record["calls"] if c["name"] == "searchTools"):
+                answer = rt.call_model_tool("searchTools", call["arguments"], context.for_call(f"replay_{n}"))
+                calls.append(call_record("searchTools", call["arguments"], answer))
+            out.append({**record, "calls": calls})
+    return out
+
+
+def replay(path: Path) -> dict[str, Any]:
+    _, records = read_transcript(path)
+    with tempfile.TemporaryDirectory(prefix="junior-agent-replay-") as scratch:
+        replayed = replay_records(records, Path(scratch))
+    return figures(replayed, with_execution=False)
+
+
+def floors_of(path: Path) -> dict[str, dict[str, float]]:
+    """A transcript's floors: its header's ``floors``, else ``<name>.floors.json`` beside it."""
+    head, _ = read_transcript(path)
+    floors = head.get("floors")
+    sidecar = path.with_suffix(".floors.json")
+    if not floors and sidecar.is_file():
+        floors = json.loads(sidecar.read_text(encoding="utf-8"))
+    return dict(floors or {})
+
+
+def check_floors(found: Mapping[str, Any], floors: Mapping[str, Mapping[str, float]]) -> list[str]:
+    """What misses its floor: ``{"figure": {"min": x}}`` or ``{"figure": {"max": x}}``; [] when all hold."""
+    misses = []
+    for name, bounds in floors.items():
+        value = found.get(name)
+        if value is None:
+            misses.append(f"{name}: no figure (floor {dict(bounds)})")
+            continue
+        if "min" in bounds and value < bounds["min"]:
+            misses.append(f"{name}: {value} < min {bounds['min']}")
+        if "max" in bounds and value > bounds["max"]:
+            misses.append(f"{name}: {value} > max {bounds['max']}")
+    return misses
+
+
+def render(title: str, found: Mapping[str, Any]) -> str:
+    width = max(len(k) for k in found)
+    return "\n".join([title, *(f"  {k:<{width}}  {v}" for k, v in found.items())])
+
+
+# ---------------------------------------------------------------- command line
+
+
+def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_run = sub.add_parser("run", help="drive an OpenAI-compatible (or Anthropic) model through a request set")
+    p_run.add_argument("--set", dest="set_name", default="slack", help="slack, livemcpbench or a JSON file")
+    p_run.add_argument("--out", type=Path, required=True, help="transcript to write (JSONL)")
+    p_run.add_argument("--model", default=None, help="model spec (default: $JUNIOR_MODEL)")
+    p_run.add_argument("--base-url", default=None, help="OpenAI-compatible base URL (ending in /v1); with --model")
+    p_run.add_argument("--api-key", default=None, help="key for --base-url (default: $JUNIOR_MODEL_API_KEY)")
+    p_run.add_argument("--max-steps", type=int, default=DEFAULT_MAX_STEPS, help="model calls per request")
+    p_run.add_argument("--limit", type=int, default=None, help="only the first N requests")
+    p_run.add_argument("--provenance", default="", help="how the transcript was made, stored in its header")
+    p_start = sub.add_parser("start", help="begin a step-by-step evaluation for a stand-in model")
+    p_start.add_argument("--set", dest="set_name", required=True, help="slack, livemcpbench or a JSON file")
+    p_start.add_argument("--out", type=Path, required=True, help="folder for the state and transcript.jsonl")
+    p_start.add_argument("--provenance", default="", help="who or what stands in for the model")
+    p_start.add_argument("--max-calls", type=int, default=DEFAULT_MAX_CALLS, help="tool calls per request")
+    p_call = sub.add_parser("call", help="one tool call: '{\"name\": ..., \"arguments\": {...}}'")
+    p_call.add_argument("folder", type=Path)
+    p_call.add_argument("call")
+    p_done = sub.add_parser("done", help="end the current request with the final answer")
+    p_done.add_argument("folder", type=Path)
+    p_done.add_argument("final")
+    p_show = sub.add_parser("show", help="reprint the current request with the system prompt and tools")
+    p_show.add_argument("folder", type=Path)
+    p_score = sub.add_parser("score", help="a transcript's figures")
+    p_score.add_argument("file", type=Path)
+    p_score.add_argument("--json", action="store_true")
+    p_replay = sub.add_parser("replay", help="re-run a transcript's searches against today's ranking")
+    p_replay.add_argument("file", type=Path)
+    p_replay.add_argument("--json", action="store_true")
+    p_replay.add_argument("--check", action="store_true", help="exit 1 when a figure misses the transcript's floors")
+    args = parser.parse_args(argv)
+
+    if args.command == "run":
+        model = _model(args)
+        requests = request_set(args.set_name)[: args.limit]
+        run(model, requests, args.out, set_name=args.set_name, provenance=args.provenance, max_steps=args.max_steps,
+            echo=lambda line: print(line, file=sys.stderr))
+        _, records = read_transcript(args.out)
+        out(render(f"{args.out} ({len(records)} requests)", figures(records)))
+    elif args.command == "start":
+        out(step_start(args.set_name, args.out, args.provenance, args.max_calls))
+    elif args.command == "call":
+        out(step_call(args.folder, args.call))
+    elif args.command == "done":
+        out(step_done(args.folder, args.final))
+    elif args.command == "show":
+        out(step_show(args.folder))
+    elif args.command == "score":
+        head, records = read_transcript(args.file)
+        found = figures(records)
+        out(json.dumps(found, indent=2) if args.json else
+            render(f"{args.file}: {head.get('model')}, {head.get('request_set')}, {len(records)} requests", found))
+    elif args.command == "replay":
+        found = replay(args.file)
+        out(json.dumps(found, indent=2) if args.json else render(f"{args.file} replayed today", found))
+        misses = check_floors(found, floors_of(args.file))
+        if misses:
+            out("below floor: " + "; ".join(misses))
+            if args.check:
+                return 1
+    return 0
+
+
+def _model(args: argparse.Namespace) -> Any:
+    from junior_core.llm import ModelConfigError, model_from_env, model_from_spec
+
+    try:
+        if args.base_url:
+            if not args.model:
+                raise SystemExit("--base-url needs --model NAME (the model the server serves)")
+            env = {**os.environ, **({"JUNIOR_MODEL_API_KEY": args.api_key} if args.api_key else {})}
+            return model_from_spec(f"openai-compatible:{args.base_url}#{args.model}", env)
+        model = model_from_spec(args.model) if args.model else model_from_env()
+    except ModelConfigError as exc:
+        raise SystemExit(str(exc)) from exc
+    if model is None:
+        raise SystemExit("no model: set JUNIOR_MODEL (e.g. openai-compatible:http://127.0.0.1:8080/v1#model), "
+                         "or pass --model, or --base-url with --model; a stand-in uses `start`/`call`/`done`")
+    return model
+
+
+if __name__ == "__main__":
+    sys.exit(main())
