@@ -489,6 +489,20 @@ def figures(records: Sequence[Mapping[str, Any]], *, with_execution: bool = True
     return out
 
 
+def misses(records: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One line per served request with an intended tool in no top 5: the tools missed and the queries sent."""
+    lines = []
+    for r in records:
+        first = {t for c in r["calls"] for t in c.get("top", ())}
+        missed = [group[0] if len(group) == 1 else "|".join(group) for group in r["intended"]
+                  if not first & set(group)]
+        if missed:
+            queries = [c["arguments"] for c in r["calls"] if c["name"] == "searchTools"]
+            lines.append(f"{r['id']}: not in a top {TOP}: {', '.join(missed)}; searches: "
+                         + json.dumps(queries, ensure_ascii=False))
+    return lines
+
+
 def replay_records(records: Sequence[Mapping[str, Any]], folder: Path) -> list[dict[str, Any]]:
     """Each request with its searchTools calls re-run today (other calls dropped; what ran is kept)."""
     out = []
@@ -503,10 +517,13 @@ def replay_records(records: Sequence[Mapping[str, Any]], folder: Path) -> list[d
     return out
 
 
-def replay(path: Path) -> dict[str, Any]:
+def replay(path: Path, *, missed: list[str] | None = None) -> dict[str, Any]:
+    """The figures of ``path``'s searches re-run today; ``missed`` collects the lines of ``misses``."""
     _, records = read_transcript(path)
     with tempfile.TemporaryDirectory(prefix="junior-agent-replay-") as scratch:
         replayed = replay_records(records, Path(scratch))
+    if missed is not None:
+        missed.extend(misses(replayed))
     return figures(replayed, with_execution=False)
 
 
@@ -571,9 +588,11 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
     p_score = sub.add_parser("score", help="a transcript's figures")
     p_score.add_argument("file", type=Path)
     p_score.add_argument("--json", action="store_true")
+    p_score.add_argument("--misses", action="store_true", help="list requests whose intended tool was in no top 5")
     p_replay = sub.add_parser("replay", help="re-run a transcript's searches against today's ranking")
     p_replay.add_argument("file", type=Path)
     p_replay.add_argument("--json", action="store_true")
+    p_replay.add_argument("--misses", action="store_true", help="list requests whose intended tool was in no top 5")
     p_replay.add_argument("--check", action="store_true", help="exit 1 when a figure misses the transcript's floors")
     args = parser.parse_args(argv)
 
@@ -597,12 +616,17 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
         found = figures(records)
         out(json.dumps(found, indent=2) if args.json else
             render(f"{args.file}: {head.get('model')}, {head.get('request_set')}, {len(records)} requests", found))
+        if args.misses:
+            out("\n".join(misses(records)) or f"every intended tool was in some top {TOP}")
     elif args.command == "replay":
-        found = replay(args.file)
+        missed: list[str] = []
+        found = replay(args.file, missed=missed)
         out(json.dumps(found, indent=2) if args.json else render(f"{args.file} replayed today", found))
-        misses = check_floors(found, floors_of(args.file))
-        if misses:
-            out("below floor: " + "; ".join(misses))
+        if args.misses:
+            out("\n".join(missed) or f"every intended tool was in some top {TOP}")
+        below = check_floors(found, floors_of(args.file))
+        if below:
+            out("below floor: " + "; ".join(below))
             if args.check:
                 return 1
     return 0

@@ -184,6 +184,8 @@ def test_score_counts_what_the_transcript_recorded() -> None:
     assert found["unserved_no_tool_or_weak"] == 1.0
     assert found["memory_source_searches"] == 1 and found["memory_source_searches_showing_intended"] == 1.0
     assert found["weak_field_seen"] is False
+    assert agent.misses(records) == [
+        'catalog-git-log: not in a top 5: mcp__git__git_log; searches: [{"query": "git commit log"}]']
 
 
 def test_weak_is_read_when_answers_carry_it_and_absent_otherwise() -> None:
