@@ -116,8 +116,13 @@ def _clean_schema(schema: Any) -> dict[str, Any]:
     return out
 
 
-def livemcpbench(root: Path | None = None) -> Dataset:
-    """70 MCP servers as sources ``mcp:<server>``; 527 tools with their real schemas and annotations."""
+def livemcpbench(
+    root: Path | None = None, handler: Callable[[str], Callable[[dict[str, Any], ToolContext], Any]] | None = None
+) -> Dataset:
+    """70 MCP servers as sources ``mcp:<server>``; 527 tools with their real schemas and annotations.
+
+    ``handler(tool_name)`` gives each tool its handler (default: one answering ``{}``).
+    """
     raw = json.loads(((root or data_dir()) / "livemcpbench" / "tools.json").read_text(encoding="utf-8"))
     sources: list[SourceData] = []
     names: dict[str, str] = {}
@@ -138,7 +143,7 @@ def livemcpbench(root: Path | None = None) -> Dataset:
                     local,
                     (spec.get("description") or "").strip() or spec["name"],
                     _clean_schema(spec.get("inputSchema")),
-                    _noop,
+                    handler(source_id.replace(":", "__") + "__" + local) if handler else _noop,
                     annotations=annotations or None,
                 )
                 data.tools.append(tool)

@@ -52,8 +52,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import attrs
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _data import REPO, DatasetPlugin, livemcpbench
@@ -178,10 +176,7 @@ def catalog(folder: Path, *, index_cache: bool = False) -> Iterator[Runtime]:
     """
     from junior_memory.plugin import MemoryPlugin
 
-    live = livemcpbench()
-    for data in live.sources:
-        prefix = data.source.id.replace(":", "__")
-        data.tools = [attrs.evolve(tool, handler=_simulated(f"{prefix}__{tool.name}")) for tool in data.tools]
+    live = livemcpbench(handler=_simulated)
     memory = MemoryPlugin(url=f"sqlite:///{folder / 'memory.sqlite3'}", embedder=False)
     cache: bool | Path = folder / "index-cache" if index_cache else False
     with Runtime(plugins=[DatasetPlugin([live]), memory], index_cache=cache) as rt:
