@@ -71,6 +71,8 @@ NONE_TOPICS_FIRST = frozenset({"email", "calendar", "tickets", "kubernetes", "ca
 NONE_TOPICS_SECOND = frozenset({"chat", "reminder", "tickets"})
 TASK_STRIDE = 3
 TOP = 5
+CATALOG = ("junior-memory on SQLite + the 527 LiveMCPBench tools (tools.json @ a928e57d1ee7), "
+           "LiveMCPBench calls simulated")
 DEFAULT_MAX_STEPS = 8
 DEFAULT_MAX_CALLS = 10
 
@@ -264,7 +266,7 @@ def header(model: str, set_name: str, count: int, provenance: str, **extra: Any)
     return {"kind": "header", "format": FORMAT, "model": model,
             "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
             "junior_commit": junior_commit(), "request_set": set_name, "requests": count,
-            "provenance": provenance, **extra}
+            "provenance": provenance, "catalog": CATALOG, **extra}
 
 
 def _set_label(name: str) -> str:
@@ -356,13 +358,14 @@ def _print_request(rt: Runtime, state: Mapping[str, Any], *, tools: bool) -> str
     return "\n".join(parts)
 
 
-def step_start(set_name: str, folder: Path, provenance: str, max_calls: int = DEFAULT_MAX_CALLS) -> str:
+def step_start(set_name: str, folder: Path, provenance: str, max_calls: int = DEFAULT_MAX_CALLS,
+               model: str = "stand-in") -> str:
     requests = request_set(set_name)
     folder.mkdir(parents=True, exist_ok=True)
     if _state_path(folder).exists():
         raise SystemExit(f"{folder} already holds an evaluation: `show {folder}` to go on, or use another folder")
     transcript = folder / "transcript.jsonl"
-    transcript.write_text(json.dumps(header("stand-in", _set_label(set_name), len(requests),
+    transcript.write_text(json.dumps(header(model, _set_label(set_name), len(requests),
                                             provenance or "a stand-in model driving the step interface",
                                             max_calls=max_calls), ensure_ascii=False) + "\n", encoding="utf-8")
     state = {"set": set_name, "requests": [asdict(r) for r in requests], "index": 0, "calls": [], "serial": 0,
@@ -571,6 +574,7 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
     p_start.add_argument("--set", dest="set_name", required=True, help="slack, livemcpbench or a JSON file")
     p_start.add_argument("--out", type=Path, required=True, help="folder for the state and transcript.jsonl")
     p_start.add_argument("--provenance", default="", help="who or what stands in for the model")
+    p_start.add_argument("--model", default="stand-in", help="the name of the model standing in, for the header")
     p_start.add_argument("--max-calls", type=int, default=DEFAULT_MAX_CALLS, help="tool calls per request")
     p_call = sub.add_parser("call", help="one tool call: '{\"name\": ..., \"arguments\": {...}}'")
     p_call.add_argument("folder", type=Path)
@@ -599,7 +603,7 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
         _, records = read_transcript(args.out)
         out(render(f"{args.out} ({len(records)} requests)", figures(records)))
     elif args.command == "start":
-        out(step_start(args.set_name, args.out, args.provenance, args.max_calls))
+        out(step_start(args.set_name, args.out, args.provenance, args.max_calls, args.model))
     elif args.command == "call":
         out(step_call(args.folder, args.call))
     elif args.command == "done":

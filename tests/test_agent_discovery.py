@@ -123,7 +123,8 @@ def test_step_prints_only_what_a_model_sees_and_writes_the_same_transcript(tmp_p
         assert agent.main(list(argv), out=printed.append) == 0
         return "\n".join(printed[before:])
 
-    start = step("start", "--set", str(requests), "--out", str(folder), "--provenance", "a person at a shell")
+    start = step("start", "--set", str(requests), "--out", str(folder), "--provenance", "a person at a shell",
+                 "--model", "person")
     assert DEFAULT_INSTRUCTIONS in start and "<@ada>: remember that I prefer tabs" in start
     tools = json.loads(start.split("--- tools ---\n", 1)[1].split("\n--- user ---", 1)[0])
     assert [t["name"] for t in tools] == ["searchTools", "executeTool"]
@@ -152,7 +153,7 @@ def test_step_prints_only_what_a_model_sees_and_writes_the_same_transcript(tmp_p
 
     head, first, second = _lines(folder / "transcript.jsonl")
     assert (head["kind"], head["model"], head["provenance"], head["requests"]) == (
-        "header", "stand-in", "a person at a shell", 2)
+        "header", "person", "a person at a shell", 2)
     assert [c["name"] for c in first["calls"]] == ["searchTools", "executeTool"]
     assert first["calls"][0]["answer_chars"] == len(answer)
     assert first["executed"] == ["memory__remember"] and first["final"] == "Saved."
