@@ -60,6 +60,8 @@ from junior_core import Runtime, ToolContext
 from junior_core.context import Message, local_context
 from junior_core.errors import ModelError
 from junior_core.llm.agent import DEFAULT_INSTRUCTIONS, _system, run_turn
+from junior_core.llm.types import decode_arguments
+from junior_core.protocol import error
 
 DATA = Path(__file__).resolve().parent / "data"
 TRANSCRIPTS = DATA / "transcripts"
@@ -393,9 +395,14 @@ def step_call(folder: Path, raw: str) -> str:
     request = requests[state["index"]]
     state["serial"] += 1
     context = conversation(request.id).for_call(f"call_{state['serial']}")
-    with catalog(folder, index_cache=True) as rt:
-        answer = rt.call_model_tool(call["name"], call["arguments"], context)
-    state["calls"].append(call_record(call["name"], call["arguments"], answer))
+    # As on the wire: arguments given as a JSON string are decoded, and undecodable ones refused.
+    arguments, problem = decode_arguments(call["arguments"])
+    if problem is not None:
+        answer = error("invalid_arguments", f"{call['name']}: {problem}.")
+    else:
+        with catalog(folder, index_cache=True) as rt:
+            answer = rt.call_model_tool(call["name"], arguments, context)
+    state["calls"].append(call_record(call["name"], arguments if problem is None else call["arguments"], answer))
     _write_state(folder, state)
     return answer_text(answer)
 

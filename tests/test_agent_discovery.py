@@ -166,11 +166,33 @@ def test_step_refuses_a_call_that_is_not_a_tool_call(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match="holds no evaluation"):
         agent.main(["call", str(tmp_path), "{}"], out=print)
     (tmp_path / "state.json").write_text(json.dumps(
-        {"requests": TWO, "index": 0, "calls": [], "serial": 0, "max_calls": 1, "transcript": "t.jsonl"}))
+        {"requests": TWO, "index": 0, "calls": [], "serial": 0, "max_calls": 2, "transcript": "t.jsonl"}))
     with pytest.raises(SystemExit, match="not JSON"):
         agent.main(["call", str(tmp_path), "searchTools(memory)"], out=print)
     with pytest.raises(SystemExit, match='"name": "searchTools" or "executeTool"'):
         agent.main(["call", str(tmp_path), '{"query": "x"}'], out=print)
+    printed: list[str] = []
+    # Arguments a model sends as a JSON string are decoded as on the wire; bad ones get the wire's refusal.
+    assert agent.main(["call", str(tmp_path), '{"name": "searchTools", "arguments": "{bad"}'], out=printed.append) == 0
+    refusal = json.loads(printed[0])
+    assert refusal["ok"] is False and refusal["error"]["code"] == "invalid_arguments"
+    assert "not valid JSON" in refusal["error"]["message"]
+    state = json.loads((tmp_path / "state.json").read_text())
+    assert [(c["name"], c["arguments"], c["answer_chars"]) for c in state["calls"]] == [
+        ("searchTools", "{bad", len(printed[0]))]
+    if (DATA / "livemcpbench").is_dir():  # a string holding a JSON object is recorded as the object it holds
+        text = json.dumps({"query": "remember", "source": "memory"})
+        assert agent.main(["call", str(tmp_path), json.dumps({"name": "searchTools", "arguments": text})],
+                          out=printed.append) == 0
+        assert json.loads(printed[1])["ok"] is True
+        state = json.loads((tmp_path / "state.json").read_text())
+        assert state["calls"][1]["arguments"] == {"query": "remember", "source": "memory"}
+        assert "memory__remember" in state["calls"][1]["shown"]
+    else:
+        state["calls"].append(state["calls"][0])
+        (tmp_path / "state.json").write_text(json.dumps(state))
+    with pytest.raises(SystemExit, match="had its 2 calls"):
+        agent.main(["call", str(tmp_path), '{"name": "searchTools", "arguments": {}}'], out=print)
 
 
 def test_score_counts_what_the_transcript_recorded() -> None:
