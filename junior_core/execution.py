@@ -166,10 +166,17 @@ class Execution:
         log.error("tool %s (plugin %r) failed", entry.tool_name, entry.plugin, exc_info=exc)
         return protocol.tool_failed(entry.tool_name)
 
-    def closing(self) -> None:
-        """Refuse calls from now on (the runtime is shutting down); those running go on."""
+    @property
+    def closed(self) -> bool:
+        """Whether calls are refused: the runtime's one closed state (``Runtime.closed`` reads it)."""
+        return self._closed
+
+    def closing(self) -> bool:
+        """Refuse calls from now on (the runtime is shutting down); those running go on. Whether this call
+        closed it (False: closed already)."""
         with self._lock:
-            self._closed = True
+            first, self._closed = not self._closed, True
+        return first
 
     def close(self) -> None:
         """Refuse calls, let the idle worker threads go and stop the handler loops."""

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from junior_core import Runtime, RuntimeOptions, Source, Tool
-from junior_core.adapters import to_anthropic_tools, to_openai_tools
+from junior_core.llm.adapters import to_anthropic_tools, to_openai_tools
 from junior_core.testing import assert_error, assert_ok
 from tests.conftest import OBJECT, SourcePlugin
 
@@ -136,7 +136,7 @@ def test_options_and_keywords_set_the_same_fields_and_keywords_win(make_runtime:
     plugin = SourcePlugin(Source("y", "Y."), [Tool("big", "Big.", OBJECT, big)])
     small = make_runtime(plugin, options=RuntimeOptions(max_result_chars=1000, default_timeout_s=7))
     assert small.execute_tool("y__big")["truncated"]["shown_chars"] == 1000
-    assert small.default_timeout_s == 7
+    assert small.options.default_timeout_s == 7
     wider = make_runtime(plugin, options=RuntimeOptions(max_result_chars=1000), max_result_chars=3000)
     assert wider.execute_tool("y__big")["truncated"]["shown_chars"] == 3000
     assert "truncated" not in make_runtime(plugin).execute_tool("y__big")
@@ -152,7 +152,7 @@ def test_an_unknown_option_is_refused_naming_it() -> None:
 async def test_open_async_takes_every_option() -> None:
     options = RuntimeOptions(hook_timeout_s=0.5, startup_timeout_s=7.0, max_result_chars=1000, index_cache=False)
     async with Runtime.open_async([], options=options, max_hung_per_source=2) as rt:
-        assert (rt.plugin_set.hook_timeout_s, rt.plugin_set.startup_timeout_s) == (0.5, 7.0)
+        assert (rt._plugins.hook_timeout_s, rt._plugins.startup_timeout_s) == (0.5, 7.0)
         assert rt.options.max_result_chars == 1000 and rt.options.max_hung_per_source == 2
         assert rt.options.index_cache is False
 

@@ -13,8 +13,8 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from junior_core import Runtime, Source, Tool, clean_json, clean_text, hookimpl
-from junior_core.text import is_clean_json_text
+from junior_core import Runtime, Source, Tool, hookimpl
+from junior_core.text import clean_json, clean_text, is_clean_json_text
 
 OSC52 = "\x1b]52;c;cm0gLXJmIH4=\x07"  # a clipboard write of "rm -rf ~"
 
