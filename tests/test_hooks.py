@@ -524,13 +524,13 @@ def test_hook_deadlines_come_from_the_environment(
     monkeypatch.setenv("JUNIOR_STARTUP_TIMEOUT_S", "7")
     rt = make_runtime()
     assert (rt._plugins.hook_timeout_s, rt._plugins.startup_timeout_s) == (0.5, 7.0)
-    assert make_runtime(hook_timeout_s=2).plugin_set.hook_timeout_s == 2.0
+    assert make_runtime(hook_timeout_s=2)._plugins.hook_timeout_s == 2.0
     with pytest.raises(ValueError, match="a hook deadline must be a number of seconds greater than 0, not 0"):
         make_runtime(startup_timeout_s=0)
     for typo in ("soon", "-1", "inf"):
         monkeypatch.setenv("JUNIOR_HOOK_TIMEOUT_S", typo)
         with caplog.at_level(logging.WARNING, logger="junior.plugins"):
-            assert make_runtime().plugin_set.hook_timeout_s == DEFAULT_HOOK_TIMEOUT_S
+            assert make_runtime()._plugins.hook_timeout_s == DEFAULT_HOOK_TIMEOUT_S
         assert f"JUNIOR_HOOK_TIMEOUT_S='{typo}' is not a number of seconds greater than 0; using 10 s" in caplog.text
 
 
