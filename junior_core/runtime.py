@@ -40,10 +40,9 @@ class Runtime:
     ``Runtime(plugins=[...])`` uses exactly the plugins given (modules, objects, or classes instantiated per
     runtime) and raises on a broken one; no plugins by default. ``plugins=None`` (``Runtime.from_entry_points()``)
     loads the installed ones, skipping and reporting the broken (``JUNIOR_STRICT_PLUGINS=1`` raises instead).
-    What the runtime offers plugins and hosts is listed in ``docs/internals.md``; every other attribute is
-    private and may change in any release. Every setting is a
-    field of ``RuntimeOptions``: pass ``options=RuntimeOptions(...)``, or its fields as keywords
-    (``Runtime(plugins, index_cache=False)``), which override it.
+    Every setting is a field of ``RuntimeOptions``: pass ``options=RuntimeOptions(...)``, or its fields as
+    keywords (``Runtime(plugins, index_cache=False)``), which override it. What the runtime offers plugins and
+    hosts is listed in ``docs/internals.md``; every other attribute is private and may change in any release.
     """
 
     def __init__(self, plugins: Plugins = (), *, options: RuntimeOptions | None = None, **settings: Any) -> None:
