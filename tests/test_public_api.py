@@ -94,3 +94,24 @@ def test_the_core_uses_no_private_attribute_of_pluggy_or_jsonschema() -> None:
         for node in ast.walk(ast.parse(text)):
             if isinstance(node, ast.Attribute) and node.attr in ("_hookexec", "_inner_hookexec", "_hookimpls"):
                 raise AssertionError(f"{path.relative_to(REPO)}:{node.lineno} uses pluggy's {node.attr}")
+
+
+def test_every_distribution_pins_the_minor_version_of_the_core_it_was_written_for() -> None:
+    import tomllib
+
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    core = Version(tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"])
+    next_minor = Version(f"{core.major}.{core.minor + 1}")
+    projects = sorted([*REPO.glob("plugins/*/pyproject.toml"), *REPO.glob("docs/examples/*/pyproject.toml")])
+    assert len(projects) == 4
+    for path in projects:
+        project = tomllib.loads(path.read_text())["project"]
+        extras = project.get("optional-dependencies", {}).values()
+        wanted = [Requirement(text) for text in [*project["dependencies"], *(t for group in extras for t in group)]]
+        pins = [r for r in wanted if r.name == "junior-core"]
+        assert pins, f"{path.relative_to(REPO)} does not require junior-core"
+        for pin in pins:
+            assert core in pin.specifier and next_minor not in pin.specifier, f"{path.relative_to(REPO)}: {pin}"
+            assert Version(f"{core.major}.{core.minor - 1}.99") not in pin.specifier, f"{path.relative_to(REPO)}: {pin}"
