@@ -21,7 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from junior_core import Runtime, Source, Tool, ToolContext, hookimpl, modern_schema
+from junior_mcp_bridge.convert import modern_schema
+
+from junior_core import Runtime, Source, Tool, ToolContext, hookimpl
 
 REPO = Path(__file__).resolve().parent.parent
 TOOL_NAME_OK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
@@ -202,7 +204,7 @@ def docs(rt: Runtime, source_ids: Iterable[str] | None = None) -> list[ToolDoc]:
     """Every catalog tool (optionally of some sources) as a ToolDoc, by tool_name."""
     wanted = set(source_ids) if source_ids is not None else None
     out = []
-    for entry in rt.catalog.tools():
+    for entry in rt.catalog_tools():
         if wanted is not None and entry.source_id not in wanted:
             continue
         out.append(
@@ -223,7 +225,7 @@ if __name__ == "__main__":
     meta, live = metatool(), livemcpbench()
     with runtime(meta, live) as rt:
         print(f"data: {data_dir()}")
-        print(f"sources: {len(rt.catalog.sources)}, tools: {len(rt.catalog)} "
+        print(f"sources: {len(rt._catalog.sources)}, tools: {len(rt._catalog)} "
               f"(metatool {len(meta.sources[0].tools)}, livemcpbench {sum(len(s.tools) for s in live.sources)})")
         q = metatool_queries(meta)
         print(f"MetaTool queries: single {len(q['single'])}, two-tool {len(q['multi'])}")

@@ -44,10 +44,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         surface = rt.model_tools()
         full = [
             {"name": e.tool_name, "description": e.tool.description, "input_schema": e.tool.input_schema}
-            for e in rt.catalog.tools()
+            for e in rt.catalog_tools()
         ]
         answers = [size(rt.search_tools(q, None, 5)) for q in queries]
-        listings = [size(rt.search_tools(None, e.source.id, 5)) for e in rt.catalog.sources]
+        listings = [size(rt.search_tools(None, e.source.id, 5)) for e in rt._catalog.sources]
         rows = {
             "full catalog (527 tool definitions)": size(full),
             "model_tools() (searchTools + executeTool)": size(surface),
@@ -56,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "searchTools answer, 5 results (p95)": sorted(answers)[int(0.95 * (len(answers) - 1))],
             "searchTools listing one source (no query), 5 results (median)": statistics.median(listings),
         }
-        sources = len(rt.catalog.sources)
+        sources = len(rt._catalog.sources)
     full_chars = rows["full catalog (527 tool definitions)"]
     surface_chars = rows["model_tools() (searchTools + executeTool)"]
     answer_chars = rows["searchTools answer, 5 results (median)"]

@@ -197,7 +197,7 @@ def run_all(limit: int | None, configs: Sequence[str] = CONFIGS, index_factory: 
         with _data.runtime(*datasets, index_factory=index_factory) as rt:
             source = _data.METATOOL_SOURCE if config == "mixed+source" else None
             for row in evaluate(rt, source, None, queries, limit):
-                rows.append({"catalog": config, "tools": len(rt.catalog), **row})
+                rows.append({"catalog": config, "tools": len(rt._catalog), **row})
     return rows
 
 

@@ -252,7 +252,7 @@ def registration(counts: Sequence[int]) -> list[dict[str, float]]:
             start = time.perf_counter()
             rt.refresh_source("mcp:bulk")
             refreshed = time.perf_counter() - start
-            assert len(rt.catalog.tools("bulk")) == len(rt.catalog.tools("mcp:bulk")) == count
+            assert len(rt.catalog_tools("bulk")) == len(rt.catalog_tools("mcp:bulk")) == count
         rows.append({"tools": count, "build_tools_s": built, "register_s": registered, "refresh_s": refreshed})
     return rows
 
@@ -304,8 +304,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     all_queries = [q.text for q in _data.metatool_queries(meta)["single"]]
     queries = random.Random(3).sample(all_queries, args.queries)
     with _data.runtime(live) as rt:
-        entries = rt.discovery.visible()
-        sources = {e.source.id: e.source.description for e in rt.catalog.sources}
+        entries = rt._discovery.visible()
+        sources = {e.source.id: e.source.description for e in rt._catalog.sources}
         report["search"] += compare_search("LiveMCPBench", entries, sources, queries, module, args.repeat)
         if not args.index_module:
             p50, p95 = latencies(lambda q: rt.search_tools(q, None, 5), queries)

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
-from junior_core import Actor, Conversation, Message, ToolContext, parse_slack_ts
+from junior_core import Actor, Conversation, Message, ToolContext
+from junior_core.context import parse_slack_ts
 
 __all__ = [
     "BASE_TS", "AnyScenario", "Event", "Place", "Scenario", "Seed", "Timeline", "TurnInput", "mention",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from junior_core.catalog import Source, Tool, make_tool_name, modern_schema
-from junior_core.context import Actor, Conversation, Message, ToolContext, local_context, parse_slack_ts
+from junior_core.catalog import CatalogTool, Source, SourceInfo, Tool
+from junior_core.context import Actor, Conversation, Message, ToolContext, local_context
 from junior_core.errors import (
     ConfigError,
     JuniorError,
@@ -17,45 +17,43 @@ from junior_core.errors import (
     ToolError,
 )
 from junior_core.hookspecs import hookimpl
-from junior_core.text import clean_json, clean_text
 
 if TYPE_CHECKING:
     from junior_core.config import config_path, plugin_settings
-    from junior_core.functions import Param, tool
+    from junior_core.functions import Exposure, Param, tool
     from junior_core.options import RuntimeOptions
+    from junior_core.plugins import PluginInfo
     from junior_core.registry import Register
     from junior_core.runtime import Runtime
-    from junior_core.tables import print_table
 
+# The API: what plugins and hosts may import, listed with the documented submodules in docs/internals.md.
 __all__ = [
     "Actor",
+    "CatalogTool",
     "ConfigError",
     "Conversation",
+    "Exposure",
     "JuniorError",
     "Message",
     "ModelConfigError",
     "ModelError",
     "Param",
     "PluginError",
+    "PluginInfo",
     "Register",
     "RegistrationError",
     "Runtime",
     "RuntimeOptions",
     "Source",
+    "SourceInfo",
     "Tool",
     "ToolContext",
     "ToolDefinitionError",
     "ToolError",
-    "clean_json",
-    "clean_text",
     "config_path",
     "hookimpl",
     "local_context",
-    "make_tool_name",
-    "modern_schema",
-    "parse_slack_ts",
     "plugin_settings",
-    "print_table",
     "tool",
 ]
 
@@ -75,15 +73,15 @@ def __getattr__(name: str) -> Any:
         from junior_core.registry import Register
 
         return Register
-    if name in ("tool", "Param"):
+    if name in ("tool", "Param", "Exposure"):
         # Marking costs nothing; the schema generator (junior_core.signatures) loads when a tool is registered.
         from junior_core import functions
 
         return getattr(functions, name)
-    if name == "print_table":  # for plugins' commands: click loads with the CLI, not with a plugin
-        from junior_core.tables import print_table
+    if name == "PluginInfo":  # what Runtime.plugins lists; the loading machinery (pluggy) comes with it
+        from junior_core.plugins import PluginInfo
 
-        return print_table
+        return PluginInfo
     if name in ("config_path", "plugin_settings"):  # for plugins' own settings; read when a plugin configures itself
         from junior_core import config
 

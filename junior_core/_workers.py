@@ -23,9 +23,16 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import asyncio
 
-__all__ = ["BackgroundLoop", "Call", "DaemonPool", "Guarded", "HandlerExit", "HungCalls", "Ticket"]
+__all__ = ["BackgroundLoop", "Call", "Closed", "DaemonPool", "Guarded", "HandlerExit", "HungCalls", "Ticket"]
 
 log = logging.getLogger("junior.runtime")
+
+
+class Closed(RuntimeError):
+    """Work offered to a pool or loop of a runtime that is closed: what every refusal after ``close()`` raises."""
+
+    def __init__(self) -> None:
+        super().__init__("the runtime is closed")
 
 _QUEUED, _RUNNING, _FINISHED, _SKIPPED = 0, 1, 2, 3
 
@@ -199,7 +206,7 @@ class DaemonPool:
     def _put(self, task: Call | _FutureCall) -> None:
         with self._lock:
             if self._closed:
-                raise RuntimeError("the runtime is closed")
+                raise Closed
             if self._idle > 0:
                 self._idle -= 1
             elif self._threads < self._max:
@@ -298,7 +305,7 @@ class BackgroundLoop:
     def loop(self) -> asyncio.AbstractEventLoop:
         with self._lock:
             if self._closed:
-                raise RuntimeError("the runtime is closed")
+                raise Closed
             if self._loop is None:
                 # Imported on first use: hook calls share this module, and `junior --help` needs no asyncio.
                 import asyncio
@@ -334,7 +341,7 @@ class BackgroundLoop:
         """
         try:
             loop = self.loop
-        except RuntimeError:
+        except Closed:
             work.coro.close()  # never scheduled: close it rather than warn that it was never awaited
             raise
         future: Future[Any] = Future()

@@ -26,9 +26,10 @@ __all__ = [
     "Provider",
     "Source",
     "SourceEntry",
+    "SourceInfo",
     "Tool",
     "make_tool_name",
-    "modern_schema",
+    "tool_name_prefix",
 ]
 
 SOURCE_ID = re.compile(r"^[a-z][a-z0-9-]*(:[a-z0-9][a-z0-9_-]*)?$")
@@ -46,9 +47,14 @@ Provider = Callable[[], Iterable["Tool"]]
 """Called by the catalog to (re)list a run-time source's tools."""
 
 
+def tool_name_prefix(source_id: str) -> str:
+    """What every tool_name of the source ``source_id`` starts with: its id with ':' as '__', then '__'."""
+    return source_id.replace(":", "__") + "__"
+
+
 def make_tool_name(source_id: str, name: str) -> str:
     """``<source id with ':' as '__'>__<name>``, shortened with a hash suffix past 64 characters."""
-    full = f"{source_id.replace(':', '__')}__{name}"
+    full = tool_name_prefix(source_id) + name
     if len(full) <= MAX_TOOL_NAME:
         return full
     digest = hashlib.sha256(full.encode()).hexdigest()[:8]
@@ -135,23 +141,6 @@ def _check_schema(instance: object, attribute: attrs.Attribute[Any], value: obje
     problem = _schema_problem(text)
     if problem is not None:
         raise ValueError(f"input_schema is not a valid JSON Schema: {problem}")
-
-
-def modern_schema(node: Any) -> Any:
-    """Rewrite draft-04 boolean ``exclusiveMinimum``/``exclusiveMaximum`` (seen in real MCP servers) as numbers.
-
-    junior validates arguments with JSON Schema 2020-12, where those keywords are the bounds themselves.
-    """
-    if isinstance(node, list):
-        return [modern_schema(item) for item in node]
-    if not isinstance(node, dict):
-        return node
-    out = {key: modern_schema(value) for key, value in node.items()}
-    for exclusive, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
-        if isinstance(out.get(exclusive), bool):
-            if out.pop(exclusive) and bound in out:
-                out[exclusive] = out.pop(bound)
-    return out
 
 
 def _check_annotations(instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
@@ -294,6 +283,22 @@ class CatalogTool:
     @property
     def name(self) -> str:
         return self.tool.name
+
+
+@attrs.frozen
+class SourceInfo:
+    """What a host may know of a registered source (``Runtime.source_info()``)."""
+
+    id: str
+    description: str
+    plugin: str
+    """The plugin that registered it."""
+    run_time: bool
+    """Whether its tools are listed at run time by a provider (an MCP server), not fixed at registration."""
+    tools: int
+    """How many tools it has now (every exposure)."""
+    unavailable: str | None = None
+    """Why it cannot run tools right now (an MCP server that is down), or None."""
 
 
 @attrs.frozen

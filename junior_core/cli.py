@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
+from junior_core.catalog import tool_name_prefix
 from junior_core.context import ToolContext, local_context
 from junior_core.errors import ConfigError, PluginError
 from junior_core.tables import print_table
@@ -41,7 +42,7 @@ def _runtime(ctx: click.Context, need: str | Sequence[str] = ()) -> Runtime:
         obj["listed"] = set()
     rt: Runtime = obj["runtime"]
     listed: set[str] = obj["listed"]
-    wanted = [e.source.id for e in rt.catalog.sources if e.provider is not None and e.source.id not in listed]
+    wanted = [s.id for s in rt.source_info() if s.run_time and s.id not in listed]
     if need != ALL:
         wanted = [source_id for source_id in wanted if source_id in need]
     for source_id in wanted:
@@ -53,11 +54,7 @@ def _runtime(ctx: click.Context, need: str | Sequence[str] = ()) -> Runtime:
 def _sources_of(ctx: click.Context, tool_name: str) -> list[str]:
     """The run-time sources a tool_name could belong to, by its ``<source>__`` prefix."""
     rt = _runtime(ctx)
-    return [
-        e.source.id
-        for e in rt.catalog.sources
-        if e.provider is not None and tool_name.startswith(e.source.id.replace(":", "__") + "__")
-    ]
+    return [s.id for s in rt.source_info() if s.run_time and tool_name.startswith(tool_name_prefix(s.id))]
 
 
 def _plugins(ctx: click.Context) -> PluginSet:
@@ -155,15 +152,14 @@ def search(ctx: click.Context, query: str, source: str | None, limit: int | None
     """Search the catalog the way searchTools does."""
     rt = _runtime(ctx, ALL if source is None else [source])
     if explain:
-        hidden = rt.reach.hidden_for(local_context())  # as the CLI's own user sees it
-        result = rt.discovery.explain(query, source, hidden, limit)
+        result = rt.explain(query, source, limit, context=local_context())  # as the CLI's own user sees it
     else:
         result = rt.search_tools(query, source, limit, context=local_context())
     if as_json:
         _emit(result, True, print)
     elif not result.get("ok", True):
         _fail(_for_people(result["error"], {"query": "QUERY", "source": "--source", "max_results": "--limit"}))
-    elif source is not None and rt.catalog.source(source) is None:
+    elif source is not None and source not in {s.id for s in rt.source_info()}:
         known = ", ".join(s["id"] for s in rt.sources) or "(none installed)"
         _fail(
             f"unknown source {source!r}. Known sources: {known}. Pass one of them to --source, "
@@ -294,9 +290,9 @@ def exec_(
 def show(ctx: click.Context, tool_name: str, as_json: bool) -> None:
     """Show one tool in full: description, input schema, source, exposure, annotations."""
     rt = _runtime(ctx, _sources_of(ctx, tool_name))
-    entry = rt.catalog.get(tool_name)
-    if entry is None:
-        err = rt.discovery.unknown_tool(tool_name)["error"]
+    entry = rt.catalog_tool(tool_name)
+    if entry is None:  # executeTool's answer to a name no tool has: close names, or the source being down
+        err = rt.execute_tool(tool_name, {}, local_context())["error"]
         _fail(_for_people(err, {}, tool_name), code=1)
     tool = entry.tool
     data = {
@@ -309,7 +305,7 @@ def show(ctx: click.Context, tool_name: str, as_json: bool) -> None:
         "description": tool.description,
         "input_schema": tool.input_schema,
         "annotations": dict(tool.annotations or {}),
-        "timeout_s": tool.timeout_s if tool.timeout_s is not None else rt.default_timeout_s,
+        "timeout_s": tool.timeout_s if tool.timeout_s is not None else rt.options.default_timeout_s,
     }
 
     def render(d: dict[str, Any]) -> None:
@@ -380,7 +376,7 @@ def index(ctx: click.Context, rebuild: bool, clear: bool, as_json: bool) -> None
             click.echo(f"the cache is not used: {cache.refused}", err=True)
         return
     rt = _runtime(ctx, ALL)  # the catalog `junior search` searches, run-time sources included
-    data = rt.discovery.index_info(rebuild=rebuild)
+    data = rt.rebuild_index() if rebuild else rt.index_info()
 
     def render(info: dict[str, Any]) -> None:
         size = info["bytes"]

@@ -14,7 +14,7 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 from junior_core import protocol
-from junior_core._workers import BackgroundLoop, Call, DaemonPool, Guarded, HandlerExit, HungCalls, Ticket
+from junior_core._workers import BackgroundLoop, Call, Closed, DaemonPool, Guarded, HandlerExit, HungCalls, Ticket
 from junior_core.errors import ToolError
 from junior_core.text import clean_json, is_clean_json_text
 
@@ -102,7 +102,7 @@ class Execution:
                 return _Started(step, submitted, ticket)
             call = self._pool.call(entry.source_id, entry.tool.handler, args, ctx)
             return _Started(step, call, call.ticket)
-        except RuntimeError:  # closed while this call was being prepared
+        except Closed:  # closed while this call was being prepared
             return protocol.runtime_closed(entry.tool_name)
         except Exception as exc:  # noqa: BLE001 - an async handler that raised before returning its coroutine
             return self._failure(entry, exc)
@@ -133,7 +133,7 @@ class Execution:
         if loop is None:
             with self._lock:
                 if self._closed:
-                    raise RuntimeError("the runtime is closed")
+                    raise Closed
                 loop = self._loops.setdefault(source_id, BackgroundLoop(f"junior-loop-{source_id}"))
         return loop
 
@@ -166,10 +166,17 @@ class Execution:
         log.error("tool %s (plugin %r) failed", entry.tool_name, entry.plugin, exc_info=exc)
         return protocol.tool_failed(entry.tool_name)
 
-    def closing(self) -> None:
-        """Refuse calls from now on (the runtime is shutting down); those running go on."""
+    @property
+    def closed(self) -> bool:
+        """Whether calls are refused: the runtime's one closed state (``Runtime.closed`` reads it)."""
+        return self._closed
+
+    def closing(self) -> bool:
+        """Refuse calls from now on (the runtime is shutting down); those running go on. Whether this call
+        closed it (False: closed already)."""
         with self._lock:
-            self._closed = True
+            first, self._closed = not self._closed, True
+        return first
 
     def close(self) -> None:
         """Refuse calls, let the idle worker threads go and stop the handler loops."""

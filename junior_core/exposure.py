@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, cast
 
 import attrs
 
+from junior_core.catalog import tool_name_prefix
 from junior_core.context import Actor, Conversation, ToolContext
 from junior_core.errors import ConfigError
 from junior_core.functions import EXPOSURES, Exposure, check_exposure
@@ -110,7 +111,7 @@ class ExposurePolicy:
 
     def hides_source(self, source_id: str) -> bool:
         """Whether the rules hide a tool of ``source_id`` that no rule names more specifically."""
-        return self.exposure(source_id.replace(":", "__") + "__", source_id, "deferred") == "hidden"
+        return self.exposure(tool_name_prefix(source_id), source_id, "deferred") == "hidden"
 
 
 def tool_rules(path: Path | None) -> list[ExposureRule]:

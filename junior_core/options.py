@@ -49,7 +49,7 @@ class RuntimeOptions:
       ``max_search_chars``: the longest searchTools answer, as ``json.dumps`` text (schemas shortened past it).
     - ``index_cache``: True stores search indexes in the user cache directory, a path there, False nowhere.
     - ``lazy_sources``: list a run-time source only when ``refresh_source`` asks for it (the CLI), and tell
-      plugins, through ``runtime.lazy_sources``, to connect to what backs it only then.
+      plugins, through ``runtime.options.lazy_sources``, to connect to what backs it only then.
     - ``exposure``: tool_name or source id patterns to ``direct``, ``deferred`` or ``hidden``, over the tools'
       own exposure and the ``[tools]`` table of ``junior.toml``; ``config``: True reads the file in effect
       (``JUNIOR_CONFIG``, ``./junior.toml``, the user config directory), a path that file, False none.

@@ -19,6 +19,7 @@ from junior_core._outline import schema_omitted as schema_omitted
 from junior_core._outline import schema_outline as schema_outline
 from junior_core._schema_errors import failures
 from junior_core.text import clean_text
+from junior_core.text import clip as _clip
 
 if TYPE_CHECKING:
     from junior_core.errors import ToolError
@@ -144,7 +145,8 @@ def _not_an_object(tool: str, example: str, arguments: Any) -> Refusal:
 
 
 def clip(text: str, limit: int = MESSAGE_LIMIT) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    """``junior_core.text.clip`` with the model-facing messages' limit by default."""
+    return _clip(text, limit)
 
 
 def validation_error(errors: list[Any], what: str, tool_name: str | None = None) -> dict[str, Any]:

@@ -10,13 +10,12 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
-import threading
 import weakref
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
 from junior_core._workers import BackgroundLoop
-from junior_core.catalog import Catalog, CatalogTool
+from junior_core.catalog import Catalog, CatalogTool, SourceInfo
 from junior_core.context import Message, ToolContext
 from junior_core.discovery import Discovery
 from junior_core.dispatch import Answered, Dispatch, Prepared
@@ -32,23 +31,25 @@ __all__ = ["Answered", "Prepared", "Runtime", "RuntimeOptions"]
 
 _NO_CONTEXT = ToolContext()
 Plugins = Sequence[object] | PluginSet | None
+"""What a runtime loads: these plugins (``()``, the default, is none), or None for the installed entry points."""
 
 
 class Runtime:
     """Loads plugins, builds the catalog, and answers ``searchTools`` and ``executeTool``.
 
     ``Runtime(plugins=[...])`` uses exactly the plugins given (modules, objects, or classes instantiated per
-    runtime) and raises on a broken one; ``plugins=None`` (``Runtime.from_entry_points()``) loads the installed
-    ones, skipping and reporting the broken (``JUNIOR_STRICT_PLUGINS=1`` raises instead). Every setting is a
-    field of ``RuntimeOptions``: pass ``options=RuntimeOptions(...)``, or its fields as keywords
-    (``Runtime(plugins, index_cache=False)``), which override it.
+    runtime) and raises on a broken one; no plugins by default. ``plugins=None`` (``Runtime.from_entry_points()``)
+    loads the installed ones, skipping and reporting the broken (``JUNIOR_STRICT_PLUGINS=1`` raises instead).
+    Every setting is a field of ``RuntimeOptions``: pass ``options=RuntimeOptions(...)``, or its fields as
+    keywords (``Runtime(plugins, index_cache=False)``), which override it. What the runtime offers plugins and
+    hosts is listed in ``docs/internals.md``; every other attribute is private and may change in any release.
     """
 
     def __init__(self, plugins: Plugins = (), *, options: RuntimeOptions | None = None, **settings: Any) -> None:
         self._build(plugins, (options or RuntimeOptions()).with_settings(settings))
         try:
             self._plugins.startup(self)
-            if not self.lazy_sources:
+            if not self.options.lazy_sources:
                 self._refresh_providers()
         except BaseException:
             self.close()
@@ -62,11 +63,11 @@ class Runtime:
     @classmethod
     @contextlib.asynccontextmanager
     async def open_async(
-        cls, plugins: Plugins = None, *, options: RuntimeOptions | None = None, **settings: Any
+        cls, plugins: Plugins = (), *, options: RuntimeOptions | None = None, **settings: Any
     ) -> AsyncIterator[Runtime]:
-        """``async with Runtime.open_async() as rt:`` opens a runtime without blocking the event loop.
+        """``async with Runtime.open_async(None) as rt:`` opens a runtime without blocking the event loop.
 
-        ``plugins`` and the options as for ``Runtime``, but None (the installed entry points) by default.
+        ``plugins`` and the options as for ``Runtime``: ``()`` (none) by default, None the installed entry points.
         Loading runs on a worker thread; the ``startup`` hooks then run concurrently, one thread each, so a
         database engine opens while MCP sessions start. ``shutdown`` runs on leaving the block.
         """
@@ -86,12 +87,9 @@ class Runtime:
 
     def _build(self, plugins: Plugins, options: RuntimeOptions) -> None:
         """Everything but the ``startup`` hooks: plugins loaded, their sources registered."""
-        self.options = options
-        self.lazy_sources = options.lazy_sources
-        self._closed = False
-        self._close_lock = threading.Lock()
-        self.catalog = Catalog()
-        self.policy = ExposurePolicy(host_rules(options.config, options.exposure))
+        self._options = options
+        self._catalog = Catalog()
+        self._policy = ExposurePolicy(host_rules(options.config, options.exposure))
         if isinstance(plugins, PluginSet):
             self._plugins = plugins
         else:
@@ -100,11 +98,12 @@ class Runtime:
                 strict = strict_from_env() if plugins is None else True
             self._plugins = load(None if plugins is None else list(plugins), strict=strict)
         self._plugins.set_deadlines(hook_timeout_s=options.hook_timeout_s, startup_timeout_s=options.startup_timeout_s)
-        self.reach = Reach(self.catalog, self.policy, self._plugins)
+        self._reach = Reach(self._catalog, self._policy, self._plugins)
         index = options.index_factory() if options.index_factory is not None else None
-        self.discovery = Discovery(self.catalog, self.reach, index_cache=options.index_cache, index=index,
-                                   max_answer_chars=options.max_search_chars)
-        self._dispatch = Dispatch(self.catalog, self.reach, self.discovery, self._plugins, options.default_timeout_s)
+        self._discovery = Discovery(self._catalog, self._reach, index_cache=options.index_cache, index=index,
+                                    max_answer_chars=options.max_search_chars)
+        self._dispatch = Dispatch(self._catalog, self._reach, self._discovery, self._plugins,
+                                  options.default_timeout_s)
         self._execution = Execution(options.max_hung_per_source, options.max_result_chars)
         self._loop = BackgroundLoop("junior-io")
         ref = weakref.ref(self)
@@ -133,23 +132,24 @@ class Runtime:
         await asyncio.to_thread(self._refresh_providers)
 
     def _refresh_providers(self) -> None:
-        for entry in self.catalog.sources:
+        for entry in self._catalog.sources:
             if entry.provider is not None:
                 self.refresh_source(entry.source.id)
 
-    # -- plugins and catalog -------------------------------------------------------------------
+    # -- plugins -------------------------------------------------------------------------------
+    @property
+    def options(self) -> RuntimeOptions:
+        """The settings this runtime was made with (``lazy_sources``, ``default_timeout_s``, ...)."""
+        return self._options
+
     @property
     def plugins(self) -> list[PluginInfo]:
         """Every plugin tried, loaded or failed, with reasons."""
         return list(self._plugins.infos)
 
-    @property
-    def plugin_set(self) -> PluginSet:
-        return self._plugins
-
-    @property
-    def default_timeout_s(self) -> float:
-        return self.options.default_timeout_s
+    def plugin(self, name: str) -> object | None:
+        """The loaded plugin object registered under ``name`` (an instance where the entry point named a class)."""
+        return self._plugins.pm.get_plugin(name) if name in self._plugins.loaded else None
 
     def note_plugin_problem(self, plugin: object, problem: str) -> None:
         """Record a problem of a loaded plugin (the plugin object or its name) where ``plugins`` reports it.
@@ -164,9 +164,9 @@ class Runtime:
             try:
                 self._plugins.register_sources(name, register)
                 for reg in register.registrations:
-                    self.catalog.add_source(name, reg.source, reg.tools, reg.provider)
+                    self._catalog.add_source(name, reg.source, reg.tools, reg.provider)
             except Exception as exc:  # noqa: BLE001 - a broken plugin is reported and skipped
-                self.catalog.remove_plugin(name)
+                self._catalog.remove_plugin(name)
                 if isinstance(exc, RegistrationError):
                     refused = exc
                 else:
@@ -174,25 +174,40 @@ class Runtime:
                     refused.__cause__ = exc
                 self._plugins.fail_loaded(name, str(refused), refused)
 
+    # -- sources -------------------------------------------------------------------------------
+    @property
+    def sources(self) -> list[dict[str, str]]:
+        """``[{"id", "description"}]`` sorted by id: the sources searchTools' description names."""
+        return self._discovery.source_summaries()
+
+    def source_info(self) -> list[SourceInfo]:
+        """Every registered source, sorted by id: its plugin, whether its tools are listed at run time, how many
+        it has and whether it is down (what a host's own listing needs; ``sources`` is what the model is told)."""
+        return [
+            SourceInfo(e.source.id, e.source.description, e.plugin, e.provider is not None,
+                       len(self._catalog.tools(e.source.id)), e.unavailable)
+            for e in self._catalog.sources
+        ]
+
     def refresh_source(self, source_id: str) -> None:
         """Ask a run-time source's provider for its current tools; the search index follows.
 
         A provider that fails or returns invalid tools is reported and the source keeps the tools it had.
         """
-        entry = self.catalog.source(source_id)
+        entry = self._catalog.source(source_id)
         if entry is None or entry.provider is None:
             raise KeyError(f"{source_id!r} is not a source with a provider")
         try:
-            self.catalog.replace_tools(source_id, list(entry.provider()))
+            self._catalog.replace_tools(source_id, list(entry.provider()))
         except Exception as exc:  # noqa: BLE001 - reported with the plugin's name
             self._plugins.report_error(entry.plugin, f"listing tools of {source_id!r} failed: {exc}", exc)
             return
-        self.discovery.refresh_index()
+        self._discovery.refresh_index()
 
     def describe_source(self, source_id: str, description: str) -> None:
         """Replace a source's description; searchTools' description and the search index follow."""
-        self.catalog.describe_source(source_id, description)
-        self.discovery.refresh_index()
+        self._catalog.describe_source(source_id, description)
+        self._discovery.refresh_index()
 
     def set_source_unavailable(self, source_id: str, reason: str | None) -> None:
         """Mark a source as down with a short reason the model may see, or as up again with None.
@@ -200,15 +215,25 @@ class Runtime:
         A call to an unknown tool_name of a down source answers ``unavailable`` naming the source, instead of
         suggesting unrelated tools.
         """
-        self.catalog.set_unavailable(source_id, reason)
+        self._catalog.set_unavailable(source_id, reason)
 
+    # -- the search index ----------------------------------------------------------------------
     def wait_for_index(self, timeout: float | None = None) -> bool:
         """Wait until the search index reflects the catalog; whether it does.
 
         After ``refresh_source`` or ``describe_source`` the index is rebuilt on a background thread and searches
         answer from the previous index meanwhile; call this when the next search must see the change.
         """
-        return self.discovery.wait_for_index(timeout)
+        return self._discovery.wait_for_index(timeout)
+
+    def index_info(self) -> dict[str, Any]:
+        """The search index of the current catalog, built if need be: ``{"state", "cache_dir", "path",
+        "fingerprint", "tools", "bytes", "stored_indexes"}`` (``junior index --json`` prints it)."""
+        return self._discovery.index_info()
+
+    def rebuild_index(self) -> dict[str, Any]:
+        """Build the current catalog's index again (its stored copy replaced); ``index_info()`` of the new one."""
+        return self._discovery.index_info(rebuild=True)
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
@@ -219,11 +244,6 @@ class Runtime:
         """
         return self._loop.loop
 
-    @property
-    def sources(self) -> list[dict[str, str]]:
-        """``[{"id", "description"}]`` sorted by id."""
-        return self.discovery.source_summaries()
-
     # -- host policy ---------------------------------------------------------------------------
     def set_exposure(self, pattern: str, exposure: Exposure) -> None:
         """Give the tools ``pattern`` matches (a glob over tool_names and source ids) ``exposure``.
@@ -233,27 +253,41 @@ class Runtime:
         the rule naming a tool_name exactly wins, then the pattern with the most literal characters, then the
         rule set last. Setting a pattern again replaces its rule. Raises ``ValueError`` on a bad pattern.
         """
-        self.policy.add(ExposureRule(pattern, exposure, origin="api"))
-        self.discovery.refresh_index()
+        self._policy.add(ExposureRule(pattern, exposure, origin="api"))
+        self._discovery.refresh_index()
 
     def exposure_of(self, tool_name: str) -> Exposure:
         """The exposure a catalog tool has after the host's rules; ``KeyError`` for an unknown tool_name."""
-        return self.reach.exposure_of(tool_name)
+        return self._reach.exposure_of(tool_name)
 
-    def visible_tools(self, context: ToolContext | None = None) -> list[CatalogTool]:
-        """The tools the model may reach in ``context`` (deferred and direct, none hidden for it), by tool_name."""
-        return self.reach.visible(context)
+    # -- the catalog -----------------------------------------------------------------------------
+    def catalog_tool(self, tool_name: str) -> CatalogTool | None:
+        """The catalog tool named ``tool_name`` whatever its exposure, or None."""
+        return self._catalog.get(tool_name)
+
+    def catalog_tools(self, source_id: str | None = None) -> list[CatalogTool]:
+        """Every catalog tool, or those of one source, by tool_name, whatever its exposure (hidden ones too)."""
+        return self._catalog.tools(source_id)
+
+    def visible_tools(self, context: ToolContext | None = None, exposure: Exposure | None = None) -> list[CatalogTool]:
+        """The tools the model may reach in ``context`` (deferred and direct, none hidden for it), by tool_name;
+        with ``exposure``, only the ``"deferred"`` or only the ``"direct"`` ones."""
+        return self._reach.visible(context, exposure)
+
+    def offered_names(self, context: ToolContext | None = None) -> list[str]:
+        """The names of ``model_tools(context)``: searchTools, executeTool, then the direct tools, cheaply."""
+        return self._reach.offered(context)
 
     # -- the model's tools ---------------------------------------------------------------------
     def model_tools(self, context: ToolContext | None = None) -> list[dict[str, Any]]:
         """searchTools, executeTool and every direct tool not hidden for ``context``, as ``{"name", ...}``."""
         tools = [
-            {"name": SEARCH_TOOLS, "description": self.discovery.view().description, "input_schema": SEARCH_SCHEMA},
+            {"name": SEARCH_TOOLS, "description": self._discovery.view().description, "input_schema": SEARCH_SCHEMA},
             {"name": EXECUTE_TOOL, "description": EXECUTE_DESCRIPTION, "input_schema": EXECUTE_SCHEMA},
         ]
         tools += [
             {"name": e.tool_name, "description": e.tool.description, "input_schema": e.tool.input_schema}
-            for e in self.reach.visible(context, "direct")
+            for e in self._reach.visible(context, "direct")
         ]
         return tools
 
@@ -262,11 +296,12 @@ class Runtime:
         """Exactly what the searchTools tool returns in ``context`` (tools hidden there are left out)."""
         return self.call_model_tool(SEARCH_TOOLS, _search(query, source, max_results, cursor), context)
 
-    def explain(self, query: str, source: str | None = None) -> dict[str, Any]:
-        """Why each tool ``search_tools(query, source)`` returns ranks where it does, as data: per tool its score,
-        the words it matched (the fields holding each, what each added), its verbs, what admitted it past the
-        relevance floor, and what moved it in the order (docs/discovery.md)."""
-        return self.discovery.explain(query, source, self.reach.hidden_for(_NO_CONTEXT))
+    def explain(self, query: str, source: str | None = None, max_results: int | None = None,
+                context: ToolContext | None = None) -> dict[str, Any]:
+        """Why each tool ``search_tools(query, source, max_results, context)`` returns ranks where it does, as
+        data: per tool its score, the words it matched (the fields holding each, what each added), its verbs, what
+        admitted it past the relevance floor, and what moved it in the order (docs/discovery.md)."""
+        return self._discovery.explain(query, source, self._reach.hidden_for(context), max_results)
 
     async def asearch_tools(self, query: str | None = None, source: str | None = None, max_results: int | None = None,
                             context: ToolContext | None = None, cursor: str | None = None) -> dict[str, Any]:
@@ -348,12 +383,9 @@ class Runtime:
     # -- lifecycle -----------------------------------------------------------------------------
     def close(self) -> None:
         """Run every plugin's ``shutdown`` once; later calls do nothing."""
-        with self._close_lock:
-            if self._closed:
-                return
-            self._closed = True
+        if not self._execution.closing():  # the runtime's one closed state, set once under the execution's lock
+            return
         atexit.unregister(self._atexit)
-        self._execution.closing()
         try:
             self._plugins.shutdown(self)
         finally:
@@ -363,7 +395,8 @@ class Runtime:
 
     @property
     def closed(self) -> bool:
-        return self._closed
+        """Whether ``close()`` has begun: tools are refused from then on (``unavailable``)."""
+        return self._execution.closed
 
     def __enter__(self) -> Runtime:
         return self
@@ -372,7 +405,8 @@ class Runtime:
         self.close()
 
     def __repr__(self) -> str:
-        counts = f"sources={len(self.catalog.sources)} tools={len(self.catalog)} plugins={len(self._plugins.loaded)}"
+        counts = (f"sources={len(self._catalog.sources)} tools={len(self._catalog)} "
+                  f"plugins={len(self._plugins.loaded)}")
         return f"<Runtime {counts}>"
 
 

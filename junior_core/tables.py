@@ -6,6 +6,8 @@ from collections.abc import Sequence
 
 import click
 
+from junior_core.text import clip
+
 __all__ = ["print_table"]
 
 
@@ -15,10 +17,7 @@ def print_table(rows: Sequence[Sequence[str]], headers: Sequence[str], max_width
     if max_width is not None:
         widths = [min(width, max_width) for width in widths]
     for i, row in enumerate([headers, *rows]):
-        cells = [
-            str(cell) if len(str(cell)) <= widths[j] else str(cell)[: widths[j] - 3] + "..."
-            for j, cell in enumerate(row)
-        ]
+        cells = [clip(str(cell), widths[j]) for j, cell in enumerate(row)]
         click.echo("  ".join(cell.ljust(widths[j]) for j, cell in enumerate(cells)).rstrip())
         if i == 0:
             click.echo("  ".join("-" * width for width in widths))

@@ -12,7 +12,17 @@ import re
 import unicodedata
 from typing import Any
 
-__all__ = ["clean_json", "clean_text", "is_clean_json_text"]
+__all__ = ["clean_json", "clean_text", "clip", "is_clean_json_text"]
+
+ELLIPSIS = "..."
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` if it fits in ``limit`` characters, else its start, trailing spaces dropped, and ``...``: the one
+    way junior shortens a message, a summary, a title, a table cell or a log value."""
+    if len(text) <= limit:
+        return text
+    return text[: max(limit - len(ELLIPSIS), 0)].rstrip() + ELLIPSIS
 
 # Terminal escape sequences, removed whole so no payload (an OSC 52 clipboard write, a window title) is left:
 # CSI (ESC [ or 0x9b), OSC (ESC ] or 0x9d, ended by BEL or ST), DCS/SOS/PM/APC strings, and two-byte escapes.

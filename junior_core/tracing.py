@@ -10,13 +10,14 @@ from typing import Any
 
 import pluggy
 
+from junior_core.text import clip
+
 __all__ = ["HookTrace", "brief"]
 
 
 def brief(value: Any) -> str:
     """``repr(value)``, cut to 80 characters."""
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+    return clip(repr(value), 80)
 
 
 class HookTrace:

@@ -132,7 +132,7 @@ def run(step: Steps, workdir: Path) -> None:
 
         catalog = [
             {"name": e.tool_name, "description": e.tool.description, "input_schema": e.tool.input_schema}
-            for e in rt.catalog.tools() if e.tool.exposure != "hidden"
+            for e in rt.catalog_tools() if e.tool.exposure != "hidden"
         ]
         given = rt.model_tools()
         full, sent = len(json.dumps(catalog)), len(json.dumps(given))

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from junior_core import Message, Runtime, Source, Tool, ToolContext
-from junior_core.adapters import to_anthropic_tools
+from junior_core.llm.adapters import to_anthropic_tools
 from junior_core.llm.agent import arun_turn, run_turn
 from junior_core.llm.anthropic import (
     NATIVE_LOADING_NOTE,
@@ -150,7 +150,7 @@ def test_deferred_tools_load_natively_after_a_search(stand_in: MessagesStandIn, 
     # Only the protocol tools and the direct tool are in context; every deferred catalog tool is sent deferred.
     assert loaded == {"searchTools", "executeTool", "notes__quick_note"}
     deferred = sorted(n for n, t in tools.items() if t.get("defer_loading"))
-    assert deferred == sorted(e.tool_name for e in rt.catalog.tools() if e.tool.exposure == "deferred")
+    assert deferred == sorted(e.tool_name for e in rt.catalog_tools() if e.tool.exposure == "deferred")
     assert "notes__admin_purge" not in tools  # hidden: never offered
     assert tools["weather__get_forecast"]["input_schema"]["required"] == ["city"]
     assert tools["searchTools"]["description"].endswith(NATIVE_LOADING_NOTE)

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from junior_core import RegistrationError, Runtime, Source, Tool, hookimpl, make_tool_name
+from junior_core import RegistrationError, Runtime, Source, Tool, hookimpl
+from junior_core.catalog import make_tool_name
 from tests.conftest import OBJECT, SourcePlugin, echo, notes_plugin
 
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -69,7 +70,7 @@ def test_long_tool_names_are_shortened_deterministically_with_a_hash() -> None:
 
 def test_long_tool_names_are_callable(make_runtime: Callable[..., Runtime]) -> None:
     rt = make_runtime(SourcePlugin(Source("mcp:server", "A server."), [Tool("t" * 70, "A long one.", OBJECT, echo)]))
-    (entry,) = rt.catalog.tools()
+    (entry,) = rt.catalog_tools()
     assert len(entry.tool_name) == 64
     assert rt.execute_tool(entry.tool_name, {})["ok"] is True
 
@@ -88,11 +89,11 @@ def test_duplicate_source_non_strict_keeps_the_first_and_reports_the_second(
     first = SourcePlugin(Source("notes", "First."), [Tool("a", "A.", OBJECT, echo)], name="first-plugin")
     second = SourcePlugin(Source("notes", "Second."), [Tool("b", "B.", OBJECT, echo)], name="second-plugin")
     rt = make_runtime(first, second, strict=False)
-    assert [t.tool_name for t in rt.catalog.tools()] == ["notes__a"]
+    assert [t.tool_name for t in rt.catalog_tools()] == ["notes__a"]
     failed = {info.name: info for info in rt.plugins}["second-plugin"]
     assert failed.status == "failed"
     assert "first-plugin" in (failed.error or "")
-    assert rt.catalog.source("notes") is not None and rt.catalog.source("notes").plugin == "first-plugin"  # type: ignore[union-attr]
+    assert rt._catalog.source("notes") is not None and rt._catalog.source("notes").plugin == "first-plugin"  # type: ignore[union-attr]
 
 
 def test_colliding_tool_names_from_different_sources_are_refused(make_runtime: Callable[..., Runtime]) -> None:
@@ -100,8 +101,8 @@ def test_colliding_tool_names_from_different_sources_are_refused(make_runtime: C
     first = SourcePlugin(Source("mcp:a", "A."), [Tool("b__c", "X.", OBJECT, echo)], name="plugin-one")
     second = SourcePlugin(Source("mcp:a__b", "B."), [Tool("c", "Y.", OBJECT, echo)], name="plugin-two")
     rt = make_runtime(first, second, strict=False)
-    assert rt.catalog.get("mcp__a__b__c").plugin == "plugin-one"  # type: ignore[union-attr]
-    assert rt.catalog.source("mcp:a__b") is None
+    assert rt.catalog_tool("mcp__a__b__c").plugin == "plugin-one"  # type: ignore[union-attr]
+    assert rt._catalog.source("mcp:a__b") is None
     assert "plugin-one" in ({i.name: i for i in rt.plugins}["plugin-two"].error or "")
 
 
@@ -121,8 +122,8 @@ def test_failed_plugin_registrations_are_rolled_back(make_runtime: Callable[...,
             raise RuntimeError("boom after one source")
 
     rt = make_runtime(HalfBroken(), notes_plugin(), strict=False)
-    assert rt.catalog.source("first") is None
-    assert rt.catalog.source("notes") is not None
+    assert rt._catalog.source("first") is None
+    assert rt._catalog.source("notes") is not None
     info = {i.name: i for i in rt.plugins}["half-broken"]
     assert info.status == "failed" and "boom after one source" in (info.error or "")
 
@@ -204,7 +205,7 @@ def test_provider_failure_is_reported_and_keeps_previous_tools(make_runtime: Cal
     rt = make_runtime(Flaky())
     state["fail"] = True
     rt.refresh_source("mcp:flaky")
-    assert [t.tool_name for t in rt.catalog.tools()] == ["mcp__flaky__ping"]
+    assert [t.tool_name for t in rt.catalog_tools()] == ["mcp__flaky__ping"]
     assert "server went away" in ({i.name: i for i in rt.plugins}["flaky"].error or "")
 
 
@@ -274,9 +275,9 @@ def test_registration_and_refresh_compare_each_name_a_bounded_number_of_times(
 
     _CountedName.comparisons = 0
     rt = make_runtime(Bulk())
-    assert len(rt.catalog.tools("bulk")) == len(rt.catalog.tools("mcp:bulk")) == count
+    assert len(rt.catalog_tools("bulk")) == len(rt.catalog_tools("mcp:bulk")) == count
     assert _CountedName.comparisons < count
     _CountedName.comparisons = 0
     rt.refresh_source("mcp:bulk")
-    assert len(rt.catalog.tools("mcp:bulk")) == count
+    assert len(rt.catalog_tools("mcp:bulk")) == count
     assert _CountedName.comparisons < count

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from junior_core import Actor, Conversation, ToolContext, ToolError, parse_slack_ts
+from junior_core import Actor, Conversation, ToolContext, ToolError
+from junior_core.context import parse_slack_ts
 
 
 @pytest.mark.parametrize("value", ["1700000000.000100", " 1700000000.000100 ", "1700000000", "0.1"])

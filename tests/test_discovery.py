@@ -20,7 +20,7 @@ def test_search_description_lists_sources_sorted_never_tools(rt: Runtime) -> Non
     text = search["description"]
     assert text.index("- notes: Personal notes") < text.index("- weather: Weather forecasts")
     assert "Available sources:" in text and "executeTool" in text and "source" in text
-    for entry in rt.catalog.tools():
+    for entry in rt.catalog_tools():
         assert entry.tool_name not in text
 
 
@@ -44,7 +44,7 @@ def test_search_all_sources_shape(rt: Runtime) -> None:
     assert out["tools"][0]["source"] == "weather"
     assert set(out["tools"][0]) == {"tool_name", "description", "source", "input_schema", "annotations"}
     assert out["sources"] == [
-        {"id": s, "description": rt.catalog.source(s).source.description}  # type: ignore[union-attr]
+        {"id": s, "description": rt._catalog.source(s).source.description}  # type: ignore[union-attr]
         for s in sorted({t["source"] for t in out["tools"]})
     ]
     assert out["execution_tool"] == "executeTool"

@@ -119,8 +119,16 @@ async def test_open_async_raises_a_strict_startup_failure_and_closes() -> None:
 
 async def test_open_async_loads_installed_entry_points(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("JUNIOR_LOAD_PLUGINS", "units")
-    async with Runtime.open_async() as rt:
+    async with Runtime.open_async(None) as rt:
         assert [s["id"] for s in rt.sources] == ["units"]
+
+
+async def test_open_async_loads_no_plugin_unless_told_as_runtime_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("JUNIOR_LOAD_PLUGINS", "units")  # installed and allowed, yet not asked for
+    async with Runtime.open_async() as rt:
+        assert (rt.plugins, rt.sources) == ([], [])
+    with Runtime() as same:
+        assert (same.plugins, same.sources) == ([], [])
 
 
 async def test_arun_turn_runs_async_handlers_off_the_callers_loop(junior_runtime: RuntimeFactory) -> None:

@@ -363,7 +363,7 @@ def test_the_analysis_is_computed_once_per_function() -> None:
 # -- registration ---------------------------------------------------------------------------------------------------
 def test_plain_and_marked_functions_register_search_and_run(junior_runtime: RuntimeFactory) -> None:
     rt = junior_runtime(SourcePlugin(Source("paint", "Paint things."), [paint, Counter(0).add]))  # type: ignore[list-item]
-    assert [e.tool_name for e in rt.catalog.tools()] == ["paint__bump", "paint__paint"]
+    assert [e.tool_name for e in rt.catalog_tools()] == ["paint__bump", "paint__paint"]
     assert_found(rt.search_tools("increment"), "paint__bump", first=True)
     assert assert_ok(rt.execute_tool("paint__paint", {"colour": "red", "finish": "gloss"})) == "RED/SMALL/gloss/1"
     answer = rt.execute_tool("paint__paint", {"colour": "blue"})

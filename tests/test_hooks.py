@@ -73,7 +73,7 @@ def test_hook_register_sources(make_runtime: Callable[..., Runtime]) -> None:
 
     rt = make_runtime(P())
     assert rt.sources == [{"id": "a", "description": "Source A."}, {"id": "b", "description": "Source B."}]
-    assert rt.catalog.get("a__t").plugin.endswith("test_hook_register_sources.<locals>.P")  # type: ignore[union-attr]
+    assert rt.catalog_tool("a__t").plugin.endswith("test_hook_register_sources.<locals>.P")  # type: ignore[union-attr]
 
 
 def test_hook_register_commands(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -204,7 +204,7 @@ def test_hook_startup(make_runtime: Callable[..., Runtime]) -> None:
 
         @hookimpl
         def startup(self, runtime: Runtime) -> None:
-            events.append(f"startup:{len(runtime.catalog.sources)}")
+            events.append(f"startup:{len(runtime._catalog.sources)}")
 
     make_runtime(P())
     assert events == ["register", "startup:0"]
@@ -265,7 +265,7 @@ def test_tryfirst_and_trylast_set_the_call_order(make_runtime: Callable[..., Run
         _block("last", trylast=True), _block("plain-1"), _block("first", tryfirst=True), _block("plain-2")
     )
     assert rt.prompt_context(CTX, "hi") == ["first", "plain-1", "plain-2", "last"]
-    assert rt.plugin_set.implementers("prompt_context") == ["first", "plain-1", "plain-2", "last"]
+    assert rt._plugins.implementers("prompt_context") == ["first", "plain-1", "plain-2", "last"]
 
 
 class _Tools:
@@ -349,7 +349,7 @@ def test_tracing_is_pluggy_hook_call_monitoring(
     assert "[junior] prompt_context -> recall()" in err
     assert re.search(r"\[junior\] prompt_context <- recall: returned 'recall' in \d+\.\d ms", err)
     # A direct pluggy call is traced too: the monitor sits in pluggy, not in junior's loop.
-    assert rt.plugin_set.pm.hook.prompt_context(context=CTX, user_text="hi") == ["recall"]
+    assert rt._plugins.pm.hook.prompt_context(context=CTX, user_text="hi") == ["recall"]
     assert "[junior] prompt_context -> recall()" in capsys.readouterr().err
 
 
@@ -479,7 +479,7 @@ def test_a_plugin_with_hung_calls_is_not_called_again_until_one_returns(
         assert late.entered == ["prompt_context"] * MAX_OVERDUE_CALLS
     finally:
         release.set()
-    rt.plugin_set.hook_timeout_s = GENEROUS_S
+    rt._plugins.hook_timeout_s = GENEROUS_S
     assert rt.prompt_context(CTX, "hi") in (["fast"], ["too late", "fast"])  # the overdue calls are draining
     while rt.prompt_context(CTX, "hi") != ["too late", "fast"]:
         assert time.monotonic() < deadline + GENEROUS_S
@@ -523,14 +523,14 @@ def test_hook_deadlines_come_from_the_environment(
     monkeypatch.setenv("JUNIOR_HOOK_TIMEOUT_S", "0.5")
     monkeypatch.setenv("JUNIOR_STARTUP_TIMEOUT_S", "7")
     rt = make_runtime()
-    assert (rt.plugin_set.hook_timeout_s, rt.plugin_set.startup_timeout_s) == (0.5, 7.0)
-    assert make_runtime(hook_timeout_s=2).plugin_set.hook_timeout_s == 2.0
+    assert (rt._plugins.hook_timeout_s, rt._plugins.startup_timeout_s) == (0.5, 7.0)
+    assert make_runtime(hook_timeout_s=2)._plugins.hook_timeout_s == 2.0
     with pytest.raises(ValueError, match="a hook deadline must be a number of seconds greater than 0, not 0"):
         make_runtime(startup_timeout_s=0)
     for typo in ("soon", "-1", "inf"):
         monkeypatch.setenv("JUNIOR_HOOK_TIMEOUT_S", typo)
         with caplog.at_level(logging.WARNING, logger="junior.plugins"):
-            assert make_runtime().plugin_set.hook_timeout_s == DEFAULT_HOOK_TIMEOUT_S
+            assert make_runtime()._plugins.hook_timeout_s == DEFAULT_HOOK_TIMEOUT_S
         assert f"JUNIOR_HOOK_TIMEOUT_S='{typo}' is not a number of seconds greater than 0; using 10 s" in caplog.text
 
 

@@ -152,6 +152,19 @@ def test_the_core_has_at_most_two_type_only_import_circles() -> None:
     )
 
 
+PLUGIN_PACKAGES = sorted(p for p in (Path(__file__).resolve().parents[1] / "plugins").glob("*/junior_*") if (p / "__init__.py").is_file())
+
+
+def test_no_plugin_has_an_import_circle() -> None:
+    # A plugin is small enough to need none, through type hints included (the bridge's auth and config had one).
+    assert len(PLUGIN_PACKAGES) == 3
+    for package in PLUGIN_PACKAGES:
+        graph = import_graph(package, package.name)
+        assert len(graph) > 3, package
+        found = circles(graph)
+        assert not found, f"import circles in {package.name}: " + " | ".join(describe(graph, c) for c in found)
+
+
 def test_the_graph_is_read_from_the_real_imports() -> None:
     # Not an empty graph passing the two tests above: known edges of each kind, and the subpackages, are seen.
     graph = core_graph()

@@ -180,7 +180,7 @@ def test_an_optional_hook_without_a_spec_is_allowed(make_runtime: Callable[..., 
         def tool_visible(self) -> bool:
             return True
 
-    assert make_runtime(Forward()).plugin_set.loaded == ["forward"]
+    assert make_runtime(Forward())._plugins.loaded == ["forward"]
 
 
 def test_unmarked_methods_are_ignored(make_runtime: Callable[..., Runtime]) -> None:

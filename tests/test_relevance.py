@@ -151,7 +151,7 @@ def test_rarity_counts_the_reference_catalog(make_runtime: Callable[..., Runtime
     # "list" is common among tools in general, "forget" rare; in a four-tool catalog only the reference knows.
     rt = make_runtime(notebook(), index_cache=False)
     assert names(rt.search_tools("forget it"))
-    index = rt.discovery.index
+    index = rt._discovery.index
     from junior_core.discovery.scoring import rarity
 
     idf = rarity(index.config, index._analyzer, 4)
@@ -320,7 +320,7 @@ def test_only_an_action_word_in_a_verbs_place_is_the_requests_verb(make_runtime:
     rt = make_runtime(notebook(), games(), index_cache=False)
     # "lol" opens the first clause, but no tool says it does "lol": it is filler, not what is asked.
     assert names(rt.search_tools("lol sorry. forget the Friday merge rule"))[0] == "notebook__forget"
-    index = rt.discovery.index
+    index = rt._discovery.index
     from junior_core.discovery import scoring, spelling
     from junior_core.discovery.query import read_request
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from junior_core import Runtime, RuntimeOptions, Source, Tool
-from junior_core.adapters import to_anthropic_tools, to_openai_tools
+from junior_core import Runtime, RuntimeOptions, Source, SourceInfo, Tool, hookimpl
+from junior_core.llm.adapters import to_anthropic_tools, to_openai_tools
 from junior_core.testing import assert_error, assert_ok
 from tests.conftest import OBJECT, SourcePlugin
 
@@ -136,7 +136,7 @@ def test_options_and_keywords_set_the_same_fields_and_keywords_win(make_runtime:
     plugin = SourcePlugin(Source("y", "Y."), [Tool("big", "Big.", OBJECT, big)])
     small = make_runtime(plugin, options=RuntimeOptions(max_result_chars=1000, default_timeout_s=7))
     assert small.execute_tool("y__big")["truncated"]["shown_chars"] == 1000
-    assert small.default_timeout_s == 7
+    assert small.options.default_timeout_s == 7
     wider = make_runtime(plugin, options=RuntimeOptions(max_result_chars=1000), max_result_chars=3000)
     assert wider.execute_tool("y__big")["truncated"]["shown_chars"] == 3000
     assert "truncated" not in make_runtime(plugin).execute_tool("y__big")
@@ -152,7 +152,7 @@ def test_an_unknown_option_is_refused_naming_it() -> None:
 async def test_open_async_takes_every_option() -> None:
     options = RuntimeOptions(hook_timeout_s=0.5, startup_timeout_s=7.0, max_result_chars=1000, index_cache=False)
     async with Runtime.open_async([], options=options, max_hung_per_source=2) as rt:
-        assert (rt.plugin_set.hook_timeout_s, rt.plugin_set.startup_timeout_s) == (0.5, 7.0)
+        assert (rt._plugins.hook_timeout_s, rt._plugins.startup_timeout_s) == (0.5, 7.0)
         assert rt.options.max_result_chars == 1000 and rt.options.max_hung_per_source == 2
         assert rt.options.index_cache is False
 
@@ -169,3 +169,39 @@ def test_search_tools_pages_with_the_cursor_of_the_last_answer(make_runtime: Cal
         page = rt.search_tools(None, "many", 2, cursor=page["next_cursor"])
     assert seen == [f"many__tool_{i}" for i in range(5)]
     assert rt.search_tools(None, "many", 2, cursor="nope")["error"]["code"] == "invalid_arguments"
+
+
+def test_the_documented_surface_answers_what_plugins_and_the_cli_ask(make_runtime: Callable[..., Runtime]) -> None:
+    def listed() -> list[Tool]:
+        return [Tool("ping", "Ping the server.", OBJECT, lambda a, c: "pong", exposure="direct")]
+
+    class Bridged:
+        junior_plugin_name = "bridged"
+
+        @hookimpl
+        def register_sources(self, register: Any) -> None:
+            register(Source("mcp:up", "A server."), provider=listed)
+
+    notes = [Tool("quick_note", "Save a quick note.", OBJECT, lambda a, c: "ok"),
+             Tool("purge", "Purge every note.", OBJECT, lambda a, c: "ok", exposure="hidden")]
+    plugin = SourcePlugin(Source("notes", "Notes."), notes)
+    rt = make_runtime(plugin, Bridged(), default_timeout_s=9)
+    rt.set_source_unavailable("mcp:up", "down for maintenance")
+    assert rt.source_info() == [
+        SourceInfo("mcp:up", "A server.", "bridged", run_time=True, tools=1, unavailable="down for maintenance"),
+        SourceInfo("notes", "Notes.", plugin.junior_plugin_name, run_time=False, tools=2),
+    ]
+    assert [t.tool_name for t in rt.catalog_tools()] == ["mcp__up__ping", "notes__purge", "notes__quick_note"]
+    assert [t.tool_name for t in rt.catalog_tools("notes")] == ["notes__purge", "notes__quick_note"]
+    assert rt.catalog_tool("notes__purge") is not None and rt.catalog_tool("notes__nothing") is None
+    assert [t.tool_name for t in rt.visible_tools(exposure="deferred")] == ["notes__quick_note"]
+    assert [t.tool_name for t in rt.visible_tools()] == ["mcp__up__ping", "notes__quick_note"]
+    assert rt.offered_names() == [t["name"] for t in rt.model_tools()] == ["searchTools", "executeTool",
+                                                                            "mcp__up__ping"]
+    assert rt.plugin("bridged").__class__ is Bridged and rt.plugin("nobody") is None
+    assert (rt.options.default_timeout_s, rt.options.lazy_sources) == (9, False)
+    info = rt.index_info()
+    assert info["tools"] == 2 and info["fingerprint"]  # the searchable ones: deferred and direct
+    assert rt.rebuild_index()["fingerprint"] == info["fingerprint"]
+    explained = rt.explain("quick note")
+    assert [t["tool_name"] for t in explained["tools"]][:1] == ["notes__quick_note"]

@@ -39,7 +39,7 @@ def _size(answer: dict[str, Any]) -> int:
 
 def test_schemas_just_under_their_cap_cannot_make_an_answer_huge(make_runtime: Callable[..., Runtime]) -> None:
     rt = make_runtime(_giants())
-    sizes = [len(json.dumps(e.tool.input_schema, sort_keys=True)) for e in rt.catalog.tools()]
+    sizes = [len(json.dumps(e.tool.input_schema, sort_keys=True)) for e in rt.catalog_tools()]
     assert max(sizes) <= MAX_SCHEMA_CHARS and max(sizes) > 0.9 * MAX_SCHEMA_CHARS  # the attack: just under the cap
     for answer, asked in ((rt.search_tools("sales report"), 5), (rt.search_tools("sales report", max_results=20), 20),
                           (rt.search_tools(source="reports", max_results=20), 20),
@@ -51,7 +51,7 @@ def test_schemas_just_under_their_cap_cannot_make_an_answer_huge(make_runtime: C
         shortened = {t["tool_name"]: t for t in answer["tools"] if "input_schema_shortened" in t}
         assert sorted(shortened) == note["tools"] and shortened
         # The largest schemas were shortened first: every one kept whole is no larger than any shortened one.
-        full = {e.tool_name: len(json.dumps(e.tool.input_schema)) for e in rt.catalog.tools()}
+        full = {e.tool_name: len(json.dumps(e.tool.input_schema)) for e in rt.catalog_tools()}
         kept = [full[t["tool_name"]] for t in answer["tools"] if t["tool_name"] not in shortened]
         assert not kept or max(kept) <= min(full[name] for name in shortened)
         for row in shortened.values():  # an outline: names, types, required
@@ -60,7 +60,7 @@ def test_schemas_just_under_their_cap_cannot_make_an_answer_huge(make_runtime: C
             assert row["input_schema"]["properties"]["field_39"] == {"type": "string"}
         for row in answer["tools"]:
             if row["tool_name"] not in shortened:
-                assert row["input_schema"] == rt.catalog.get(row["tool_name"]).tool.input_schema  # type: ignore[union-attr]
+                assert row["input_schema"] == rt.catalog_tool(row["tool_name"]).tool.input_schema  # type: ignore[union-attr]
         assert answer["returned_tools"] == len(answer["tools"]) == min(asked, answer["total_matches"])  # none left out
 
 
@@ -71,7 +71,7 @@ def test_what_the_note_says_gets_one_tool_in_full(make_runtime: Callable[..., Ru
     one = rt.call_model_tool("searchTools", {"query": name, "max_results": 1})
     [row] = one["tools"]
     assert row["tool_name"] == name and "shortened" not in one and "input_schema_shortened" not in row
-    assert row["input_schema"] == rt.catalog.get(name).tool.input_schema  # type: ignore[union-attr]
+    assert row["input_schema"] == rt.catalog_tool(name).tool.input_schema  # type: ignore[union-attr]
     assert 40_000 < _size(one) <= 65_536
     # An outlined tool is still called with its full schema: arguments are checked against all of it.
     refused = rt.execute_tool(name, {})

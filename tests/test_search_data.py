@@ -63,11 +63,11 @@ def test_draft4_boolean_bounds_become_numbers() -> None:
 def test_real_data_loads_through_the_hook_api() -> None:
     meta, live = data.metatool(), data.livemcpbench()
     with data.runtime(meta, live) as rt:
-        assert len(rt.catalog) == 199 + 527
-        assert len(rt.catalog.sources) == 71
+        assert len(rt._catalog) == 199 + 527
+        assert len(rt._catalog.sources) == 71
         queries = data.metatool_queries(meta)
         assert (len(queries["single"]), len(queries["multi"])) == (20614, 497)
-        assert all(rt.catalog.get(f"metatool__{name}") for q in queries["multi"] for name in q.relevant)
+        assert all(rt.catalog_tool(f"metatool__{name}") for q in queries["multi"] for name in q.relevant)
         tuning, reporting = data.split_halves(queries["single"])
         assert len(tuning) + len(reporting) == 20614
         assert tuning == data.split_halves(queries["single"])[0]

@@ -68,8 +68,8 @@ def test_a_second_runtime_opens_the_stored_index_without_rebuilding(
     forbid_building(monkeypatch)
     second = make_runtime(notes_plugin(), weather_plugin())
     assert second.search_tools("write a note with tags") == expected
-    assert second.discovery.index.snapshot is not None
-    assert second.discovery.index.snapshot.path == str(stored(cache_dir)[0])
+    assert second._discovery.index.snapshot is not None
+    assert second._discovery.index.snapshot.path == str(stored(cache_dir)[0])
 
 
 def test_a_changed_catalog_gets_its_own_index(cache_dir: Path, make_runtime: Callable[..., Runtime]) -> None:
@@ -94,7 +94,7 @@ def test_a_corrupt_index_is_rebuilt_with_one_log_line(
     assert len(warnings) == 1 and "unusable" in warnings[0].getMessage()
     # The damaged copy was replaced by a good one.
     [index_dir] = stored(cache_dir)
-    snapshot = rt.discovery.index.snapshot
+    snapshot = rt._discovery.index.snapshot
     opened = IndexCache(cache_dir).open(snapshot.fingerprint, snapshot.docs, lambda index, docs, path: docs)
     assert opened == snapshot.docs
 
@@ -122,7 +122,7 @@ def test_an_unwritable_cache_dir_searches_from_memory(
     with caplog.at_level(logging.WARNING, logger="junior.search"):
         rt = make_runtime(notes_plugin(), weather_plugin())
         assert top(rt, "weather forecast") == "weather__get_forecast"
-    assert rt.discovery.index.snapshot is not None and rt.discovery.index.snapshot.path is None
+    assert rt._discovery.index.snapshot is not None and rt._discovery.index.snapshot.path is None
     assert len([r for r in caplog.records if r.name == "junior.search"]) == 1
 
 

@@ -131,7 +131,7 @@ def test_a_stored_index_corrects_too(tmp_path: Path, monkeypatch: pytest.MonkeyP
 def test_typo_weight_zero_corrects_nothing() -> None:
     rt_tools = kit(("keep", "Remember a fact for later."))
     with Runtime(plugins=[rt_tools], index_cache=False) as rt:
-        entries = list(rt.catalog.tools())
+        entries = list(rt.catalog_tools())
     index = SearchIndex(RankingConfig(typo_weight=0))
     index.build(entries, {"kit": "Assorted tools."}, 1)
     assert index.search("rember", limit=5).tool_names == []

@@ -13,8 +13,8 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from junior_core import Runtime, Source, Tool, clean_json, clean_text, hookimpl
-from junior_core.text import is_clean_json_text
+from junior_core import Runtime, Source, Tool, hookimpl
+from junior_core.text import clean_json, clean_text, clip, is_clean_json_text
 
 OSC52 = "\x1b]52;c;cm0gLXJmIH4=\x07"  # a clipboard write of "rm -rf ~"
 
@@ -118,3 +118,22 @@ def test_english_clitics_are_not_words_of_their_own() -> None:
     assert analyze("can’t won't isn't working") == ["work"]
     # Only clitics after a word: quotes, names and identifiers stay as written.
     assert analyze("O'Reilly 'quoted' rock'n'roll") == ["o", "reilli", "quot", "rock", "n", "roll"]
+
+
+@given(st.text(max_size=300), st.integers(min_value=3, max_value=200))
+def test_clip_keeps_what_fits_and_marks_what_it_cuts(text: str, limit: int) -> None:
+    clipped = clip(text, limit)
+    assert len(clipped) <= limit
+    if len(text) <= limit:
+        assert clipped == text
+    else:
+        assert clipped.endswith("...") and text.startswith(clipped[:-3]) and not clipped[:-3].endswith(" ")
+
+
+def test_every_shortening_goes_through_clip() -> None:
+    from junior_core.protocol import clip as message_clip
+    from junior_core.tracing import brief
+
+    assert clip("remember the  milk please", 16) == "remember the..."
+    assert message_clip("x" * 400) == "x" * 297 + "..."
+    assert brief("y" * 100) == "'" + "y" * 76 + "..."

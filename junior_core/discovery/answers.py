@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from junior_core import protocol
+from junior_core.catalog import tool_name_prefix
 from junior_core.discovery.index import SearchIndex
 from junior_core.discovery.reasons import Trace
 from junior_core.discovery.text import summarize
@@ -332,7 +333,7 @@ class Discovery:
         """The source a tool_name belongs to by its prefix, with why it is down; None if it is up or unknown."""
         best: str | None = None
         for source_id in view.source_ids:
-            prefix = source_id.replace(":", "__") + "__"
+            prefix = tool_name_prefix(source_id)
             if tool_name.startswith(prefix) and (best is None or len(source_id) > len(best)):
                 best = source_id
         if best is None:

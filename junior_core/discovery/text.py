@@ -15,6 +15,7 @@ from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from junior_core.discovery.rules import EXTRA_STOP_WORDS, FILLER_STOP_WORDS, NEGATION_BASES
+from junior_core.text import clip
 
 if TYPE_CHECKING:
     from junior_core.discovery.settings import RankingConfig
@@ -64,9 +65,7 @@ def summarize(description: str) -> str:
     """First paragraph, whitespace collapsed, at most 180 characters (177 + '...')."""
     first = _PARAGRAPH.split(description.strip(), maxsplit=1)[0]
     text = _SPACE.sub(" ", first).strip()
-    if len(text) > SUMMARY_LIMIT:
-        return text[: SUMMARY_LIMIT - 3].rstrip() + "..."
-    return text
+    return clip(text, SUMMARY_LIMIT)
 
 
 def split_identifier(token: str) -> list[str]:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from junior_core import protocol
 from junior_core.discovery.text import SUMMARY_LIMIT, summarize
+from junior_core.text import clip
 
 if TYPE_CHECKING:
     from junior_core.catalog import Catalog, CatalogTool
@@ -76,7 +77,7 @@ class View:
             annotations = dict(entry.tool.annotations or {})
             title = annotations.get("title")
             if isinstance(title, str) and len(title) > SUMMARY_LIMIT:  # shown with every answer naming the tool
-                annotations["title"] = title[: SUMMARY_LIMIT - 3].rstrip() + "..."
+                annotations["title"] = clip(title, SUMMARY_LIMIT)
             schema = entry.tool.input_schema
             plain = protocol.tool_row(entry.tool_name, summary, None, schema, annotations)
             sourced = protocol.tool_row(entry.tool_name, summary, entry.source_id, schema, annotations)

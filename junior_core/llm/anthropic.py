@@ -10,8 +10,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from junior_core.adapters import to_anthropic_tools
 from junior_core.context import ToolContext
+from junior_core.llm.adapters import to_anthropic_tools
 from junior_core.llm.agent import ToolResult
 from junior_core.llm.types import (
     DEFAULT_MAX_TOKENS,
@@ -223,7 +223,7 @@ class AnthropicToolSearch:
 
     def _deferred(self, context: ToolContext | None) -> list[CatalogTool]:
         """The deferred tools (after the host's exposure rules) the model may reach in ``context``."""
-        return self.runtime.reach.visible(context, "deferred")
+        return self.runtime.visible_tools(context, "deferred")
 
     def deferred_names(self, context: ToolContext | None = None) -> set[str]:
         return {e.tool_name for e in self._deferred(context)}

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import junior_core.llm.types as wire
-from junior_core.adapters import to_openai_tools
 from junior_core.errors import ModelError
+from junior_core.llm.adapters import to_openai_tools
 from junior_core.llm.types import ChatItem, ModelReply, ModelRequest, ToolCall
 
 __all__ = ["OpenAIChatModel", "openai_request", "openai_response", "parse_openai_request", "parse_openai_response"]

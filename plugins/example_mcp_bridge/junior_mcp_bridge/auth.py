@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import attrs
 
+from junior_mcp_bridge.config import OWNER
+
 if TYPE_CHECKING:
     from mcp.server.auth.provider import AccessToken
 
@@ -22,8 +24,6 @@ __all__ = [
     "rotate_token", "token_path",
 ]
 
-# The client id of the token in the token file; a config token may not take this name.
-OWNER = "owner"
 TOKEN_FILE = "mcp-token"
 
 

@@ -10,10 +10,10 @@ import unicodedata
 from collections.abc import Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
-from junior_core import Tool, ToolContext, ToolError, modern_schema
+from junior_core import Tool, ToolContext, ToolError
 from junior_mcp_bridge.config import RETRY_INTERVAL_S, ServerConfig
 from junior_mcp_bridge.connection import ServerConnection
-from junior_mcp_bridge.convert import annotations_of, local_names
+from junior_mcp_bridge.convert import annotations_of, local_names, modern_schema
 from junior_mcp_bridge.text import clean_text, mask_urls
 
 if TYPE_CHECKING:

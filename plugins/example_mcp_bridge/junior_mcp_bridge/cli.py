@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from junior_core import print_table
+from junior_core.tables import print_table
 
 __all__ = ["mcp"]
 

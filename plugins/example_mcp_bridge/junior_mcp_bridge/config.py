@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_PASS_ENV",
+    "OWNER",
     "RETRY_INTERVAL_S",
     "BridgeSettings",
     "ConfigError",
@@ -31,6 +32,9 @@ __all__ = [
     "server_config",
 ]
 
+# The client id of the gateway's token file; a [mcp.serve.tokens] token may not take this name. Here, not in
+# auth.py, so that auth imports config and config never imports auth.
+OWNER = "owner"
 # How often a server that failed to start is tried again, in seconds.
 RETRY_INTERVAL_S = 30.0
 
@@ -285,8 +289,6 @@ def load_serve_tokens(environ: Mapping[str, str] | None = None, cwd: Path | None
 
 
 def _serve_token(path: Path, name: str, raw: object, environ: Mapping[str, str]) -> ServeToken:
-    from junior_mcp_bridge.auth import OWNER
-
     where = f"{path}: [mcp.serve.tokens.{name}]"
     if not isinstance(raw, dict):
         raise ConfigError(f"{where} must be a table with `token` and `user`")

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 
 from junior_core import ToolError
+from junior_core.text import clip
 from junior_mcp_bridge.config import RETRY_INTERVAL_S, ServerConfig
 from junior_mcp_bridge.convert import error_text, result_json
 from junior_mcp_bridge.text import mask_urls
@@ -575,8 +576,7 @@ def _describe(exc: BaseException, config: ServerConfig, bad_line: str | None = N
 
 
 def _bounded(text: str, limit: int = 300) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return clip(" ".join(text.split()), limit)
 
 
 def server_environment(config: ServerConfig, environ: Mapping[str, str] | None = None) -> dict[str, str]:

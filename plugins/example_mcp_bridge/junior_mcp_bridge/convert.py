@@ -8,10 +8,29 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["ANNOTATION_KEYS", "annotations_of", "local_names", "result_json", "sanitize_name"]
+from junior_core.text import clip
+
+__all__ = ["ANNOTATION_KEYS", "annotations_of", "local_names", "modern_schema", "result_json", "sanitize_name"]
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 ANNOTATION_KEYS = ("title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+
+
+def modern_schema(node: Any) -> Any:
+    """Rewrite draft-04 boolean ``exclusiveMinimum``/``exclusiveMaximum`` (seen in real MCP servers) as numbers.
+
+    junior validates arguments with JSON Schema 2020-12, where those keywords are the bounds themselves.
+    """
+    if isinstance(node, list):
+        return [modern_schema(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: modern_schema(value) for key, value in node.items()}
+    for exclusive, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
+        if isinstance(out.get(exclusive), bool):
+            if out.pop(exclusive) and bound in out:
+                out[exclusive] = out.pop(bound)
+    return out
 
 
 def sanitize_name(name: str) -> str:
@@ -85,7 +104,7 @@ def error_text(result: Any, limit: int = 1000) -> str:
     """The server's message of an ``is_error`` result, bounded."""
     texts = [block.text for block in result.content if getattr(block, "type", None) == "text"]
     text = " ".join(" ".join(texts).split()) or "the server gave no message"
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return clip(text, limit)
 
 
 def _repeats(texts: list[str], structured: Any) -> bool:

@@ -62,7 +62,7 @@ def build_server(runtime: Runtime, context: ToolContext | None = None, tokens: T
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         context = context_of(ctx)
-        names = await asyncio.to_thread(runtime.reach.offered, context)  # on a worker thread, as offered()
+        names = await asyncio.to_thread(runtime.offered_names, context)  # on a worker thread, as offered()
         if params.name not in names:
             raise MCPError(
                 code=types.INVALID_PARAMS,

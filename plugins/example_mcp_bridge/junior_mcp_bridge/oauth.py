@@ -23,6 +23,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import attrs
 
+from junior_core.text import clip
+
 if TYPE_CHECKING:
     from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthToken
 
@@ -401,8 +403,7 @@ def capped_transport(mcp_url: str, refused: Callable[[str], None]) -> Any:
 
 
 def _one_line(text: str, limit: int = 300) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return clip(" ".join(text.split()), limit)
 
 
 async def _refusal(url: str) -> str | None:

@@ -70,7 +70,7 @@ class MCPBridge:
     @hookimpl
     def startup(self, runtime: Runtime) -> None:
         self._runtime = runtime
-        if getattr(runtime, "lazy_sources", False) or not any(c.enabled for c in self.configs):
+        if runtime.options.lazy_sources or not any(c.enabled for c in self.configs):
             return  # lazy (the CLI): each server starts when its source's tools are first asked for
         self._start(None)
 
@@ -134,18 +134,13 @@ class MCPBridge:
         if runtime is None or bridge is None or runtime.closed:
             return
         source_id = f"mcp:{name}"
-        describe = getattr(runtime, "describe_source", None)
-        if describe is not None:
-            describe(source_id, bridge.description(name))
+        runtime.describe_source(source_id, bridge.description(name))
         runtime.refresh_source(source_id)
         self._mark_unavailable(runtime, bridge, [name])
 
     @staticmethod
     def _mark_unavailable(runtime: Runtime, bridge: Bridge, names: list[str] | None) -> None:
         """Tell the runtime which servers are down, so a call to one of their tools says so (no details: logged)."""
-        mark = getattr(runtime, "set_source_unavailable", None)
-        if mark is None:
-            return
         for row in bridge.status():
             if row["enabled"] and (names is None or row["name"] in names):
-                mark(row["source"], bridge.unavailable_reason(row["name"]))
+                runtime.set_source_unavailable(row["source"], bridge.unavailable_reason(row["name"]))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from junior_core import clean_json, clean_text
+from junior_core.text import clean_json, clean_text
 
 __all__ = ["clean_json", "clean_text", "display_url", "mask_urls"]
 

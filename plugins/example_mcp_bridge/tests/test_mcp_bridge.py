@@ -22,7 +22,7 @@ def time_rt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runtime]:
 
 
 def tools_of(rt: Runtime, source: str) -> dict[str, object]:
-    return {entry.tool_name: entry for entry in rt.catalog.tools(source)}
+    return {entry.tool_name: entry for entry in rt.catalog_tools(source)}
 
 
 def test_time_server_tools_are_searchable_and_callable(time_rt: Runtime) -> None:
@@ -212,7 +212,7 @@ def test_no_server_process_outlives_the_runtime(make_runtime: Callable[..., Runt
 
 def test_listed_tools_allow_for_a_reconnect_before_the_call(make_runtime: Callable[..., Runtime]) -> None:
     rt = make_runtime({"crashy": misbehaving("crash", startup_timeout_s=7, timeout_s=3)})
-    (entry,) = [e for e in rt.catalog.tools("mcp:crashy") if e.tool_name == "mcp__crashy__echo"]
+    (entry,) = [e for e in rt.catalog_tools("mcp:crashy") if e.tool_name == "mcp__crashy__echo"]
     assert entry.tool.timeout_s == 7 + 3 + 2
 
 

@@ -114,11 +114,11 @@ def test_a_runtime_starts_from_the_cache_and_follows_list_changed(tmp_path: Path
             assert starts(log) == 1
             assert rt.execute_tool("mcp__changing__add_tool", {"text": "zebra_lookup"})["ok"] is True
             deadline = time.monotonic() + 10
-            while not rt.catalog.get("mcp__changing__zebra_lookup") and time.monotonic() < deadline:
+            while not rt.catalog_tool("mcp__changing__zebra_lookup") and time.monotonic() < deadline:
                 time.sleep(0.05)
         with runtime() as rt:  # a bot's start: the cached list, the added tool included, no server started
             assert starts(log) == 1
-            assert rt.catalog.get("mcp__changing__zebra_lookup") is not None
+            assert rt.catalog_tool("mcp__changing__zebra_lookup") is not None
             assert rt.search_tools("zebra", source="mcp:changing")["tools"][0]["tool_name"] == (
                 "mcp__changing__zebra_lookup")
             assert starts(log) == 1

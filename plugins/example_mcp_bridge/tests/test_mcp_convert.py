@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from junior_mcp_bridge.convert import modern_schema
+
 from junior_core import Runtime, Source, Tool, hookimpl
-from junior_core.catalog import modern_schema
 
 # The shape of a real server's tool (pdf-reader-mcp read_pdf): draft-04 boolean exclusiveMinimum.
 DRAFT4 = {

@@ -27,7 +27,7 @@ def junior(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
 def _names(rt: Runtime, source: str) -> dict[str, str]:
     """``{tool_name: the server's name it calls}``, read by calling each tool (the server answers its name)."""
     called = {}
-    for entry in rt.catalog.tools(source):
+    for entry in rt.catalog_tools(source):
         answer = rt.execute_tool(entry.tool_name, {})
         assert answer["ok"] is True, answer
         called[entry.tool_name] = answer["result"]["text"]
@@ -51,7 +51,7 @@ def test_a_list_changed_storm_is_a_few_refreshes(make_runtime: Callable[..., Run
     assert rt.execute_tool("mcp__storm__storm", {"count": 300})["ok"] is True
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
-        names = {entry.tool_name for entry in rt.catalog.tools("mcp:storm")}
+        names = {entry.tool_name for entry in rt.catalog_tools("mcp:storm")}
         if "mcp__storm__wave_299" in names:
             break
         time.sleep(0.05)
@@ -121,7 +121,7 @@ def test_escapes_bidi_and_zero_width_characters_never_reach_an_answer(make_runti
     assert called["result"]["structured_content"] == {"sky": "Sunny in Paris!", "city": "Oslo"}
     assert failed["ok"] is False and "broken widget" in failed["error"]["message"], failed
     assert "Misbehaving test server (hostile)." in answers["model_tools"][0]["description"]
-    entry = rt.catalog.get("mcp__hostile__forecast")
+    entry = rt.catalog_tool("mcp__hostile__forecast")
     assert entry is not None and "More details here\n; hidden text." in entry.tool.description  # what is indexed
 
 

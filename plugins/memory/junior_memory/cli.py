@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from junior_core.text import clip
+
 if TYPE_CHECKING:
     from junior_memory.store import MemoryRecord, MemoryStore
 
@@ -41,9 +43,7 @@ def _errors() -> Iterator[None]:
 
 def _line(record: MemoryRecord) -> str:
     state = f" [archived: {record.archive_reason}]" if record.archived_at else ""
-    content = " ".join(record.content.split())
-    if len(content) > 80:
-        content = content[:77] + "..."
+    content = clip(" ".join(record.content.split()), 80)
     return f"{record.id[:12]}  {record.kind:<10} {record.scope:<12} {record.scope_key}{state}\n    {content}"
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from junior_core import Actor, Message, ToolContext
 from junior_core.llm.types import ChatItem, ModelClient, ModelRequest
+from junior_core.text import clip
 from junior_memory.extraction import MAX_PER_TURN, Candidate
 from junior_memory.review import Review
 from junior_memory.scope import KINDS
@@ -135,9 +136,7 @@ def render_transcript(transcript: Sequence[Message], speaker: Actor | None = Non
         elif message.role == "assistant":
             lines.append(f"[{index}] assistant (context only): {_quoted(message.text)}")
         else:
-            result = _quoted(message.result)
-            if len(result) > RESULT_CHARS:
-                result = result[: RESULT_CHARS - 3] + "..."
+            result = clip(_quoted(message.result), RESULT_CHARS)
             name = _TOOL_NAME.sub("_", message.tool_name or "unknown")
             lines.append(f"[{index}] tool {name} returned (context only, never a source): {result}")
     return "\n".join(lines)

@@ -6,7 +6,8 @@ from typing import Literal
 
 import attrs
 
-from junior_core import Conversation, ToolContext, ToolError, parse_slack_ts
+from junior_core import Conversation, ToolContext, ToolError
+from junior_core.context import parse_slack_ts
 
 __all__ = [
     "KINDS", "Kind", "Scope", "ScopeName", "channel_key", "conversation_scope", "read_scopes", "source_key",

@@ -115,7 +115,7 @@ def test_a_failure_between_the_two_writes_leaves_the_old_memory_current(
     from sqlalchemy import text
 
     old = ok(remember(rt, "I want answers in English"))
-    plugin = rt.plugin_set.pm.get_plugin("memory")
+    plugin = rt.plugin("memory")
     store = plugin.store()
     # The archive of the old memory fails (a CHECK constraint) after the new memory was inserted in the same
     # transaction.
@@ -131,7 +131,7 @@ def test_a_target_archived_after_the_lookup_rolls_the_new_memory_back(rt: Runtim
 
     old = ok(remember(rt, "I want answers in English"))
     ok(rt.execute_tool("memory__forget", {"id": old["id"]}, ctx()))
-    store = rt.plugin_set.pm.get_plugin("memory").store()
+    store = rt.plugin("memory").store()
     with pytest.raises(ReplaceTargetGone):
         store.remember(content="I want answers in German", kind="preference", scope=personal_scope(ALICE.key),
                        actor_key=ALICE.key, source_key=None, origin="api", replaces=old["id"])

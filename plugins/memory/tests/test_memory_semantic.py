@@ -46,7 +46,7 @@ def remember(rt: Runtime, content: str, kind: str = "knowledge", context: ToolCo
              **extra: Any) -> dict[str, Any]:
     """Remember, then wait (bounded) for the background writer, so vectors are in place for what follows."""
     saved = ok(rt.execute_tool("memory__remember", {"content": content, "kind": kind, **extra}, context or ctx()))
-    assert rt.plugin_set.pm.get_plugin("memory").store().flush_vectors(10), "vector writer did not finish"
+    assert rt.plugin("memory").store().flush_vectors(10), "vector writer did not finish"
     return saved
 
 
@@ -70,7 +70,7 @@ def test_paraphrases_keywords_miss_are_found_by_fused_search_and_recall(make_run
     fused = make_runtime(embedder=ConceptEmbedder())
     # The first runtime wrote no vectors: the backfill embeds them.
     assert rows(VECTORS) == []
-    assert fused.plugin_set.pm.get_plugin("memory").store().reindex() == len(PAIRS) + len(DISTRACTORS)
+    assert fused.plugin("memory").store().reindex() == len(PAIRS) + len(DISTRACTORS)
     for question, memory, _ in PAIRS:
         found = search(fused, question)
         assert found[:1] == [memory], (question, found)
@@ -138,7 +138,7 @@ def test_archive_replace_and_purge_remove_vectors(make_runtime: Any, rows: Any, 
     assert search(rt, "what language should you reply in?") == ["I prefer answers in French"]
 
     # A vector left behind by hand (as an old version might) goes when its memory is purged.
-    store = rt.plugin_set.pm.get_plugin("memory").store()
+    store = rt.plugin("memory").store()
     with store.engine.begin() as conn:
         from sqlalchemy import text
 
@@ -154,7 +154,7 @@ def test_another_models_vectors_are_never_compared(make_runtime: Any, rows: Any)
     remember(first, "Dana owns the billing service")
     second = make_runtime(embedder=ConceptEmbedder("test/b", dimensions=32))
     assert search(second, "who is responsible for payments?") == []  # until reindexed for test/b
-    assert second.plugin_set.pm.get_plugin("memory").store().reindex() == 1
+    assert second.plugin("memory").store().reindex() == 1
     assert [r["model"] for r in rows(VECTORS)] == ["test/b"]
     assert search(second, "who is responsible for payments?") == ["Dana owns the billing service"]
 
@@ -183,7 +183,7 @@ def test_without_the_extra_recall_is_keywords_and_every_call_succeeds(
     monkeypatch.delenv("JUNIOR_MEMORY_EMBEDDING_MODEL", raising=False)  # the default model, if it were installed
     monkeypatch.setitem(sys.modules, "fastembed", None)  # not installed: importing it fails
     rt = make_runtime()
-    assert rt.plugin_set.pm.get_plugin("memory").store().semantic is None
+    assert rt.plugin("memory").store().semantic is None
     deploys = remember(rt, "Deploys are frozen on Fridays", "procedure")
     remember(rt, "Dana owns the billing service")
     assert search(rt, "deploys frozen") == [deploys["content"]]
@@ -195,7 +195,7 @@ def test_without_the_extra_recall_is_keywords_and_every_call_succeeds(
 
 def test_a_slow_model_does_not_hold_up_the_call(make_runtime: Any, rows: Any) -> None:
     rt = make_runtime(embedder=SlowEmbedder(5.0))
-    plugin = rt.plugin_set.pm.get_plugin("memory")
+    plugin = rt.plugin("memory")
     plugin.store().semantic.wait = 0.2
     saved = within(1.0, lambda: rt.execute_tool("memory__remember", {"content": "Deploys are frozen on Fridays",
                                                                       "kind": "procedure"}, ctx()))
@@ -274,7 +274,7 @@ def test_rrf_fuses_by_rank() -> None:
 
 
 def store_of(rt: Runtime) -> Any:
-    return rt.plugin_set.pm.get_plugin("memory").store()
+    return rt.plugin("memory").store()
 
 
 def test_this_processes_writes_go_straight_into_its_vectors_and_others_are_caught_up(make_runtime: Any) -> None:

@@ -52,12 +52,12 @@ def test_a_real_model_finds_what_was_meant(make_runtime: Any, rows: Any, model_d
     embedder = FastEmbedEmbedder("sentence-transformers/all-MiniLM-L6-v2", path=model_dir)
     lexical: Runtime = make_runtime(embedder=False)
     fused: Runtime = make_runtime(embedder=embedder)
-    fused.plugin_set.pm.get_plugin("memory").store().semantic.wait = 30.0  # the first call loads the model
+    fused.plugin("memory").store().semantic.wait = 30.0  # the first call loads the model
     for _, memory in CASES:
         ok(fused.execute_tool("memory__remember", {"content": memory, "kind": "knowledge"}, ctx()))
     for memory in NOISE:
         ok(fused.execute_tool("memory__remember", {"content": memory, "kind": "knowledge"}, ctx()))
-    assert fused.plugin_set.pm.get_plugin("memory").store().flush_vectors(60)
+    assert fused.plugin("memory").store().flush_vectors(60)
     vectors = rows("SELECT model, dimensions FROM junior_memory_vectors")
     assert vectors == [{"model": "sentence-transformers/all-MiniLM-L6-v2", "dimensions": 384}] * 9
     for question, memory in CASES:
@@ -83,7 +83,7 @@ def test_a_broken_model_file_means_keyword_recall(
     (folder / "model.onnx").write_bytes(b"not an onnx model" * 100)  # a truncated or corrupt download
     rt: Runtime = make_runtime(embedder=FastEmbedEmbedder("sentence-transformers/all-MiniLM-L6-v2", path=folder))
     # Long enough for the load to fail rather than time out (importing onnxruntime the first time takes a while).
-    rt.plugin_set.pm.get_plugin("memory").store().semantic.wait = 30.0
+    rt.plugin("memory").store().semantic.wait = 30.0
     with caplog.at_level(logging.WARNING, logger="junior.memory"):
         ok(rt.execute_tool("memory__remember", {"content": "Deploys go out on Thursdays", "kind": "procedure"}, ctx()))
         found = ok(rt.execute_tool("memory__search", {"query": "when do deploys go out?"}, ctx()))["memories"]
@@ -106,7 +106,7 @@ def test_a_real_model_brings_back_no_stranger_that_shares_one_word(make_runtime:
     from junior_memory.semantic import FastEmbedEmbedder
 
     rt: Runtime = make_runtime(embedder=FastEmbedEmbedder("sentence-transformers/all-MiniLM-L6-v2", path=model_dir))
-    store = rt.plugin_set.pm.get_plugin("memory").store()
+    store = rt.plugin("memory").store()
     store.semantic.wait = 30.0  # the first call loads the model
     for _, memory in [*STRANGERS, *CASES]:
         ok(rt.execute_tool("memory__remember", {"content": memory, "kind": "knowledge"}, ctx()))

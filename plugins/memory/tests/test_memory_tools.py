@@ -236,7 +236,7 @@ def test_expired_memories_are_hidden_from_every_read(rt: Runtime, rows: Any) -> 
     err(remember(rt, "Old news", "knowledge", expires_at="2001-01-01"), "rejected")
     err(remember(rt, "Bad date", "knowledge", expires_at="next tuesday"), "invalid_arguments")
     assert len(ok(rt.execute_tool("memory__list", {}, ctx()))["memories"]) == 1
-    store = rt.plugin_set.pm.get_plugin("memory").store()
+    store = rt.plugin("memory").store()
     later = datetime.now(UTC) + timedelta(days=3)
     from junior_memory.scope import read_scopes
 
@@ -288,7 +288,7 @@ def test_memory_tools_are_found_by_search_without_a_source(rt: Runtime) -> None:
 def test_tools_are_deferred_with_strict_schemas(rt: Runtime) -> None:
     names = [t["name"] for t in rt.model_tools()]
     assert not any(name.startswith("memory__") for name in names)
-    for entry in rt.catalog.tools():
+    for entry in rt.catalog_tools():
         assert entry.tool.exposure == "deferred"
         assert entry.tool.input_schema["additionalProperties"] is False
 
@@ -350,10 +350,10 @@ def test_the_schemas_come_from_the_signatures_as_they_were_written_by_hand() -> 
 
 def test_hook_register_sources(rt: Runtime) -> None:
     assert rt.sources == [{"id": "memory", "description": SOURCE.description}]
-    assert sorted(entry.tool_name for entry in rt.catalog.tools()) == [
+    assert sorted(entry.tool_name for entry in rt.catalog_tools()) == [
         "memory__forget", "memory__list", "memory__remember", "memory__search",
     ]
-    annotations = {entry.tool_name: entry.tool.annotations for entry in rt.catalog.tools()}
+    annotations = {entry.tool_name: entry.tool.annotations for entry in rt.catalog_tools()}
     assert annotations["memory__list"]["readOnlyHint"] is True
     assert annotations["memory__forget"]["destructiveHint"] is True
 

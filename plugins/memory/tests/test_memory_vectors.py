@@ -55,7 +55,7 @@ def test_a_burst_of_writes_is_embedded_in_batches(make_runtime: Any, rows: Any) 
         for n in range(1, 6):
             ok(rt.execute_tool("memory__remember", {"content": f"Fact {n} about builds", "kind": "knowledge"}, ctx()))
         embedder.release.set()
-        assert rt.plugin_set.pm.get_plugin("memory").store().flush_vectors(10)
+        assert rt.plugin("memory").store().flush_vectors(10)
         assert len(rows(VECTORS)) == 6 and rows(VECTORS)[0]["memory_id"] == first["id"]
         assert embedder.calls == 2
     finally:

@@ -9,7 +9,8 @@ import time
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from junior_core import Actor, Conversation, Message, parse_slack_ts
+from junior_core import Actor, Conversation, Message
+from junior_core.context import parse_slack_ts
 
 __all__ = [
     "HISTORY_LIMIT", "Visibility", "clean_text", "conversation_for", "delivered_to", "installation_team", "is_shared",
