@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     import mcp_types as types
     from mcp import ClientSession
 
-    from junior_mcp_bridge.cache import ToolCache, ToolInfo
+    from junior_mcp_bridge.cache import FailedStart, ToolCache, ToolInfo
     from junior_mcp_bridge.oauth import Login, OAuthState
 
 # The MCP SDK is imported where a session is opened, not here: a process answering from the tool cache
@@ -122,6 +122,10 @@ class ServerConnection:
         self._stderr_pump: threading.Thread | None = None
         self._bad_line: str | None = None
         self._restarting = False
+        self._failure: FailedStart | None = None
+        """The last failed start recorded beside the tool cache (this process's or another's)."""
+        self._held_until = 0.0
+        """Monotonic time before which this process does not start the server (a recorded failed start)."""
 
     @property
     def name(self) -> str:
@@ -145,6 +149,44 @@ class ServerConnection:
         log.debug("MCP server %r: %d tools from the cache", self.name, len(tools))
         return True
 
+    def hold_failed(self) -> bool:
+        """Take over a failed start recorded beside the tool cache whose back-off has not ended: the server is
+        "failed" with that record's reason and stderr, and is not started before the back-off ends."""
+        if self.cache is None or self.state != "stopped":
+            return False
+        failed = self._failure = self.cache.load_failure(self.config)
+        left = failed.until - self.cache.clock() if failed is not None else 0.0
+        if failed is None or left <= 0:
+            return False
+        self.error = f"{failed.error}; not started again for {left:.0f} s (`junior mcp check` tries it now)"
+        self.problem, self.retryable, self.advice = failed.problem, failed.retryable, failed.advice
+        self.stderr_tail = failed.stderr_tail
+        self._held_until = time.monotonic() + left
+        self._retry_at = max(self._retry_at, self._held_until)
+        self.state = "failed"
+        log.info("MCP server %r failed to start %.0f s ago; not starting it for another %.0f s: %s", self.name,
+                 self.cache.clock() - failed.written, left, failed.error)
+        return True
+
+    def forget_failure(self) -> None:
+        """Drop the recorded failed start, so this process and the next start the server."""
+        self._failure, self._held_until = None, 0.0
+        if self.cache is not None:
+            self.cache.clear_failure(self.config)
+
+    def _record_failure(self) -> None:
+        """Keep this failed start beside the tool cache, so the next processes leave the server alone a while."""
+        if self.cache is None or self.error is None:
+            return
+        from junior_mcp_bridge.cache import FailedStart, backoff_s
+
+        now = self.cache.clock()
+        failures = (self._failure.failures if self._failure is not None else 0) + 1
+        self._failure = FailedStart(until=now + backoff_s(failures), failures=failures, error=self.error,
+                                    problem=self.problem, retryable=self.retryable, advice=self.advice,
+                                    stderr_tail=self.stderr_tail, written=now)
+        self.cache.store_failure(self.config, self._failure)
+
     def _store(self) -> None:
         if self.cache is None:
             return
@@ -165,7 +207,8 @@ class ServerConnection:
     async def retry(self) -> None:
         """Connect again if the server is still down (the bridge's background retry)."""
         async with self._lock:
-            if self.state == "failed" and not self._closed and not self._restarting:
+            if (self.state == "failed" and not self._closed and not self._restarting
+                    and time.monotonic() >= self._held_until):
                 log.debug("retrying MCP server %r", self.name)
                 await self._connect()
 
@@ -229,6 +272,8 @@ class ServerConnection:
                     self.protocol_version = init.protocol_version
                     self.tools, self.listed, self.cached = tools, True, False
                     self._store()
+                    if self._failure is not None:
+                        self.forget_failure()
                     self._session = session
                     self.state = "ready"
                     self.connect_s = time.perf_counter() - started
@@ -274,6 +319,8 @@ class ServerConnection:
             self.error += f"; its stderr ended with: {' | '.join(self.stderr_tail)}"
         self.state = "failed"
         self._retry_at = time.monotonic() + self.retry_interval_s
+        if not (self._oauth is not None and self._oauth.refresh_first):  # the refreshed attempt is the outcome
+            self._record_failure()
         log.log(level, "MCP server %r is unavailable: %s", self.name, self.error)
         self._notify()
 
@@ -408,6 +455,9 @@ class ServerConnection:
         said = f" Its last words on stderr: {' | '.join(self.stderr_tail)}." if self.stderr_tail else ""
         if self.advice is not None:
             advice = f"retrying will not help: tell the user to {self.advice}, and use another tool meanwhile"
+        elif self.retryable and time.monotonic() < self._held_until:
+            advice = (f"junior starts it again in {self._held_until - time.monotonic():.0f} s; try again later, "
+                      "or use another tool")
         elif self.retryable:
             advice = (f"junior retries it {self.retry_interval_s:g} s after each failed attempt; try again later, "
                       "or use another tool")
@@ -418,11 +468,14 @@ class ServerConnection:
                                         f"{said} {advice.capitalize()}.")
 
     def _unavailable(self, message: str) -> ToolError:
-        return ToolError("unavailable", f"{message}. Tell the user this tool is down, or try another tool.")
+        tail = tuple(self._stderr) if self.state == "failed" else ()
+        said = f" Its last words on stderr: {' | '.join(tail)}." if tail else ""
+        return ToolError("unavailable", f"{message}.{said} Tell the user this tool is down, or try another tool.")
 
     async def _crashed(self, reason: str) -> None:
         log.warning("MCP server %r crashed: %s; it will be restarted on the next call", self.name, reason)
         self.state, self.error, self.problem = "failed", f"crashed: {reason}", "the server exited"
+        self.stderr_tail = tuple(self._stderr)
         self._retry_at = 0.0  # the next call reconnects straight away
         self._end_runner()
 
