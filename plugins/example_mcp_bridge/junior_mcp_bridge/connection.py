@@ -356,9 +356,14 @@ class ServerConnection:
 
         assert config.command is not None
         env = server_environment(config)
+        command, args = resolve_command(config.command, env.get("PATH")), list(config.args)
+        from junior_mcp_bridge import reaper
+
+        if reaper.supported():
+            _check_runnable(command, env.get("PATH"), config.cwd)  # the keeper would only say "exited"
+            command, args = reaper.keeper_command(command, args)
         # "replace": one invalid UTF-8 byte spoils a line (reported, and the session restarted), not the reader.
-        params = StdioServerParameters(command=resolve_command(config.command, env.get("PATH")),
-                                       args=list(config.args), env={**env, RUN_VARIABLE: run}, cwd=config.cwd,
+        params = StdioServerParameters(command=command, args=args, env={**env, RUN_VARIABLE: run}, cwd=config.cwd,
                                        encoding_error_handler="replace")
         self._stderr.clear()
         errlog, self._stderr_pump = _stderr_to_log(self.name, self._stderr)
@@ -711,6 +716,18 @@ def _exited(exc: BaseException) -> bool:
     from mcp.shared.exceptions import MCPError
 
     return isinstance(exc, MCPError) and exc.code == types.CONNECTION_CLOSED
+
+
+def _check_runnable(command: str, path: str | None, cwd: str | None) -> None:
+    """``FileNotFoundError`` or ``PermissionError`` as starting ``command`` itself would raise them."""
+    if _has_path(command):
+        found: str | None = command if os.path.isabs(command) else os.path.join(cwd or os.getcwd(), command)
+    else:
+        found = shutil.which(command, mode=os.F_OK, path=path if path is not None else os.environ.get("PATH"))
+    if found is None or not os.path.exists(found):
+        raise FileNotFoundError(2, "No such file or directory", command)
+    if os.path.isdir(found) or not os.access(found, os.X_OK):
+        raise PermissionError(13, "Permission denied", command)
 
 
 def _has_path(command: str) -> bool:

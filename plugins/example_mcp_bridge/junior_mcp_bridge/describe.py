@@ -16,8 +16,10 @@ __all__ = ["INSTRUCTIONS_LIMIT", "NAME_LIMIT", "STDERR_QUOTE_LIMIT", "described"
 # Bounds on what a server's own words may add to searchTools' description (characters).
 INSTRUCTIONS_LIMIT = 120
 NAME_LIMIT = 60
-STDERR_QUOTE_LIMIT = 100
-"""The last stderr line quoted in a down source's description and in ``unavailable`` answers (characters)."""
+STDERR_QUOTE_LIMIT = 45
+"""The last stderr line quoted in a down source's description and in ``unavailable`` answers (characters): short
+enough that the description of a server named in a few words, with its reason, fits searchTools' 180-character
+summary."""
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
 _TAG = re.compile(r"</?[A-Za-z!?][^<>]*>")
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
@@ -72,5 +74,5 @@ def unavailable_reason(problem: str | None, retryable: bool, advice: str | None,
     line the server wrote to stderr (usually the fix: "GITHUB_TOKEN is not set"), as one plain line."""
     advice = advice or ("try again later" if retryable else "it needs its configuration fixed (`junior mcp check`)")
     said = plain_line(stderr_tail[-1], STDERR_QUOTE_LIMIT) if stderr_tail else ""
-    quoted = f'; its stderr ended with "{said}"' if said else ""
+    quoted = f'; stderr: "{said}"' if said else ""
     return f"{problem or 'not running'}; {advice}{quoted}"

@@ -72,7 +72,7 @@ def test_a_failed_start_is_held_for_its_back_off_then_tried_again(tmp_path: Path
         assert row["state"] == "failed"
         assert "GITHUB_TOKEN is not set" in row["error"] and "not started again for 60 s" in row["error"]
         assert held.unavailable_reason("gh") == ('the server exited; it needs its configuration fixed '
-                                                 '(`junior mcp check`); its stderr ended with "GITHUB_TOKEN is not set"')
+                                                 '(`junior mcp check`); stderr: "GITHUB_TOKEN is not set"')
         assert held.description("gh").endswith(f" Unavailable: {held.unavailable_reason('gh')}.")
     finally:
         held.close()
@@ -136,11 +136,11 @@ def test_commands_after_a_failed_start_do_not_start_it_and_say_why(tmp_path: Pat
     # Down, and why, in the server's own words: not "try other words".
     assert first.returncode == 1
     assert "mcp:gh is unavailable: the server exited" in first.stderr, first.stderr
-    assert 'its stderr ended with "GITHUB_TOKEN is not set"' in first.stderr
+    assert 'stderr: "GITHUB_TOKEN is not set"' in first.stderr
     assert "Try other words" not in first.stdout + first.stderr
     second = junior(cli_env, "search", "repositories", "--source", "mcp:gh")
     assert starts(counter) == 1, "the next command started the failed server again"
-    assert second.returncode == 1 and 'its stderr ended with "GITHUB_TOKEN is not set"' in second.stderr
+    assert second.returncode == 1 and 'stderr: "GITHUB_TOKEN is not set"' in second.stderr
     assert "WARNING" not in second.stderr, second.stderr  # a held server is not a new warning per command
     # executeTool of a tool the model cannot know yet: `unavailable`, quoting the server.
     ran = junior(cli_env, "exec", "mcp__gh__list_repos", "--json")
@@ -149,7 +149,7 @@ def test_commands_after_a_failed_start_do_not_start_it_and_say_why(tmp_path: Pat
     assert "GITHUB_TOKEN is not set" in answer["error"]["message"]
     sources = junior(cli_env, "sources", "--json")
     described = {row["id"]: row["description"] for row in json.loads(sources.stdout)}
-    assert 'its stderr ended with "GITHUB_TOKEN is not set"' in described["mcp:gh"]
+    assert 'stderr: "GITHUB_TOKEN is not set"' in described["mcp:gh"]
     assert starts(counter) == 1
     check = junior(cli_env, "mcp", "check")
     assert check.returncode == 1 and starts(counter) == 2, "`junior mcp check` did not try the server again"
