@@ -166,10 +166,17 @@ def search(ctx: click.Context, query: str, source: str | None, limit: int | None
             "or leave --source out to search every source.",
             code=1,
         )
+    elif source is not None and not result["tools"] and (down := _unavailable(rt, source)):
+        _fail(f"{source} is unavailable: {down}.", code=1)  # not "try other words": no words would help
     else:
         (_render_reasons if explain else _render_search)(result)
     if "hint" in result:
         ctx.exit(1)
+
+
+def _unavailable(rt: Runtime, source_id: str) -> str | None:
+    """Why a source is down (a run-time source whose server failed), or None."""
+    return next((info.unavailable for info in rt.source_info() if info.id == source_id), None)
 
 
 def _render_reasons(result: dict[str, Any]) -> None:

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import threading
-import unicodedata
 from collections.abc import Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -14,49 +12,17 @@ from junior_core import Tool, ToolContext, ToolError
 from junior_mcp_bridge.config import RETRY_INTERVAL_S, ServerConfig
 from junior_mcp_bridge.connection import ServerConnection
 from junior_mcp_bridge.convert import annotations_of, local_names, modern_schema
+from junior_mcp_bridge.describe import INSTRUCTIONS_LIMIT, NAME_LIMIT, described, plain_line, unavailable_reason
 from junior_mcp_bridge.text import clean_text, mask_urls
 
 if TYPE_CHECKING:
     from junior_mcp_bridge.cache import ToolCache
 
-__all__ = ["Bridge", "BridgeLoop", "plain_line"]
+__all__ = ["INSTRUCTIONS_LIMIT", "NAME_LIMIT", "Bridge", "BridgeLoop", "plain_line"]
 
 log = logging.getLogger("junior.mcp")
 _CALL_SLACK_S = 2.0
 _SHUTDOWN_TIMEOUT_S = 15.0
-# Bounds on what a server's own words may add to searchTools' description (characters).
-INSTRUCTIONS_LIMIT = 120
-NAME_LIMIT = 60
-_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
-_TAG = re.compile(r"</?[A-Za-z!?][^<>]*>")
-_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
-_MARKUP = re.compile(r"[`*#<>\[\]{}|~]+|(?<!\w)_+|_+(?!\w)")
-_SPACE = re.compile(r"\s+")
-_BEFORE_PUNCTUATION = re.compile(r" ([,.;:!?])")
-
-
-def plain_line(text: str, limit: int) -> str:
-    """The first non-blank line of ``text`` as plain words: no control characters or markup, at most ``limit``.
-
-    A server's ``instructions`` can be long, multi-line and written to steer a model; only a label belongs in a
-    source description.
-    """
-    line = next(filter(None, (_plain(part) for part in _ANSI.sub("", text).splitlines())), "")
-    if len(line) > limit:
-        cut = line[: limit - 3]
-        cut = cut.rsplit(" ", 1)[0] if " " in cut[limit // 2 :] else cut
-        line = cut.rstrip(" -:;,.") + "..."
-    return line
-
-
-def _plain(line: str) -> str:
-    # Format characters (zero-width, bidi overrides) vanish; other controls and separators become spaces.
-    line = "".join("" if unicodedata.category(ch) == "Cf" else " " if unicodedata.category(ch)[0] in "CZ" else ch
-                   for ch in line)
-    line = _MARKUP.sub("", _LINK.sub(r"\1", _TAG.sub(" ", line)))
-    return _BEFORE_PUNCTUATION.sub(r"\1", _SPACE.sub(" ", line)).strip(" -:;,")
-
-
 class BridgeLoop:
     """The loop the sessions live on: the runtime's I/O loop, or one on a thread of this loop's own.
 
@@ -130,14 +96,21 @@ class Bridge:
         self._started.update(conn.name for conn in todo)
         if self._loop is None:
             self._loop = BridgeLoop(loop)
-        if not self.refresh:
+        held: list[ServerConnection] = []
+        if self.refresh:
+            for conn in todo:  # `junior mcp check` tries every server now, whatever failed before
+                conn.forget_failure()
+        else:
             cached = [conn for conn in todo if conn.load_cached()]
-            for conn in cached:  # its description and tools, as when it connects
+            # A server whose start failed a moment ago (in this process or another) is not started again
+            # before its back-off ends: it would fail the same way and cost every command its start-up.
+            held = [conn for conn in todo if conn not in cached and conn.hold_failed()]
+            for conn in cached + held:  # its description and tools, as when it connects
                 self._changed(conn)
-            todo = [conn for conn in todo if conn not in cached]
-            if not todo:
+            todo = [conn for conn in todo if conn not in cached and conn not in held]
+            if not todo and not held:
                 return
-        bound = max(conn.config.startup_timeout_s for conn in todo) + 10.0
+        bound = max((conn.config.startup_timeout_s for conn in todo), default=0.0) + 10.0
 
         async def start_all() -> None:
             # Started first, so a slow start-up that overruns ``bound`` below still gets its servers retried.
@@ -201,17 +174,10 @@ class Bridge:
         return self._described(name) + self.unavailable_note(name)
 
     def _described(self, name: str) -> str:
-        config = self._config(name)
-        if config.description:
-            return config.description
         conn = self.connections.get(name)
-        instructions = plain_line(conn.instructions or "", INSTRUCTIONS_LIMIT) if conn is not None else ""
-        if instructions:
-            return instructions
-        label = plain_line(conn.server_title or conn.server_name or "", NAME_LIMIT) if conn is not None else ""
-        if label:
-            return f"Tools of the MCP server {label}."
-        return f"Tools of the MCP server {name!r}."
+        if conn is None:
+            return described(self._config(name), None, None, None)
+        return described(conn.config, conn.instructions, conn.server_title, conn.server_name)
 
     def unavailable_note(self, name: str) -> str:
         """`` Unavailable: <why>.`` for a server that is down, with "try again later" only when that can help."""
@@ -223,9 +189,7 @@ class Bridge:
         conn = self.connections.get(name)
         if conn is None or conn.state != "failed":
             return None
-        advice = conn.advice or (
-            "try again later" if conn.retryable else "it needs its configuration fixed (`junior mcp check`)")
-        return f"{conn.problem or 'not running'}; {advice}"
+        return unavailable_reason(conn.problem, conn.retryable, conn.advice, conn.stderr_tail)
 
     def tools(self, name: str) -> list[Tool]:
         """The junior tools of one server: its last listing, or stubs for ``allowed_tools`` before it connects."""

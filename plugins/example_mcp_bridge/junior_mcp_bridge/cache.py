@@ -8,6 +8,7 @@ import logging
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,13 +16,21 @@ import attrs
 
 from junior_mcp_bridge.config import ServerConfig
 
-__all__ = ["CachedListing", "ToolCache", "ToolInfo", "cache_key", "default_dir"]
+__all__ = ["CachedListing", "FailedStart", "ToolCache", "ToolInfo", "backoff_s", "cache_key", "default_dir"]
 
 log = logging.getLogger("junior.mcp")
 FORMAT = 1
 DEFAULT_MAX_AGE_S = 86400.0
 MAX_ENTRY_BYTES = 4 * 1024 * 1024
 """The largest entry read or written: a thousand tools with long schemas fit."""
+FAILED_START_BACKOFF_S = (60.0, 120.0, 300.0, 600.0, 900.0)
+"""How long a server whose start failed is left alone by the next processes, after 1, 2, ... failures in a row."""
+_MAX_FAILURE_BYTES = 64 * 1024
+
+
+def backoff_s(failures: int) -> float:
+    """The back-off after ``failures`` failed starts in a row."""
+    return FAILED_START_BACKOFF_S[min(max(failures, 1), len(FAILED_START_BACKOFF_S)) - 1]
 
 
 def default_dir() -> Path:
@@ -80,6 +89,23 @@ class CachedListing:
     written: float = 0.0
 
 
+@attrs.frozen
+class FailedStart:
+    """A server whose start failed: what went wrong, and until when no process starts it again."""
+
+    until: float
+    """Wall-clock time before which the next processes do not start the server."""
+    failures: int
+    """Failed starts in a row (the back-off grows with them)."""
+    error: str
+    """The detail (masked URLs): for people, ``junior mcp list/check`` and the log."""
+    problem: str | None = None
+    retryable: bool = True
+    advice: str | None = None
+    stderr_tail: tuple[str, ...] = ()
+    written: float = 0.0
+
+
 class ToolCache:
     """One JSON file per server configuration under ``directory`` (0700), written 0600 and atomically.
 
@@ -88,31 +114,26 @@ class ToolCache:
     describes (the configuration's key is written inside it) and capped at ``MAX_ENTRY_BYTES``.
     """
 
-    def __init__(self, directory: Path | None = None, max_age_s: float = DEFAULT_MAX_AGE_S) -> None:
+    def __init__(self, directory: Path | None = None, max_age_s: float = DEFAULT_MAX_AGE_S,
+                 clock: Callable[[], float] = time.time) -> None:
+        """``clock``: the wall clock that dates entries and failed starts (a test's own)."""
         self.directory = directory or default_dir()
         self.max_age_s = max_age_s
+        self.clock = clock
 
     def path(self, config: ServerConfig) -> Path:
         return self.directory / f"{config.name}-{cache_key(config)}.json"
+
+    def failure_path(self, config: ServerConfig) -> Path:
+        return self.directory / f"{config.name}-{cache_key(config)}.failed.json"
 
     def load(self, config: ServerConfig) -> CachedListing | None:
         """The listing stored for ``config`` if there is a usable one younger than ``max_age_s``, else None."""
         path = self.path(config)
         try:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        except OSError:
-            return None
-        try:
-            info = os.fstat(fd)
-            if (hasattr(os, "getuid") and info.st_uid != os.getuid()) or info.st_mode & 0o022:
-                log.warning("not using the cached tool list %s: it is not yours alone", path)
+            data = _read_own(path, MAX_ENTRY_BYTES)
+            if data is None:
                 return None
-            with os.fdopen(fd, "rb") as stream:
-                fd = -1
-                raw = stream.read(MAX_ENTRY_BYTES + 1)
-            if len(raw) > MAX_ENTRY_BYTES:
-                raise ValueError(f"larger than {MAX_ENTRY_BYTES // 1024 // 1024} MB")
-            data = json.loads(raw)
             if data.get("key") != cache_key(config):
                 # Its name says it is this server's; only the key written inside it says which server it describes.
                 raise ValueError("it was written for another server")
@@ -127,34 +148,103 @@ class ToolCache:
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             log.info("not using the cached tool list %s: %s; the server will be asked", path, exc)
             return None
-        finally:
-            if fd >= 0:
-                os.close(fd)
-        if data.get("format") != FORMAT or not time.time() - self.max_age_s < listing.written <= time.time() + 60:
+        now = self.clock()
+        if data.get("format") != FORMAT or not now - self.max_age_s < listing.written <= now + 60:
             return None
         return listing
+
+    def load_failure(self, config: ServerConfig) -> FailedStart | None:
+        """The failed start recorded for ``config`` (held or not: the count of failures in a row is kept), else
+        None. A record older than ``max_age_s`` is forgotten."""
+        path = self.failure_path(config)
+        try:
+            data = _read_own(path, _MAX_FAILURE_BYTES)
+            if data is None:
+                return None
+            if data.get("key") != cache_key(config):
+                raise ValueError("it was written for another server")
+            tail = data.get("stderr_tail") or []
+            failed = FailedStart(
+                until=float(data["until"]), failures=int(data["failures"]), error=str(data["error"]),
+                problem=_text_or_none(data.get("problem")), retryable=bool(data.get("retryable", True)),
+                advice=_text_or_none(data.get("advice")),
+                stderr_tail=tuple(str(line) for line in tail[-10:]) if isinstance(tail, list) else (),
+                written=float(data["written"]),
+            )
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            log.info("not using the failed-start record %s: %s", path, exc)
+            return None
+        now = self.clock()
+        if not now - self.max_age_s < failed.written <= now + 60:
+            return None
+        return failed
+
+    def store_failure(self, config: ServerConfig, failed: FailedStart) -> None:
+        """Record a failed start of ``config``'s server; a failure to write is logged, never raised."""
+        data = {"format": FORMAT, "key": cache_key(config), **attrs.asdict(failed, recurse=False),
+                "stderr_tail": list(failed.stderr_tail), "written": failed.written or self.clock()}
+        try:
+            self._write(self.failure_path(config), json.dumps(data, ensure_ascii=False))
+        except OSError as exc:
+            log.info("could not record the failed start of MCP server %r: %s", config.name, exc)
+
+    def clear_failure(self, config: ServerConfig) -> None:
+        """Forget a failed start: the next process starts the server."""
+        try:
+            self.failure_path(config).unlink(missing_ok=True)
+        except OSError as exc:
+            log.info("could not clear the failed start of MCP server %r: %s", config.name, exc)
+
+    def _write(self, path: Path, text: str) -> None:
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                out.write(text)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
 
     def store(self, config: ServerConfig, listing: CachedListing) -> None:
         """Write ``listing`` for ``config``; a failure is logged, never raised (the cache only saves time)."""
         try:
-            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
             data = {"format": FORMAT, "key": cache_key(config), **attrs.asdict(listing),
-                    "written": listing.written or time.time()}
+                    "written": listing.written or self.clock()}
             text = json.dumps(data, ensure_ascii=False)
             if len(text.encode()) > MAX_ENTRY_BYTES:
                 log.info("not caching the tool list of MCP server %r: larger than %d MB", config.name,
                          MAX_ENTRY_BYTES // 1024 // 1024)
                 return
-            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as out:
-                    out.write(text)
-                os.replace(tmp, self.path(config))
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+            self._write(self.path(config), text)
         except OSError as exc:
             log.info("could not cache the tool list of MCP server %r: %s", config.name, exc)
 
     def remove(self, config: ServerConfig) -> None:
         self.path(config).unlink(missing_ok=True)
+
+
+def _read_own(path: Path, limit: int) -> dict[str, Any] | None:
+    """The JSON object in ``path`` if the file is there, the user's alone and at most ``limit`` bytes; None if
+    it is not there or not the user's alone (logged); ``ValueError`` if it is too large or not an object."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as stream:
+        info = os.fstat(stream.fileno())
+        if (hasattr(os, "getuid") and info.st_uid != os.getuid()) or info.st_mode & 0o022:
+            log.warning("not using the cached tool list %s: it is not yours alone", path)
+            return None
+        raw = stream.read(limit + 1)
+    if len(raw) > limit:
+        raise ValueError(f"larger than {limit // 1024 // 1024 or 1} MB" if limit >= 1024 * 1024
+                         else f"larger than {limit // 1024} KB")
+    data = json.loads(raw)
+    if not isinstance(data, dict):
+        raise ValueError(f"it holds a {type(data).__name__}, not an object")
+    return data
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None

@@ -71,14 +71,17 @@ def list_servers(as_json: bool, refresh: bool) -> None:
 @click.option("--client-secret-env", default=None, metavar="VAR",
               help="With --url: the environment variable holding that client's secret.")
 @click.option("--scope", default=None, help="With --url: the OAuth scope to ask for.")
+@click.option("--client-metadata-url", default=None, metavar="URL",
+              help="With --url: junior's client ID metadata document, used as its client id where supported.")
 def check(as_json: bool, url: str | None, client_id: str | None, client_secret_env: str | None,
-          scope: str | None) -> None:
+          scope: str | None, client_metadata_url: str | None) -> None:
     """Connect to each enabled server, report, and update its cached tool list; exits 1 if any is unavailable."""
     if url is not None:
-        _check_url(url, as_json, client_id, client_secret_env, scope)
+        _check_url(url, as_json, client_id, client_secret_env, scope, client_metadata_url)
         return
-    if client_id or client_secret_env or scope:
-        raise click.UsageError("--client-id, --client-secret-env and --scope only apply with --url")
+    if client_id or client_secret_env or scope or client_metadata_url:
+        raise click.UsageError("--client-id, --client-secret-env, --scope and --client-metadata-url only apply "
+                               "with --url")
     rows = _connect()
     failed = [r for r in rows if r["state"] == "failed"]
     if as_json:
@@ -102,7 +105,8 @@ def _print_row(r: dict[str, Any]) -> None:
         click.echo(f"FAILED  {r['source']}: {r['error']} ({r['target']})")
 
 
-def _check_url(url: str, as_json: bool, client_id: str | None, secret_env: str | None, scope: str | None) -> None:
+def _check_url(url: str, as_json: bool, client_id: str | None, secret_env: str | None, scope: str | None,
+               client_metadata_url: str | None = None) -> None:
     import os
     import re
     from urllib.parse import urlsplit
@@ -113,7 +117,7 @@ def _check_url(url: str, as_json: bool, client_id: str | None, secret_env: str |
         raise click.UsageError(f"--client-secret-env: ${secret_env} is not set")
     oauth: dict[str, Any] = {key: value for key, value in {
         "client_id": client_id, "client_secret": os.environ.get(secret_env) if secret_env else None,
-        "scope": scope}.items() if value is not None}
+        "scope": scope, "client_metadata_url": client_metadata_url}.items() if value is not None}
     host = re.sub(r"[^a-z0-9]+", "-", (urlsplit(url).hostname or "server").lower()).strip("-") or "server"
     try:
         config = server_config("--url", host, {"url": url, "oauth": oauth or True})
@@ -182,8 +186,19 @@ def login(name: str) -> None:
     if row["state"] != "ready":
         click.echo(f"FAILED  {row['source']}: {row['error']} ({row['target']})")
         raise SystemExit(1)
+    _forget_failure(config)
     click.echo(f"Logged in to {row['source']} ({row['server']}, {row['tools']} tools); tokens kept in "
                f"{token_file(config.url)}")
+
+
+def _forget_failure(config: Any) -> None:
+    """After a login, the server is no longer left alone for a failed start (it needed this login)."""
+    from junior_mcp_bridge.cache import ToolCache
+    from junior_mcp_bridge.config import bridge_settings
+
+    settings = bridge_settings()
+    if settings.tool_cache:
+        ToolCache(max_age_s=settings.tool_cache_max_age_s).clear_failure(config)
 
 
 @mcp.command()
@@ -225,8 +240,11 @@ def serve(http_port: int | None, no_auth: bool) -> None:
             limits = bridge_settings().gateway
         except (TokenError, ConfigError) as exc:
             raise click.ClickException(str(exc)) from None
-    with Runtime.from_entry_points() as runtime:
-        run(runtime, http_port, context, tokens=tokens, no_auth=no_auth, limits=limits)
+    # Lazy: a bridged server starts when a call first needs its tools, so `tools/list` and `initialize` never
+    # wait for one (the gateway lists each source on demand, from the tool cache where it is fresh).
+    with Runtime.from_entry_points(lazy_sources=True) as runtime:
+        run(runtime, http_port, context, tokens=tokens, no_auth=no_auth, limits=limits,
+            say=lambda text: click.echo(text, err=True))
 
 
 @mcp.command()

@@ -9,6 +9,7 @@ import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
 
 import attrs
 
@@ -48,7 +49,8 @@ _TOML_KEYS = {
     "command", "args", "env", "pass_env", "cwd", "url", "headers", "description", "allowed_tools", "timeout_s",
     "startup_timeout_s", "enabled", "oauth",
 }
-_OAUTH_KEYS = {"client_id", "client_secret", "scope", "callback_port", "token_endpoint_auth_method"}
+_OAUTH_KEYS = {"client_id", "client_secret", "scope", "callback_port", "token_endpoint_auth_method",
+               "client_metadata_url"}
 _AUTH_METHODS = ("none", "client_secret_basic", "client_secret_post")
 # Proxy and CA settings a server needs to reach anything from a corporate network; the SDK's default
 # environment (HOME, LOGNAME, PATH, SHELL, TERM, USER) has none of them. `pass_env` replaces this list.
@@ -78,6 +80,9 @@ class OAuthSettings:
     """The loopback port of the redirect URI, for a client registered with a fixed one; default, any free port."""
     token_endpoint_auth_method: str | None = None
     """How the client secret is sent; default ``client_secret_basic`` with a secret, ``none`` without."""
+    client_metadata_url: str | None = None
+    """An https URL serving junior's client ID metadata document: the client id at authorization servers that
+    advertise ``client_id_metadata_document_supported``, instead of registering."""
 
 
 @attrs.frozen
@@ -483,7 +488,7 @@ def _oauth(raw: object, headers: Mapping[str, str], fail: Any, environ: Mapping[
     if unknown:
         raise fail(f"oauth.{unknown[0]}", f"unknown field; use {', '.join(sorted(_OAUTH_KEYS))}")
     fields: dict[str, Any] = {}
-    for key in ("client_id", "client_secret", "scope", "token_endpoint_auth_method"):
+    for key in ("client_id", "client_secret", "scope", "token_endpoint_auth_method", "client_metadata_url"):
         value = raw.get(key)
         if value is None:
             continue
@@ -496,6 +501,14 @@ def _oauth(raw: object, headers: Mapping[str, str], fail: Any, environ: Mapping[
         fields[key] = _VAR.sub(lambda m: environ[m.group(1)], value).strip()
     if "client_secret" in fields and "client_id" not in fields:
         raise fail("oauth.client_secret", "needs `client_id`, the client it is the secret of")
+    document = fields.get("client_metadata_url")
+    if document is not None:
+        parts = urlsplit(document)
+        if parts.scheme != "https" or not parts.netloc or parts.path in ("", "/"):
+            raise fail("oauth.client_metadata_url", "must be an https URL with a path (where junior's client "
+                       f"metadata document is published), got {document!r}")
+        if "client_id" in fields:
+            raise fail("oauth.client_metadata_url", "is a client id of its own; set it or `client_id`, not both")
     method = fields.get("token_endpoint_auth_method")
     if method is not None and method not in _AUTH_METHODS:
         raise fail("oauth.token_endpoint_auth_method", f"must be one of {', '.join(_AUTH_METHODS)}, got {method!r}")

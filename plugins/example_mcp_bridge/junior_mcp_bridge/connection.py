@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     import mcp_types as types
     from mcp import ClientSession
 
-    from junior_mcp_bridge.cache import ToolCache, ToolInfo
+    from junior_mcp_bridge.cache import FailedStart, ToolCache, ToolInfo
     from junior_mcp_bridge.oauth import Login, OAuthState
 
 # The MCP SDK is imported where a session is opened, not here: a process answering from the tool cache
@@ -123,6 +123,10 @@ class ServerConnection:
         self._stderr_pump: threading.Thread | None = None
         self._bad_line: str | None = None
         self._restarting = False
+        self._failure: FailedStart | None = None
+        """The last failed start recorded beside the tool cache (this process's or another's)."""
+        self._held_until = 0.0
+        """Monotonic time before which this process does not start the server (a recorded failed start)."""
 
     @property
     def name(self) -> str:
@@ -146,6 +150,44 @@ class ServerConnection:
         log.debug("MCP server %r: %d tools from the cache", self.name, len(tools))
         return True
 
+    def hold_failed(self) -> bool:
+        """Take over a failed start recorded beside the tool cache whose back-off has not ended: the server is
+        "failed" with that record's reason and stderr, and is not started before the back-off ends."""
+        if self.cache is None or self.state != "stopped":
+            return False
+        failed = self._failure = self.cache.load_failure(self.config)
+        left = failed.until - self.cache.clock() if failed is not None else 0.0
+        if failed is None or left <= 0:
+            return False
+        self.error = f"{failed.error}; not started again for {left:.0f} s (`junior mcp check` tries it now)"
+        self.problem, self.retryable, self.advice = failed.problem, failed.retryable, failed.advice
+        self.stderr_tail = failed.stderr_tail
+        self._held_until = time.monotonic() + left
+        self._retry_at = max(self._retry_at, self._held_until)
+        self.state = "failed"
+        log.info("MCP server %r failed to start %.0f s ago; not starting it for another %.0f s: %s", self.name,
+                 self.cache.clock() - failed.written, left, failed.error)
+        return True
+
+    def forget_failure(self) -> None:
+        """Drop the recorded failed start, so this process and the next start the server."""
+        self._failure, self._held_until = None, 0.0
+        if self.cache is not None:
+            self.cache.clear_failure(self.config)
+
+    def _record_failure(self) -> None:
+        """Keep this failed start beside the tool cache, so the next processes leave the server alone a while."""
+        if self.cache is None or self.error is None:
+            return
+        from junior_mcp_bridge.cache import FailedStart, backoff_s
+
+        now = self.cache.clock()
+        failures = (self._failure.failures if self._failure is not None else 0) + 1
+        self._failure = FailedStart(until=now + backoff_s(failures), failures=failures, error=self.error,
+                                    problem=self.problem, retryable=self.retryable, advice=self.advice,
+                                    stderr_tail=self.stderr_tail, written=now)
+        self.cache.store_failure(self.config, self._failure)
+
     def _store(self) -> None:
         if self.cache is None:
             return
@@ -166,7 +208,8 @@ class ServerConnection:
     async def retry(self) -> None:
         """Connect again if the server is still down (the bridge's background retry)."""
         async with self._lock:
-            if self.state == "failed" and not self._closed and not self._restarting:
+            if (self.state == "failed" and not self._closed and not self._restarting
+                    and time.monotonic() >= self._held_until):
                 log.debug("retrying MCP server %r", self.name)
                 await self._connect()
 
@@ -230,6 +273,8 @@ class ServerConnection:
                     self.protocol_version = init.protocol_version
                     self.tools, self.listed, self.cached = tools, True, False
                     self._store()
+                    if self._failure is not None:
+                        self.forget_failure()
                     self._session = session
                     self.state = "ready"
                     self.connect_s = time.perf_counter() - started
@@ -275,6 +320,8 @@ class ServerConnection:
             self.error += f"; its stderr ended with: {' | '.join(self.stderr_tail)}"
         self.state = "failed"
         self._retry_at = time.monotonic() + self.retry_interval_s
+        if not (self._oauth is not None and self._oauth.refresh_first):  # the refreshed attempt is the outcome
+            self._record_failure()
         log.log(level, "MCP server %r is unavailable: %s", self.name, self.error)
         self._notify()
 
@@ -310,9 +357,14 @@ class ServerConnection:
 
         assert config.command is not None
         env = server_environment(config)
+        command, args = resolve_command(config.command, env.get("PATH")), list(config.args)
+        from junior_mcp_bridge import reaper
+
+        if reaper.supported():
+            _check_runnable(command, env.get("PATH"), config.cwd)  # the keeper would only say "exited"
+            command, args = reaper.keeper_command(command, args)
         # "replace": one invalid UTF-8 byte spoils a line (reported, and the session restarted), not the reader.
-        params = StdioServerParameters(command=resolve_command(config.command, env.get("PATH")),
-                                       args=list(config.args), env={**env, RUN_VARIABLE: run}, cwd=config.cwd,
+        params = StdioServerParameters(command=command, args=args, env={**env, RUN_VARIABLE: run}, cwd=config.cwd,
                                        encoding_error_handler="replace")
         self._stderr.clear()
         errlog, self._stderr_pump = _stderr_to_log(self.name, self._stderr)
@@ -409,6 +461,9 @@ class ServerConnection:
         said = f" Its last words on stderr: {' | '.join(self.stderr_tail)}." if self.stderr_tail else ""
         if self.advice is not None:
             advice = f"retrying will not help: tell the user to {self.advice}, and use another tool meanwhile"
+        elif self.retryable and time.monotonic() < self._held_until:
+            advice = (f"junior starts it again in {self._held_until - time.monotonic():.0f} s; try again later, "
+                      "or use another tool")
         elif self.retryable:
             advice = (f"junior retries it {self.retry_interval_s:g} s after each failed attempt; try again later, "
                       "or use another tool")
@@ -419,11 +474,14 @@ class ServerConnection:
                                         f"{said} {advice.capitalize()}.")
 
     def _unavailable(self, message: str) -> ToolError:
-        return ToolError("unavailable", f"{message}. Tell the user this tool is down, or try another tool.")
+        tail = tuple(self._stderr) if self.state == "failed" else ()
+        said = f" Its last words on stderr: {' | '.join(tail)}." if tail else ""
+        return ToolError("unavailable", f"{message}.{said} Tell the user this tool is down, or try another tool.")
 
     async def _crashed(self, reason: str) -> None:
         log.warning("MCP server %r crashed: %s; it will be restarted on the next call", self.name, reason)
         self.state, self.error, self.problem = "failed", f"crashed: {reason}", "the server exited"
+        self.stderr_tail = tuple(self._stderr)
         self._retry_at = 0.0  # the next call reconnects straight away
         self._end_runner()
 
@@ -658,6 +716,18 @@ def _exited(exc: BaseException) -> bool:
     from mcp.shared.exceptions import MCPError
 
     return isinstance(exc, MCPError) and exc.code == types.CONNECTION_CLOSED
+
+
+def _check_runnable(command: str, path: str | None, cwd: str | None) -> None:
+    """``FileNotFoundError`` or ``PermissionError`` as starting ``command`` itself would raise them."""
+    if _has_path(command):
+        found: str | None = command if os.path.isabs(command) else os.path.join(cwd or os.getcwd(), command)
+    else:
+        found = shutil.which(command, mode=os.F_OK, path=path if path is not None else os.environ.get("PATH"))
+    if found is None or not os.path.exists(found):
+        raise FileNotFoundError(2, "No such file or directory", command)
+    if os.path.isdir(found) or not os.access(found, os.X_OK):
+        raise PermissionError(13, "Permission denied", command)
 
 
 def _has_path(command: str) -> bool:

@@ -79,8 +79,9 @@ def result_json(result: Any) -> dict[str, Any]:
     """A ``CallToolResult`` as JSON: ``text``, ``structured_content`` and any other ``content`` blocks.
 
     Text that only repeats the structured content is dropped, so the model does not read the same data twice:
-    the whole of it as JSON, or, for the SDK's wrapped values (``{"result": value}``), the value as text or JSON,
-    or a list as one JSON block per item.
+    the whole of it as JSON, or, for a structure that wraps one value under one key (the SDK's
+    ``{"result": value}``, a file server's ``{"content": text}``, a graph server's ``{"entities": [...]}``), that
+    value as text or JSON, or a list as one JSON block per item.
     """
     texts: list[str] = []
     others: list[dict[str, Any]] = []
@@ -110,8 +111,8 @@ def error_text(result: Any, limit: int = 1000) -> str:
 def _repeats(texts: list[str], structured: Any) -> bool:
     """Whether the text blocks carry nothing but ``structured`` (or the value it wraps)."""
     candidates = [structured]
-    if isinstance(structured, dict) and list(structured) == ["result"]:
-        candidates.append(structured["result"])
+    if isinstance(structured, dict) and len(structured) == 1:
+        candidates.extend(structured.values())  # a wrapper: {"result": value}, {"content": text} ...
     for value in candidates:
         if len(texts) == 1 and (_same_json(texts[0], value) or texts[0] == value):
             return True

@@ -6,7 +6,8 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -60,8 +61,11 @@ def build_server(runtime: Runtime, context: ToolContext | None = None, tokens: T
             ]
         )
 
+    lister = SourceLister(runtime)
+
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         context = context_of(ctx)
+        await asyncio.to_thread(lister.list_for, params.name, params.arguments or {})
         names = await asyncio.to_thread(runtime.offered_names, context)  # on a worker thread, as offered()
         if params.name not in names:
             raise MCPError(
@@ -85,6 +89,42 @@ def build_server(runtime: Runtime, context: ToolContext | None = None, tokens: T
     )
 
 
+class SourceLister:
+    """Lists a lazy runtime's run-time sources (bridged servers) when a call first needs them, as the CLI does.
+
+    ``tools/list`` never waits for a server: it answers searchTools, executeTool and the direct tools listed so
+    far. A search lists the sources it covers (all, or its ``source``) and a call the source its tool_name
+    names; a server starts then, or answers from the tool cache.
+    """
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.listed: set[str] = set()
+        self._lock = threading.Lock()
+
+    def list_for(self, name: str, arguments: dict[str, Any]) -> None:
+        """List what a call of the model tool ``name`` with ``arguments`` needs (a no-op once listed)."""
+        if not self.runtime.options.lazy_sources:
+            return  # every source was listed at start-up
+        from junior_core.protocol import EXECUTE_TOOL, SEARCH_TOOLS
+
+        if name == SEARCH_TOOLS:
+            source = arguments.get("source")
+            wanted: Callable[[str], bool] = (lambda sid: sid == source) if isinstance(source, str) else (
+                lambda sid: True)
+        else:
+            tool_name = arguments.get("tool_name") if name == EXECUTE_TOOL else name
+            if not isinstance(tool_name, str):
+                return
+            wanted = lambda sid: tool_name.startswith(sid.replace(":", "__") + "__")  # noqa: E731
+        with self._lock:  # a second call waits for the listing the first started, rather than miss its tools
+            for info in self.runtime.source_info():
+                sid = info.id
+                if info.run_time and sid not in self.listed and wanted(sid):
+                    self.listed.add(sid)
+                    self.runtime.refresh_source(sid)
+
+
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -95,13 +135,15 @@ def _version() -> str:
 
 
 def serve(runtime: Runtime, http_port: int | None = None, context: ToolContext | None = None,
-          tokens: TokenTable | None = None, no_auth: bool = False, limits: GatewayLimits | None = None) -> None:
+          tokens: TokenTable | None = None, no_auth: bool = False, limits: GatewayLimits | None = None,
+          say: Callable[[str], None] | None = None) -> None:
     """Serve ``runtime`` over stdio, or over streamable HTTP on 127.0.0.1:``http_port``; returns when done.
 
     Over HTTP, every request must carry a bearer token of ``tokens`` (default: the owner's token file and
     ``[mcp.serve.tokens]``); only ``no_auth=True`` serves without, letting any local process or user act as
     the owner. What clients can hold (sessions, connections, time to send a request, log lines) is bounded by
-    ``limits`` (default: ``[plugins.mcp.gateway]``).
+    ``limits`` (default: ``[plugins.mcp.gateway]``). Over HTTP, ``say`` (default: the log at INFO) is told the
+    URL and the sources served once the port is bound.
     """
     import anyio
 
@@ -167,8 +209,28 @@ def serve(runtime: Runtime, http_port: int | None = None, context: ToolContext |
     # the rate limit applies. The h11 protocol is named explicitly: it is the one the read timeouts extend.
     config = uvicorn.Config(bounded, host="127.0.0.1", port=http_port, log_config=None, log_level="warning",
                             access_log=False, http=protocol_class(limits, client_of, OWNER), lifespan="on")
+    tokens_named = "no authentication: --no-auth" if match is None or tokens is None else (
+        f"tokens: {', '.join(tokens.names())}")
+    started = announcement(runtime, f"{url}/mcp", tokens_named)
+
+    class AnnouncingServer(uvicorn.Server):
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets)
+            if self.started:  # the port is bound: the URL printed is one a client can use
+                (say or log.info)(started)
+
     with rate_limited_logs(limits.log_lines_per_minute), _sigterm_unwinds():
-        uvicorn.Server(config).run()
+        AnnouncingServer(config).run()
+
+
+def announcement(runtime: Runtime, url: str, tokens: str) -> str:
+    """What ``serve --http`` says once it listens: where, who may call, and which sources it serves."""
+    rows = []
+    for info in runtime.source_info():
+        down = f" (unavailable: {info.unavailable})" if info.unavailable else ""
+        rows.append(f"{info.id}{down}")
+    served = ", ".join(rows) if rows else "none (no junior plugin is installed)"
+    return f"junior MCP gateway listening on {url} ({tokens}); sources: {served}"
 
 
 @contextlib.contextmanager

@@ -322,7 +322,8 @@ class OAuthState:
                 return await listener.result()
 
             yield Provider(server_url=self.config.url or "", client_metadata=metadata, storage=store,
-                           redirect_handler=redirect_handler, callback_handler=callback_handler)
+                           redirect_handler=redirect_handler, callback_handler=callback_handler,
+                           client_metadata_url=oauth.client_metadata_url)
 
     async def _callback_port(self) -> int:
         """The configured port, else the one the stored client was registered with (its redirect URI must match

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 
     from junior_core import Register, Runtime
     from junior_mcp_bridge.bridge import Bridge
+    from junior_mcp_bridge.cache import ToolCache
     from junior_mcp_bridge.config import ServerConfig
 
 __all__ = ["MCPBridge"]
@@ -51,11 +52,13 @@ class MCPBridge:
 
     @hookimpl
     def register_sources(self, register: Register) -> None:
-        # Described from config alone: listing sources (`junior sources`) neither imports the SDK nor starts a server.
+        # Described from config and the tool cache: listing sources (`junior sources`) neither imports the SDK
+        # nor starts a server, and shows what the model will read once the server's source is listed.
+        cache = self._cache() if any(c.enabled for c in self.configs) else None
         for config in self.configs:
             if config.enabled:
-                description = config.description or f"Tools of the MCP server {config.name!r}."
-                register(Source(config.source_id, description), provider=self._provider(config.name))
+                register(Source(config.source_id, _first_description(config, cache)),
+                         provider=self._provider(config.name))
 
     def _provider(self, name: str) -> Any:
         def list_tools() -> list[Any]:
@@ -144,3 +147,19 @@ class MCPBridge:
         for row in bridge.status():
             if row["enabled"] and (names is None or row["name"] in names):
                 runtime.set_source_unavailable(row["source"], bridge.unavailable_reason(row["name"]))
+
+
+def _first_description(config: ServerConfig, cache: ToolCache | None) -> str:
+    """The description the bridge gives the source when it is first listed: from a fresh cached listing, else
+    the configuration, with the reason of a failed start whose back-off has not ended."""
+    from junior_mcp_bridge.describe import described, unavailable_reason
+
+    listing = cache.load(config) if cache is not None else None
+    if listing is not None:
+        return described(config, listing.instructions, listing.server_title, listing.server_name)
+    text = described(config, None, None, None)
+    failed = cache.load_failure(config) if cache is not None else None
+    if failed is not None and cache is not None and failed.until > cache.clock():
+        reason = unavailable_reason(failed.problem, failed.retryable, failed.advice, failed.stderr_tail)
+        text += f" Unavailable: {reason}."
+    return text

@@ -29,12 +29,10 @@ PASSING = [
     "auth/scope-from-www-authenticate", "auth/scope-from-scopes-supported", "auth/scope-omitted-when-undefined",
     "auth/scope-retry-limit", "auth/token-endpoint-auth-basic", "auth/token-endpoint-auth-post",
     "auth/token-endpoint-auth-none", "auth/pre-registration", "auth/2025-03-26-oauth-endpoint-fallback",
-    "auth/resource-mismatch", "auth/offline-access-scope", "auth/offline-access-not-supported",
+    "auth/resource-mismatch", "auth/offline-access-scope", "auth/offline-access-not-supported", "auth/basic-cimd",
 ]
 # Scenarios whose named checks do not pass, and why; every other check of theirs must.
 KNOWN_GAPS = {
-    # junior has no client metadata document at an https URL to offer as its client id, so it registers.
-    "auth/basic-cimd": {"cimd-client-id-used"},
     # The step-up is asked for on a tool call; `junior mcp check` lists tools and calls none.
     "auth/scope-step-up": {"scope-step-up-escalation"},
     # The legacy server's metadata names the issuer `<origin>/oauth`; the SDK requires the origin (RFC 8414 3.3)

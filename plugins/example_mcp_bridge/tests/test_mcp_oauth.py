@@ -370,8 +370,14 @@ def test_a_token_file_others_can_read_or_a_symlink_is_refused_naming_the_file_an
 @pytest.mark.parametrize(("fields", "problem"), [
     ({"command": "x", "oauth": True}, "[mcp.servers.s] oauth: only applies to `url` servers"),
     ({"url": "https://h/mcp", "oauth": {"client": "x"}}, "[mcp.servers.s] oauth.client: unknown field; use "
-                                                         "callback_port, client_id, client_secret, scope, "
-                                                         "token_endpoint_auth_method"),
+                                                         "callback_port, client_id, client_metadata_url, "
+                                                         "client_secret, scope, token_endpoint_auth_method"),
+    ({"url": "https://h/mcp", "oauth": {"client_metadata_url": "http://junior.example/client.json"}},
+     "oauth.client_metadata_url: must be an https URL with a path"),
+    ({"url": "https://h/mcp", "oauth": {"client_metadata_url": "https://junior.example/"}},
+     "oauth.client_metadata_url: must be an https URL with a path"),
+    ({"url": "https://h/mcp", "oauth": {"client_metadata_url": "https://junior.example/c.json", "client_id": "c"}},
+     "oauth.client_metadata_url: is a client id of its own; set it or `client_id`, not both"),
     ({"url": "https://h/mcp", "oauth": {"client_secret": "s"}}, "oauth.client_secret: needs `client_id`"),
     ({"url": "https://h/mcp", "oauth": {"client_id": "${NOPE_NOT_SET}"}},
      "oauth.client_id: refers to ${NOPE_NOT_SET}, which is not set in the environment"),
@@ -398,3 +404,58 @@ def test_oauth_is_on_for_remote_servers_unless_they_carry_their_own_authorizatio
     assert configs["header"].oauth is None and configs["off"].oauth is None and configs["local"].oauth is None
     fixed = configs["fixed"].oauth
     assert fixed is not None and (fixed.client_id, fixed.callback_port, fixed.scope) == ("c", 8976, "a b")
+
+
+def _serving(port: int) -> bool:
+    try:
+        socket.create_connection(("localhost", port), timeout=1).close()
+        return True
+    except OSError:
+        return False
+
+
+@pytest.fixture
+def sdk_example(tmp_path: Path) -> Iterator[str]:
+    """The MCP SDK's example authorization and resource servers (``servers/simple_auth``): its authorization
+    server matches redirect URIs exactly and signs its demo user in on a form. Yields the MCP endpoint's URL."""
+    auth, resource = _free_port(), _free_port()
+    env = {**os.environ, "PYTHONPATH": str(HERE / "servers")}
+    procs = []
+    for name, args in (("auth_server", ["--port", str(auth)]),
+                       ("server", ["--port", str(resource), "--auth-server", f"http://localhost:{auth}"])):
+        with (tmp_path / f"{name}.log").open("wb") as log:
+            procs.append(subprocess.Popen([sys.executable, "-m", f"simple_auth.{name}", *args], env=env,
+                                          stdout=log, stderr=log))
+    try:
+        deadline = time.monotonic() + 90  # a loaded machine takes its time importing the SDK
+        while not (_serving(auth) and _serving(resource)):
+            if any(p.poll() is not None for p in procs) or time.monotonic() > deadline:
+                raise AssertionError("".join(p.read_text() for p in tmp_path.glob("*.log")))
+            time.sleep(0.1)
+        yield f"http://localhost:{resource}/mcp"
+    finally:
+        for proc in procs:
+            proc.terminate()
+            proc.wait(10)
+
+
+@pytest.mark.slow
+def test_check_then_login_against_the_sdk_example_authorization_server(
+    sdk_example: str, user: dict[str, str], tmp_path: Path
+) -> None:
+    """The order a new user runs: `check` (no browser: it registers junior and reports the login needed), then
+    `login` with a person signing in on the server's form, then everything works without a browser."""
+    user["JUNIOR_CONFIG"] = str(write_toml(tmp_path / "junior.toml", {"example": {"url": sdk_example}}))
+    user["BROWSER"] = f"{sys.executable} {HERE / 'servers' / 'form_browser.py'} %s"
+    checked = junior({**user, "BROWSER": "false"}, "mcp", "check")
+    assert checked.stdout.startswith("FAILED  mcp:example: the server needs a login: run `junior mcp login "
+                                     "example`"), checked.stdout + checked.stderr
+    began = time.monotonic()
+    logged_in = junior(user, "mcp", "login", "example")
+    assert logged_in.returncode == 0, logged_in.stdout + logged_in.stderr
+    assert logged_in.stdout.startswith("Logged in to mcp:example (MCP Resource Server"), logged_in.stdout
+    assert time.monotonic() - began < 60, "the login waited for its timeout"
+    visits = Path(user["JUNIOR_TEST_BROWSER_LOG"]).read_text()
+    assert "/login/callback" in visits and "/callback?code=" in visits  # signed in on the form, code sent back
+    after = junior({**user, "BROWSER": "false"}, "mcp", "check")
+    assert after.returncode == 0 and after.stdout.startswith("ok      mcp:example: MCP Resource Server"), after.stdout

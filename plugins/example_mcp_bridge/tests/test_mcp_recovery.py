@@ -63,3 +63,35 @@ def test_a_daemonised_child_of_a_server_does_not_outlive_close(tmp_path: Path, n
     finally:
         rt.close()
     assert not alive(daemon)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a subreaper is a Linux feature")
+@pytest.mark.parametrize("how", ["close", "server exits"])
+def test_a_detached_child_with_a_cleared_environment_ends_with_its_server(
+    tmp_path: Path, no_orphans: None, how: str
+) -> None:
+    """A daemon that left the server's session and process group and cleared its environment (no marker of
+    junior's left in it) still ends: with the runtime, or when its server exits."""
+    from junior_mcp_bridge import MCPBridge
+    from junior_mcp_bridge.config import ServerConfig
+
+    pid_file = tmp_path / "detached.pid"
+    config = ServerConfig(name="detach", origin="test", command=sys.executable,
+                          args=(MISBEHAVING, "detach", str(pid_file)))
+    rt = Runtime(plugins=[MCPBridge([config])])
+    try:
+        assert rt.execute_tool("mcp__detach__echo", {"text": "hi"})["result"] == {"text": "hi"}
+        detached = int(pid_file.read_text())
+        assert alive(detached)
+        assert os.getsid(detached) == detached  # it left the server's session and process group
+        assert b"JUNIOR_MCP_RUN" not in Path(f"/proc/{detached}/environ").read_bytes()
+        if how == "server exits":
+            crashed = rt.execute_tool("mcp__detach__crash", {})
+            assert crashed["error"]["code"] == "unavailable", crashed
+            deadline = time.monotonic() + 20
+            while alive(detached) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert not alive(detached), "the detached child outlived its server"
+    finally:
+        rt.close()
+    assert not alive(detached)

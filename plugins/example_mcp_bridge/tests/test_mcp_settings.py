@@ -58,6 +58,20 @@ def test_a_wrapped_value_is_not_carried_twice(make_runtime: Callable[..., Runtim
     assert image["text"] == "a picture" and image["structured_content"] == {"width": 1, "height": 1}
 
 
+def test_text_and_a_structure_wrapping_it_are_one_copy(make_runtime: Callable[..., Runtime]) -> None:
+    """The two reference-server styles: a file's text beside ``{"content": text}``, indented JSON beside
+    ``{"entities": [...]}``; the model gets the structure alone."""
+    rt = make_runtime({"w": {"command": sys.executable, "args": [str(HERE / "servers" / "wrapped.py")]}})
+    assert rt.execute_tool("mcp__w__read_file", {"path": "a.txt"})["result"] == {
+        "structured_content": {"content": "line one of a.txt\nline two"}}
+    made = [{"name": "Ann", "entityType": "person", "observations": []}]
+    assert rt.execute_tool("mcp__w__create_entities", {"names": ["Ann"]})["result"] == {
+        "structured_content": {"entities": made}}
+    # A structure of one key whose value the text does not repeat keeps the text (the control).
+    assert rt.execute_tool("mcp__w__summary", {"path": "a.txt"})["result"] == {
+        "text": "a.txt has 2 lines", "structured_content": {"content": "line one\nline two"}}
+
+
 def test_toml_servers_and_plugin_settings_from_the_user_config(tmp_path: Path) -> None:
     user = tmp_path / "user"
     user.mkdir()

@@ -82,8 +82,11 @@ def test_a_server_that_dies_shows_its_stderr_everywhere(
     assert f"MCP server 'dies' is unavailable: the server exited before it answered; its stderr ended with: {said}" \
         in caplog.text
     (source,) = rt.sources
+    from junior_mcp_bridge.describe import STDERR_QUOTE_LIMIT, plain_line
+
     assert source["description"].endswith("Unavailable: the server exited; it needs its configuration fixed "
-                                          "(`junior mcp check`).")
+                                          f'(`junior mcp check`); stderr: "'
+                                          f'{plain_line(said, STDERR_QUOTE_LIMIT)}".')
 
     config = write_toml(tmp_path / "junior.toml", {"dies": gated(tmp_path / "never")})
     checked = junior({**os.environ, "JUNIOR_CONFIG": str(config), "JUNIOR_LOAD_PLUGINS": "mcp"}, "mcp", "check")
@@ -111,10 +114,13 @@ def test_a_command_that_is_not_an_mcp_server_is_one_line(tmp_path: Path, no_orph
         assert checked.stdout.strip() == ("FAILED  mcp:echo: not an MCP server: the first line it wrote to stdout "
                                           "was 'hello there', not JSON-RPC (echo hello there)")
         assert "Traceback" not in checked.stderr and "validation error" not in checked.stderr, checked.stderr
-    searched = junior(env, "search", "hello")
+    fresh = {**env, "JUNIOR_CACHE_DIR": str(tmp_path / "fresh-cache")}  # no failed start recorded yet
+    searched = junior(fresh, "search", "hello")
     assert "Traceback" not in searched.stderr
     assert searched.stderr.count("\n") == 1, searched.stderr  # the one warning line
     assert "MCP server 'echo' is unavailable: not an MCP server" in searched.stderr
+    again = junior(fresh, "search", "hello")  # its failed start is held: not started, not warned about again
+    assert again.stderr == "", again.stderr
 
 
 @pytest.mark.slow

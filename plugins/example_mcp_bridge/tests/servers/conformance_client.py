@@ -15,6 +15,8 @@ args = [str(Path(sys.executable).parent / "junior"), "mcp", "check", "--url", ur
 env = dict(os.environ)
 if context.get("client_id"):
     args += ["--client-id", context["client_id"]]
+else:  # the document the suite's authorization server expects (it advertises support in one scenario)
+    args += ["--client-metadata-url", "https://conformance-test.local/client-metadata.json"]
 if context.get("client_secret"):
     env["CONFORMANCE_CLIENT_SECRET"] = context["client_secret"]
     args += ["--client-secret-env", "CONFORMANCE_CLIENT_SECRET"]

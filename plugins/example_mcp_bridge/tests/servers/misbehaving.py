@@ -15,6 +15,7 @@ Modes:
 - ``garble``: ``echo`` works; ``garble`` writes one byte of invalid UTF-8 as a line of its own on stdout.
 - With ``MISBEHAVING_START_LOG`` set, every mode appends its pid to that file when it starts.
 - ``daemon PATH``: at start, leaves a child in a session of its own (``setsid``) and writes its pid to PATH.
+- ``detach PATH``: as ``daemon``, the child's environment cleared; ``crash`` exits the server.
 - ``hostile``: its name, title, version, instructions, tool descriptions, titles, schemas, results and error
   messages carry terminal escapes (CSI, OSC 0 window titles, OSC 52 clipboard writes, C1 controls, a carriage
   return), bidi overrides and isolates, zero-width and tag characters (``HOSTILE_*`` below).
@@ -91,6 +92,8 @@ TOOLS: dict[str, list[types.Tool]] = {
     "storm": [tool("storm", "Change the tool list `count` times."), tool("listings", "Count tools/list requests.")],
     "garble": [tool("echo", "Echo the given text back."), tool("garble", "Write an invalid UTF-8 byte to stdout.")],
     "daemon": [tool("echo", "Echo the given text back.")],
+    "detach": [tool("echo", "Echo the given text back."),
+               tool("crash", "Exit the server process in the middle of the call.", destructive_hint=True)],
     "hostile": [
         types.Tool(name="forecast", description=HOSTILE_DESCRIPTION, input_schema=HOSTILE_SCHEMA,
                    annotations=types.ToolAnnotations(title=f"Forecast{OSC0}\u202e", read_only_hint=True)),
@@ -174,11 +177,13 @@ async def main() -> None:
         time.sleep(3600)
     if MODE == "gated" and not os.path.exists(sys.argv[2]):
         sys.exit(f"{sys.argv[2]} does not exist yet")
-    if MODE == "daemon":
+    if MODE in ("daemon", "detach"):
         import subprocess
 
+        # "detach": a daemon that also clears its environment, so no variable of junior's marks it.
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True,
-                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                 env={} if MODE == "detach" else None)
         with open(sys.argv[2], "w") as out:
             out.write(str(child.pid))
     print(f"misbehaving server starting in mode {MODE}", file=sys.stderr, flush=True)
