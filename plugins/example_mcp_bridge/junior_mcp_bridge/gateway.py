@@ -106,14 +106,12 @@ class SourceLister:
         """List what a call of the model tool ``name`` with ``arguments`` needs (a no-op once listed)."""
         if not self.runtime.options.lazy_sources:
             return  # every source was listed at start-up
-        from junior_core.protocol import EXECUTE_TOOL, SEARCH_TOOLS
-
-        if name == SEARCH_TOOLS:
+        if name == "searchTools":  # the two model tools' names are part of junior's contract
             source = arguments.get("source")
             wanted: Callable[[str], bool] = (lambda sid: sid == source) if isinstance(source, str) else (
                 lambda sid: True)
         else:
-            tool_name = arguments.get("tool_name") if name == EXECUTE_TOOL else name
+            tool_name = arguments.get("tool_name") if name == "executeTool" else name
             if not isinstance(tool_name, str):
                 return
             wanted = lambda sid: tool_name.startswith(sid.replace(":", "__") + "__")  # noqa: E731
