@@ -114,21 +114,28 @@ def test_sigterm_lets_the_turn_under_way_finish_then_stops(db_url: str, tmp_path
     no_traceback(served.stderr)
 
 
-def test_sigterm_gives_up_a_turn_that_outlasts_the_grace_and_tells_the_person(db_url: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("cut", ["grace", "second signal"])
+def test_sigterm_gives_up_a_turn_that_outlasts_the_grace_and_tells_the_person(
+    db_url: str, tmp_path: Path, cut: str
+) -> None:
     brain = StallingBrain()
     try:
-        with serving(db_url, tmp_path, "--grace", "1", brain=brain) as served:
+        with serving(db_url, tmp_path, "--grace", "1" if cut == "grace" else "120", brain=brain) as served:
             assert send(served.url, event_body(dm(ALICE, ALICE_DM, "how do we deploy? (stall)",
                                                   "1700000100.000100"), "Ev0TERM002")) == 200
             assert brain.reached.wait(60), "the turn never reached the model"
             served.process.send_signal(signal.SIGTERM)
+            if cut == "second signal":  # the supervisor, or the person at Ctrl-C, will not wait out the grace
+                wait_for_line(served, "stopping (SIGTERM): waiting up to 120 s for 1 turn under way")
+                served.process.send_signal(signal.SIGTERM)
             assert served.process.wait(timeout=60) == 1
             assert [p["text"] for p in served.slack.posts()] == [STOPPED]
     finally:
         brain.release.set()
     assert not finished(db_url, "Ev0TERM002")  # a later delivery after its lease runs it
+    after = "the 1 s grace" if cut == "grace" else "a second signal"
     assert served.stderr[-1].endswith(
-        " WARNING junior.slack: stopped with 1 turn unfinished after the 1 s grace (events Ev0TERM002); each person "
+        f" WARNING junior.slack: stopped with 1 turn unfinished after {after} (events Ev0TERM002); each person "
         "was told to ask again")
     no_traceback(served.stderr)
 
