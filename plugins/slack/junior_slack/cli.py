@@ -167,11 +167,25 @@ def serve(ctx: click.Context, port: int, host: str, body_limit: int, read_timeou
         except OSError as exc:
             raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
         click.echo(f"junior-slack: listening on http://{host}:{server.server_port}{EVENTS_PATH}", err=True)
+        hurry = server.again
+
+        def stop(_sig: int, _frame: Any) -> None:
+            # Outside serve_forever (uvicorn has its own handlers while it serves): before it, stop as soon as it
+            # starts; after it, while turns finish, cut their grace short. Never the default action, which would
+            # end the process at once.
+            hurry.set()
+            server.stop_soon()
+
+        previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
         try:
-            server.serve_forever()
+            try:
+                server.serve_forever()
+            finally:
+                server.server_close()
+            unfinished = finish_turns(bot, turns, grace, server.stopped_by, hurry)
         finally:
-            server.server_close()
-        unfinished = finish_turns(bot, turns, grace, server.stopped_by)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
     if unfinished:
         # Their threads are still in a turn: leave without waiting for them (the interpreter would).
         logging.shutdown()
@@ -179,20 +193,15 @@ def serve(ctx: click.Context, port: int, host: str, body_limit: int, read_timeou
         os._exit(1)
 
 
-def finish_turns(bot: SlackBot, turns: TurnPool, grace: float, stopped_by: int | None) -> int:
-    """Give the turns under way ``grace`` seconds (a second SIGTERM or Ctrl-C cuts it short); then give up the
-    rest, telling each person to ask again. How many were given up."""
+def finish_turns(bot: SlackBot, turns: TurnPool, grace: float, stopped_by: int | None,
+                 hurry: threading.Event) -> int:
+    """Give the turns under way ``grace`` seconds (less once ``hurry`` is set: a second SIGTERM or Ctrl-C); then
+    give up the rest, telling each person to ask again. How many were given up."""
     how = signal.Signals(stopped_by).name if stopped_by else "shut down"
     busy = turns.busy
     log.info("stopping (%s): %s", how, f"waiting up to {grace:g} s for {busy} turn{'s' * (busy != 1)} under way"
              if busy else "no turn under way")
-    hurry = threading.Event()
-    previous = {sig: signal.signal(sig, lambda _sig, _frame: hurry.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        left = turns.drain(grace, hurry)
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    left = turns.drain(grace, hurry)
     if not left:
         turns.shutdown(wait=True)
         log.info("stopped: every turn finished")

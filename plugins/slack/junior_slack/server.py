@@ -264,6 +264,12 @@ class SlackServer:
         self._done = threading.Event()
 
     @property
+    def again(self) -> threading.Event:
+        """Set by a second SIGINT or SIGTERM while ``serve_forever`` stops: whoever waits after it should hurry."""
+        event: threading.Event = self._server.again
+        return event
+
+    @property
     def stopped_by(self) -> int | None:
         """The signal that stopped ``serve_forever`` (``signal.SIGTERM``, ``signal.SIGINT``), if one did."""
         return self._server.signals[0] if self._server.signals else None
@@ -276,8 +282,13 @@ class SlackServer:
         finally:
             self._done.set()
 
-    def shutdown(self, timeout: float = 30.0) -> None:
+    def stop_soon(self) -> None:
+        """Have ``serve_forever`` stop as a signal would (at once if it has not started yet); safe in a signal
+        handler."""
         self._server.should_exit = True
+
+    def shutdown(self, timeout: float = 30.0) -> None:
+        self.stop_soon()
         self._done.wait(timeout)
 
     def server_close(self) -> None:
@@ -294,6 +305,7 @@ def _server_class() -> type:
         def __init__(self, config: uvicorn.Config) -> None:
             super().__init__(config)
             self.signals: list[int] = []
+            self.again = threading.Event()
 
         @contextlib.contextmanager
         def capture_signals(self) -> Iterator[None]:
@@ -302,6 +314,8 @@ def _server_class() -> type:
                 return
 
             def stop(sig: int, frame: Any) -> None:
+                if self.signals:
+                    self.again.set()  # uvicorn ignores a second SIGTERM; the caller cuts its grace short
                 self.signals.append(sig)
                 self.handle_exit(sig, frame)
 

@@ -7,6 +7,7 @@ import re
 import signal
 import socket
 import subprocess
+import time
 import urllib.request
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -114,26 +115,44 @@ def test_sigterm_lets_the_turn_under_way_finish_then_stops(db_url: str, tmp_path
     no_traceback(served.stderr)
 
 
-@pytest.mark.parametrize("cut", ["grace", "second signal"])
+def refused(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()
+    except ConnectionRefusedError:
+        return True
+    return False
+
+
+@pytest.mark.parametrize("cut", ["grace", "second signal", "second signal while it stops"])
 def test_sigterm_gives_up_a_turn_that_outlasts_the_grace_and_tells_the_person(
     db_url: str, tmp_path: Path, cut: str
 ) -> None:
     brain = StallingBrain()
+    grace = "1" if cut == "grace" else "120"
     try:
-        with serving(db_url, tmp_path, "--grace", "1" if cut == "grace" else "120", brain=brain) as served:
+        with serving(db_url, tmp_path, "--grace", grace, "--read-timeout", "5", brain=brain) as served:
             assert send(served.url, event_body(dm(ALICE, ALICE_DM, "how do we deploy? (stall)",
                                                   "1700000100.000100"), "Ev0TERM002")) == 200
             assert brain.reached.wait(60), "the turn never reached the model"
-            served.process.send_signal(signal.SIGTERM)
-            if cut == "second signal":  # the supervisor, or the person at Ctrl-C, will not wait out the grace
-                wait_for_line(served, "stopping (SIGTERM): waiting up to 120 s for 1 turn under way")
+            # A request still being sent: the server, stopping, waits for it (up to the read timeout).
+            with socket.create_connection(("127.0.0.1", served.port), timeout=30) as stalled:
+                stalled.sendall(b"POST /slack/events HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{")
                 served.process.send_signal(signal.SIGTERM)
-            assert served.process.wait(timeout=60) == 1
+                if cut == "second signal while it stops":
+                    deadline = time.monotonic() + 30
+                    while not refused(served.port):  # the first signal was taken: it is stopping
+                        assert time.monotonic() < deadline, "it never stopped accepting"
+                        time.sleep(0.05)
+                    served.process.send_signal(signal.SIGTERM)
+                elif cut == "second signal":  # the supervisor, or the person at Ctrl-C, will not wait out the grace
+                    wait_for_line(served, "stopping (SIGTERM): waiting up to 120 s for 1 turn under way")
+                    served.process.send_signal(signal.SIGTERM)
+                assert served.process.wait(timeout=60) == 1
             assert [p["text"] for p in served.slack.posts()] == [STOPPED]
     finally:
         brain.release.set()
     assert not finished(db_url, "Ev0TERM002")  # a later delivery after its lease runs it
-    after = "the 1 s grace" if cut == "grace" else "a second signal"
+    after = "the 1 s grace" if cut == "grace" else "a second signal"  # never the default action of SIGTERM
     assert served.stderr[-1].endswith(
         f" WARNING junior.slack: stopped with 1 turn unfinished after {after} (events Ev0TERM002); each person "
         "was told to ask again")
