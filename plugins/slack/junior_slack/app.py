@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
-from collections.abc import Mapping
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from junior_core import Message, ModelError, ToolContext
 from junior_core.llm.agent import DEFAULT_INSTRUCTIONS, Turn, run_turn
 from junior_slack.conversations import (
     HISTORY_LIMIT,
+    ChannelKind,
     Visibilities,
     clean_text,
     conversation_for,
@@ -18,6 +24,7 @@ from junior_slack.conversations import (
     installation_team,
     is_shared,
     thread_history,
+    visibility_of,
 )
 from junior_slack.events import EventLog
 
@@ -27,7 +34,7 @@ if TYPE_CHECKING:
     from junior_core import Runtime
     from junior_core.llm import ModelClient
 
-__all__ = ["INSTRUCTIONS", "SlackBot", "create_app"]
+__all__ = ["INSTRUCTIONS", "SlackBot", "bolt_app", "create_app", "retry_number"]
 
 log = logging.getLogger("junior.slack")
 
@@ -38,10 +45,69 @@ MODEL_DOWN = "Sorry, I couldn't finish answering: the model I use isn't respondi
              "in a few minutes."
 SOMETHING_BROKE = "Sorry, something went wrong on my side while answering. Please try again in a few minutes."
 NO_ANSWER = "I couldn't come up with an answer to that. Could you say it another way?"
+STOPPED = "Sorry, I was restarted before I could finish answering. Please ask again."
+
+# chat.postMessage: how many tries, the first wait between two (doubling at each try), and the longest wait, a
+# Retry-After included: Slack asking for longer is given up on at once.
+POST_TRIES = 4
+POST_BACKOFF_S = 1.0
+POST_WAIT_MAX_S = 30.0
+# Errors of Slack's own (and rate limits) that a later try may not meet; any other error (channel_not_found,
+# not_in_channel, invalid_auth, msg_too_long...) fails the same way every time.
+_TRANSIENT = frozenset({"ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout"})
+# The outcomes of an event that are how things should go; any other is logged as a warning.
+_FINE = frozenset({"answered", "duplicate", "ignored"})
+
+
+@dataclass
+class Delivery:
+    """One event as its log line tells it: where it came from, which delivery it was, what became of it."""
+
+    event_id: str
+    team: str
+    channel: str
+    kind: ChannelKind
+    retry: int
+    outcome: str = "failed"
+    why: str = ""
+
+    def end(self, outcome: str, why: str = "") -> None:
+        self.outcome, self.why = outcome, why
+
+    def line(self, took_s: float) -> str:
+        why = f" why={self.why}" if self.why else ""
+        return (f"event {self.event_id} team={self.team} channel={self.channel} kind={self.kind} retry={self.retry} "
+                f"outcome={self.outcome}{why} took={took_s:.3f}s")
+
+
+@dataclass
+class _Reply:
+    """Where a turn in flight posts its answer."""
+
+    event_id: str | None
+    client: Any
+    channel: str
+    thread_ts: str | None
+
+
+def retry_number(request: Any) -> int:
+    """Which delivery of its event a request is: 0 for the first, Slack's ``X-Slack-Retry-Num`` for a retry."""
+    headers = getattr(request, "headers", None) or {}
+    values = headers.get("x-slack-retry-num") or ()
+    value = values[0] if isinstance(values, (list, tuple)) and values else values
+    try:
+        return max(int(str(value)), 0)
+    except ValueError:
+        return 0
 
 
 class SlackBot:
-    """Turns one Slack user message into one junior turn; the Bolt listeners call ``handle``."""
+    """Turns one Slack user message into one junior turn; the Bolt listeners call ``handle``.
+
+    Each event gets one log line (``junior.slack``, INFO, or WARNING when it was dropped or failed) saying where it
+    came from, which delivery it was and what became of it, timed with ``clock``. A post Slack refuses for a reason
+    of its own is tried again after ``sleep``.
+    """
 
     def __init__(
         self,
@@ -51,6 +117,9 @@ class SlackBot:
         events: EventLog | None = None,
         history_limit: int = HISTORY_LIMIT,
         instructions: str = INSTRUCTIONS,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+        post_tries: int = POST_TRIES,
     ) -> None:
         self.runtime = runtime
         self.model = model
@@ -58,34 +127,69 @@ class SlackBot:
         self.history_limit = history_limit
         self.instructions = instructions
         self.visibilities = Visibilities()
+        self.clock = clock
+        self.sleep = sleep
+        self.post_tries = max(1, post_tries)
+        self._lock = threading.Lock()
+        self._in_flight: dict[int, _Reply] = {}
+        self._keys = itertools.count()
+        self._stopped = False
+
+    def listen(self, app: App) -> App:
+        """Answer ``app``'s mentions in channels and messages in DMs."""
+        app.event("app_mention")(self.on_app_mention)
+        app.event("message")(self.on_message)
+        return app
 
     # -- Bolt listeners --------------------------------------------------------------------------
-    def on_app_mention(self, body: dict[str, Any], event: dict[str, Any], context: Any, client: Any) -> None:
+    def on_app_mention(self, body: dict[str, Any], event: dict[str, Any], context: Any, client: Any,
+                       request: Any = None) -> None:
         # A mention in a DM also arrives as message.im (its own event id): that one is answered.
-        if event.get("channel_type") == "im" or str(event.get("channel") or "").startswith("D"):
-            return
-        self.handle(body, event, context, client, in_thread=True)
+        in_dm = event.get("channel_type") == "im" or str(event.get("channel") or "").startswith("D")
+        self.handle(body, event, context, client, in_thread=True, retry=retry_number(request),
+                    skip="dm-mention" if in_dm else None)
 
-    def on_message(self, body: dict[str, Any], event: dict[str, Any], context: Any, client: Any) -> None:
+    def on_message(self, body: dict[str, Any], event: dict[str, Any], context: Any, client: Any,
+                   request: Any = None) -> None:
         # Channel messages arrive as app_mention; only a DM is answered without a mention.
-        if event.get("channel_type") == "im":
-            self.handle(body, event, context, client, in_thread=False)
+        self.handle(body, event, context, client, in_thread=False, retry=retry_number(request),
+                    skip=None if event.get("channel_type") == "im" else "not-dm")
 
     # -- one event -------------------------------------------------------------------------------
     def handle(self, body: Mapping[str, Any], event: Mapping[str, Any], context: Any, client: Any, *,
-               in_thread: bool) -> Turn | None:
-        """Run the turn for ``event`` and post its answer; None when the event is not one to answer."""
+               in_thread: bool, retry: int = 0, skip: str | None = None) -> Turn | None:
+        """Run the turn for ``event`` and post its answer; None when the event is not one to answer (``skip``
+        says why, when the listener already knows). One log line tells what became of the event."""
+        started = self.clock()
+        channel = str(event.get("channel") or "")
+        delivery = Delivery(str(body.get("event_id") or "-"), str(body.get("team_id") or "-"), channel or "-",
+                            self.visibilities.peek(channel, event.get("channel_type")), retry)
+        try:
+            if skip is not None:
+                delivery.end("ignored", skip)
+                return None
+            return self._handle(delivery, body, event, context, client, in_thread=in_thread)
+        except BaseException:
+            delivery.end("failed", "error")
+            raise
+        finally:
+            level = logging.INFO if delivery.outcome in _FINE else logging.WARNING
+            log.log(level, "%s", delivery.line(self.clock() - started))
+
+    def _handle(self, delivery: Delivery, body: Mapping[str, Any], event: Mapping[str, Any], context: Any,
+                client: Any, *, in_thread: bool) -> Turn | None:
         bot_user_id = getattr(context, "bot_user_id", None)
         bot_id = getattr(context, "bot_id", None)
-        if event.get("subtype") or event.get("bot_id") or not event.get("user") or event.get("user") == bot_user_id:
-            return None  # edits, joins, other bots' and our own messages
+        ignored = _not_for_a_turn(event, bot_user_id, bot_id)
+        if ignored is not None:
+            delivery.end("ignored", ignored)  # edits, joins, other bots' and our own messages
+            return None
         event_id = body.get("event_id")
-        channel = str(event.get("channel") or "")
+        channel = delivery.channel
         # Conversations are keyed to the installation's own team (auth.test), never to a team the event names.
         team_id = installation_team(context)
         if team_id is None or not delivered_to(body, team_id):
-            log.warning("event %s is for team %s, not this installation's (%s); not answered", event_id,
-                        body.get("team_id"), team_id or "unknown")
+            delivery.end("dropped", "other-team")  # never answered with this installation's token
             return None
         if event_id:
             try:
@@ -94,50 +198,206 @@ class SlackBot:
                 # Without the log a retry cannot be told from a new event: no turn, and the user is told.
                 log.exception("event %s could not be recorded in the event log; no turn", event_id)
                 thread_ts = event.get("thread_ts") or (event.get("ts") if in_thread else None)
-                self.post(client, channel, SOMETHING_BROKE, str(thread_ts) if thread_ts else None)
+                self.post(client, channel, SOMETHING_BROKE, str(thread_ts) if thread_ts else None,
+                          event_id=str(event_id))
+                delivery.end("failed", "event-log-down")
                 return None
             if not first:
-                log.info("event %s was already taken (a Slack retry); no second turn", event_id)
+                delivery.end("duplicate")  # a Slack retry of an event taken already: no second turn
                 return None
         try:
-            visibility = self.visibilities.get(client, channel, event.get("channel_type"),
-                                               shared=is_shared(body, event, team_id))
-            actor, conversation = conversation_for(team_id, event, visibility)
+            kind = self.visibilities.kind(client, channel, event.get("channel_type"),
+                                          shared=is_shared(body, event, team_id))
+            delivery.kind = kind
+            actor, conversation = conversation_for(team_id, event, visibility_of(kind))
         except ValueError as exc:
             log.error("event %s cannot be mapped to a conversation, so it gets no answer: %s", event_id, exc)
             if event_id:
                 self.events.finish(str(event_id))
+            delivery.end("dropped", "bad-event")
             return None
         reply_thread = conversation.thread_ts or (conversation.message_ts if in_thread else None)
-        history = thread_history(client, team_id, conversation, bot_user_id, bot_id, limit=self.history_limit)
-        messages = [*history, Message("user", clean_text(str(event.get("text") or ""), bot_user_id), actor=actor)]
-        turn: Turn | None = None
-        try:
-            turn = run_turn(self.model, self.runtime, ToolContext(actor, conversation), messages,
-                            instructions=self.instructions)
-            text = turn.text.strip() or NO_ANSWER
-        except ModelError as exc:
-            turn = exc.turn
-            done = [r.tool_name for r in (turn.tool_calls if turn else ()) if r.result.get("ok") is True]
-            log.warning("turn for event %s in %s stopped: %s; tool calls already made: %s", event_id,
-                        conversation.source_key, exc, ", ".join(done) or "none")
-            text = MODEL_DOWN
-        except Exception:
-            log.exception("turn for event %s in %s failed", event_id, conversation.source_key)
-            text = SOMETHING_BROKE
-        self.post(client, channel, text, reply_thread)
+        with self._in_flight_as(_Reply(str(event_id) if event_id else None, client, channel, reply_thread)) as key:
+            history = thread_history(client, team_id, conversation, bot_user_id, bot_id, limit=self.history_limit)
+            messages = [*history,
+                        Message("user", clean_text(str(event.get("text") or ""), bot_user_id), actor=actor)]
+            turn: Turn | None = None
+            why = ""
+            try:
+                turn = run_turn(self.model, self.runtime, ToolContext(actor, conversation), messages,
+                                instructions=self.instructions)
+                text = turn.text.strip() or NO_ANSWER
+            except ModelError as exc:
+                turn = exc.turn
+                done = [r.tool_name for r in (turn.tool_calls if turn else ()) if r.result.get("ok") is True]
+                log.warning("turn for event %s in %s stopped: %s; tool calls already made: %s", event_id,
+                            conversation.source_key, exc, ", ".join(done) or "none")
+                text, why = MODEL_DOWN, "model-down"
+            except Exception:
+                log.exception("turn for event %s in %s failed", event_id, conversation.source_key)
+                text, why = SOMETHING_BROKE, "turn-error"
+            if not self._still_ours(key):
+                delivery.end("failed", "stopped")  # the process stopped first; the person was told to ask again
+                return turn
+            if self.post(client, channel, text, reply_thread, event_id=str(event_id) if event_id else None):
+                why = "+".join(filter(None, (why, "post-failed")))
         if event_id:
             self.events.finish(str(event_id))  # answered: no retry runs it again, however late
+        if why:
+            delivery.end("failed", why)
+        else:
+            delivery.end("answered")
         return turn
 
-    def post(self, client: Any, channel: str, text: str, thread_ts: str | None) -> None:
+    # -- turns in flight -------------------------------------------------------------------------
+    @contextmanager
+    def _in_flight_as(self, reply: _Reply) -> Iterator[int]:
+        key = next(self._keys)
+        with self._lock:
+            self._in_flight[key] = reply
         try:
-            if thread_ts is None:
-                client.chat_postMessage(channel=channel, text=text)
-            else:
-                client.chat_postMessage(channel=channel, text=text, thread_ts=thread_ts)
-        except Exception:
-            log.exception("could not post the answer to %s", channel)
+            yield key
+        finally:
+            with self._lock:
+                self._in_flight.pop(key, None)
+
+    def _still_ours(self, key: int) -> bool:
+        """True if the turn ``key`` may post its answer; after ``stop`` none may."""
+        with self._lock:
+            return self._in_flight.pop(key, None) is not None and not self._stopped
+
+    def stop(self) -> list[str]:
+        """Give up the turns still running (the process is stopping and their grace ran out): each person is told
+        to ask again, no answer is posted after this, and their events stay unfinished, so a later delivery of
+        one after its lease runs it. The event ids given up."""
+        with self._lock:
+            self._stopped = True
+            left = list(self._in_flight.values())
+            self._in_flight.clear()
+        for reply in left:
+            self.post(reply.client, reply.channel, STOPPED, reply.thread_ts, event_id=reply.event_id, tries=1)
+        return [reply.event_id or "-" for reply in left]
+
+    # -- posting ---------------------------------------------------------------------------------
+    def post(self, client: Any, channel: str, text: str, thread_ts: str | None, *, event_id: str | None = None,
+             tries: int | None = None) -> str | None:
+        """Post ``text``; None once posted, else why not, said in one log line.
+
+        An error of Slack's own (5xx, ``internal_error``...), a rate limit or a network error is tried again, up to
+        ``post_tries`` tries in all, after 1, 2, 4... seconds, or as long as a 429's ``Retry-After`` asks (longer
+        than ``POST_WAIT_MAX_S``: given up at once). Any other error is final at the first try.
+        """
+        arguments: dict[str, Any] = {"channel": channel, "text": text}
+        if thread_ts is not None:
+            arguments["thread_ts"] = thread_ts
+        limit = max(1, tries if tries is not None else self.post_tries)
+        for attempt in range(1, limit + 1):
+            try:
+                client.chat_postMessage(**arguments)
+                return None
+            except Exception as exc:  # noqa: BLE001 - every failure is said in one line, with what to do
+                error, wait = _post_error(exc, POST_BACKOFF_S * 2 ** (attempt - 1))
+            last = attempt == limit or wait is None or wait > POST_WAIT_MAX_S
+            if last:
+                waited = (f"; Slack asked to wait {wait:g} s, longer than {POST_WAIT_MAX_S:g} s"
+                          if wait is not None and wait > POST_WAIT_MAX_S else "")
+                log.warning("could not post to %s (event %s) after %d %s: %s%s", channel, event_id or "-", attempt,
+                            "try" if attempt == 1 else "tries", error, waited)
+                return error
+            assert wait is not None
+            log.info("posting to %s (event %s) failed: %s; trying again in %g s", channel, event_id or "-", error,
+                     wait)
+            self.sleep(wait)
+        return "no try made"  # pragma: no cover - the loop makes at least one
+
+
+def _not_for_a_turn(event: Mapping[str, Any], bot_user_id: str | None, bot_id: str | None) -> str | None:
+    """Why ``event`` gets no turn (an edit, a join, a bot's or our own message), or None when it is one."""
+    if (bot_user_id and event.get("user") == bot_user_id) or (bot_id and event.get("bot_id") == bot_id):
+        return "own-message"
+    if event.get("subtype"):
+        return f"subtype:{event.get('subtype')}"
+    if event.get("bot_id"):
+        return "bot-message"
+    if not event.get("user"):
+        return "no-user"
+    return None
+
+
+def _post_error(exc: Exception, backoff_s: float) -> tuple[str, float | None]:
+    """What went wrong with a post, in a few words, and how long to wait before another try (None: no other)."""
+    import http.client
+
+    from slack_sdk.errors import SlackApiError
+
+    if isinstance(exc, SlackApiError):
+        response = exc.response
+        status = int(getattr(response, "status_code", 0) or 0)
+        data = getattr(response, "data", None)
+        code = str(data.get("error") or "") if isinstance(data, dict) else ""
+        if code.startswith("Received a response in a non-JSON format"):
+            code = ""
+        said = f"{code or 'error'} (HTTP {status})" if status else code or "error"
+        if status == 429 or code == "ratelimited":
+            after = _retry_after(getattr(response, "headers", None) or {})
+            return said, after if after is not None else backoff_s
+        if status >= 500 or code in _TRANSIENT:
+            return said, backoff_s
+        return said, None
+    if isinstance(exc, (OSError, http.client.HTTPException)):  # URLError, timeouts, resets
+        return f"{type(exc).__name__}: {exc}", backoff_s
+    return f"{type(exc).__name__}: {exc}", None
+
+
+def _retry_after(headers: Mapping[str, Any]) -> float | None:
+    """A 429's ``Retry-After`` in seconds; None when absent or not a number of seconds."""
+    for name, value in headers.items():
+        if str(name).lower() == "retry-after":
+            value = value[0] if isinstance(value, (list, tuple)) and value else value
+            try:
+                return max(float(str(value).strip()), 0.0)
+            except ValueError:
+                return None
+    return None
+
+
+def bolt_app(**bolt_kwargs: Any) -> App:
+    """A ``slack_bolt.App``: ``bolt_kwargs`` go to ``App``; without a ``client``, ``SLACK_API_URL`` (when set) is the
+    Web API base URL.
+
+    With that client Bolt still reads ``SLACK_BOT_TOKEN`` and warns that it "will be unused"; the client carries that
+    same token, so that one warning is kept out of the log while the app is made.
+    """
+    from slack_bolt import App
+
+    token_in_client = False
+    if "client" not in bolt_kwargs and os.environ.get("SLACK_API_URL", "").strip():
+        from slack_sdk import WebClient
+
+        token = bolt_kwargs.pop("token", None) or os.environ.get("SLACK_BOT_TOKEN")
+        bolt_kwargs["client"] = WebClient(token=token, base_url=api_base_url(os.environ["SLACK_API_URL"]))
+        token_in_client = True
+    if not token_in_client:
+        return App(**bolt_kwargs)
+    from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
+
+    unused = warning_client_prioritized_and_token_skipped()
+    quiet = _Without(unused)
+    bolt_logger = bolt_kwargs.get("logger") or logging.getLogger("slack_bolt.App")
+    bolt_logger.addFilter(quiet)
+    try:
+        return App(**bolt_kwargs)
+    finally:
+        bolt_logger.removeFilter(quiet)
+
+
+class _Without(logging.Filter):
+    def __init__(self, message: str) -> None:
+        super().__init__()
+        self.message = message
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != self.message
 
 
 def create_app(
@@ -147,26 +407,21 @@ def create_app(
     events: EventLog | None = None,
     history_limit: int = HISTORY_LIMIT,
     instructions: str = INSTRUCTIONS,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
     **bolt_kwargs: Any,
 ) -> App:
     """A ``slack_bolt.App`` answering mentions in channels and messages in DMs with junior turns.
 
     ``bolt_kwargs`` go to ``App`` (``token``, ``signing_secret``, ``client``, ``listener_executor``...); without
     them Bolt reads ``SLACK_BOT_TOKEN`` and ``SLACK_SIGNING_SECRET``. Without a ``client``, ``SLACK_API_URL``
-    (when set) is the Web API base URL. ``events`` dedupes retried events (default: ``EventLog()``).
+    (when set) is the Web API base URL. ``events`` dedupes retried events (default: ``EventLog()``). ``clock``
+    times each event for its log line and ``sleep`` waits between tries of a post (tests pass their own).
     """
-    from slack_bolt import App
-
-    if "client" not in bolt_kwargs and os.environ.get("SLACK_API_URL", "").strip():
-        from slack_sdk import WebClient
-
-        token = bolt_kwargs.pop("token", None) or os.environ.get("SLACK_BOT_TOKEN")
-        bolt_kwargs["client"] = WebClient(token=token, base_url=api_base_url(os.environ["SLACK_API_URL"]))
-    app = App(**bolt_kwargs)
-    bot = SlackBot(runtime, model, events=events, history_limit=history_limit, instructions=instructions)
-    app.event("app_mention")(bot.on_app_mention)
-    app.event("message")(bot.on_message)
-    return app
+    app = bolt_app(**bolt_kwargs)
+    bot = SlackBot(runtime, model, events=events, history_limit=history_limit, instructions=instructions,
+                   clock=clock, sleep=sleep)
+    return bot.listen(app)
 
 
 def api_base_url(url: str) -> str:

@@ -4,18 +4,35 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
+import sys
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from junior_slack.events import LEASE
 from junior_slack.server import BODY_LIMIT, READ_TIMEOUT
 
 if TYPE_CHECKING:
     from slack_bolt import App
 
-__all__ = ["SETTINGS", "slack_group"]
+    from junior_slack.app import SlackBot
+    from junior_slack.events import EventLog
+    from junior_slack.server import TurnPool
+
+__all__ = ["GRACE_S", "SETTINGS", "setup_logging", "slack_group"]
+
+log = logging.getLogger("junior.slack")
+
+# Under the 30 s a container platform (Kubernetes, ECS) waits after SIGTERM before it kills the process.
+GRACE_S = 25.0
+# An event's lease: at least a second; at most an hour, past which it only keeps a dead turn from its retry.
+LEASE_MIN_S, LEASE_MAX_S = 1, 3600
 
 SETTINGS = {
     "SLACK_BOT_TOKEN": "the bot token (xoxb-...) from the app's OAuth & Permissions page",
@@ -32,27 +49,82 @@ def require(*names: str) -> None:
         raise click.ClickException("; ".join(f"{name} is not set: {SETTINGS[name]}" for name in missing))
 
 
+class _UTCFormatter(logging.Formatter):
+    """``2026-12-03T13:40:00.123Z LEVEL logger: message``: UTC, to the millisecond, as log collectors expect."""
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
+        return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z"
+
+
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def setup_logging(ctx: click.Context) -> None:
+    """Timestamps on the log lines, and ``junior.slack`` at INFO (a line per event) unless a level was chosen.
+
+    ``junior`` has already set up logging (``junior: LEVEL name: message`` on standard error, WARNING), so
+    ``logging.basicConfig`` would do nothing here: the handler it made gets this format instead. A level chosen
+    with ``junior --log-level``, ``-v`` or ``JUNIOR_LOG_LEVEL`` stays as chosen. Undone when the command ends.
+    """
+    from junior_core.cli import LOG_LEVEL_ENV
+
+    formatter = _UTCFormatter(LOG_FORMAT)
+    root = logging.getLogger()
+    ours = [h for h in root.handlers if type(h) is logging.StreamHandler and h.stream is sys.stderr]
+    added: logging.Handler | None = None
+    if not ours and not root.handlers:  # not run by ``junior``: nothing set up yet
+        added = logging.StreamHandler(sys.stderr)
+        root.addHandler(added)
+        ours = [added]
+    before = [(handler, handler.formatter) for handler in ours]
+    for handler in ours:
+        handler.setFormatter(formatter)
+    slack = logging.getLogger("junior.slack")
+    level = slack.level
+    params = ctx.find_root().params
+    chosen = bool(params.get("verbose")) or params.get("log_level") is not None \
+        or bool(os.environ.get(LOG_LEVEL_ENV, "").strip())
+    if not chosen:
+        slack.setLevel(logging.INFO)
+
+    def undo() -> None:
+        slack.setLevel(level)
+        for handler, was in before:
+            handler.setFormatter(was)
+        if added is not None:
+            root.removeHandler(added)
+
+    ctx.call_on_close(undo)
+
+
 @contextmanager
-def _bot() -> Iterator[App]:
-    """The installed runtime and the app on it, closed on leaving."""
+def _bot(ctx: click.Context, *, events: EventLog | None = None, **bolt_kwargs: Any) -> Iterator[tuple[App, SlackBot]]:
+    """The installed runtime, the bot and its Bolt app on it, closed on leaving."""
     from junior_core import Runtime
     from junior_core.llm import ModelConfigError, model_from_env
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    setup_logging(ctx)
     try:
         model = model_from_env()
     except ModelConfigError as exc:
         raise click.ClickException(f"JUNIOR_MODEL: {exc}") from None
     assert model is not None  # require() checked JUNIOR_MODEL
-    with Runtime.from_entry_points() as runtime:
-        from junior_slack.app import create_app
+    from junior_slack.app import SlackBot, bolt_app
+    from junior_slack.events import EventLog
 
+    log_of_events = events if events is not None else EventLog()
+    with Runtime.from_entry_points() as runtime:
         try:
-            app = create_app(runtime, model)
+            app = bolt_app(**bolt_kwargs)
         except Exception as exc:  # noqa: BLE001 - Bolt checks the token with auth.test: say why it failed
             where = os.environ.get("SLACK_API_URL") or "Slack"
             raise click.ClickException(f"cannot start the Slack app ({where}): {exc}") from None
-        yield app
+        bot = SlackBot(runtime, model, events=log_of_events)
+        bot.listen(app)
+        try:
+            yield app, bot
+        finally:
+            log_of_events.close()
 
 
 @click.group("slack")
@@ -68,32 +140,88 @@ def slack_group() -> None:
               help="Largest request body accepted, in bytes; a larger one is refused with 413 unread.")
 @click.option("--read-timeout", default=READ_TIMEOUT, show_default=True, type=click.FloatRange(min=0, min_open=True),
               help="Seconds a client has to send a request's headers, and again its body.")
-def serve(port: int, host: str, body_limit: int, read_timeout: float) -> None:
-    """Receive the Events API over HTTP at POST /slack/events (signatures checked with SLACK_SIGNING_SECRET)."""
-    require("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "JUNIOR_MODEL")
-    from junior_slack.server import EVENTS_PATH, make_server
+@click.option("--lease", default=int(LEASE.total_seconds()), show_default=True,
+              type=click.IntRange(min=LEASE_MIN_S, max=LEASE_MAX_S),
+              help="Seconds an event is held by the delivery running its turn; a retry after that, the turn "
+                   "unfinished (the process died), runs it again. Longer than a turn takes, shorter than Slack's "
+                   "last retry (5 minutes).")
+@click.option("--grace", default=GRACE_S, show_default=True, type=click.FloatRange(min=0),
+              help="On SIGTERM or Ctrl-C, seconds the turns under way have to finish before it stops without them.")
+@click.pass_context
+def serve(ctx: click.Context, port: int, host: str, body_limit: int, read_timeout: float, lease: int,
+          grace: float) -> None:
+    """Receive the Events API over HTTP at POST /slack/events (signatures checked with SLACK_SIGNING_SECRET).
 
-    with _bot() as app:
+    GET /healthz answers 200 without a signature. SIGTERM or Ctrl-C stops it: no new request is taken, the turns
+    under way get --grace seconds to finish; the exit status is 1 when some did not.
+    """
+    require("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "JUNIOR_MODEL")
+    from junior_slack.events import EventLog
+    from junior_slack.server import EVENTS_PATH, TurnPool, make_server
+
+    turns = TurnPool()
+    unfinished = 0
+    with _bot(ctx, events=EventLog(lease=timedelta(seconds=lease)), listener_executor=turns) as (app, bot):
         try:
             server = make_server(app, host, port, body_limit=body_limit, read_timeout=read_timeout)
         except OSError as exc:
             raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
         click.echo(f"junior-slack: listening on http://{host}:{server.server_port}{EVENTS_PATH}", err=True)
+        hurry = server.again
+
+        def stop(_sig: int, _frame: Any) -> None:
+            # Outside serve_forever (uvicorn has its own handlers while it serves): before it, stop as soon as it
+            # starts; after it, while turns finish, cut their grace short. Never the default action, which would
+            # end the process at once.
+            hurry.set()
+            server.stop_soon()
+
+        previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
         try:
-            server.serve_forever()
-        except KeyboardInterrupt:
-            pass
+            try:
+                server.serve_forever()
+            finally:
+                server.server_close()
+            unfinished = finish_turns(bot, turns, grace, server.stopped_by, hurry)
         finally:
-            server.server_close()
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+    if unfinished:
+        # Their threads are still in a turn: leave without waiting for them (the interpreter would).
+        logging.shutdown()
+        sys.stderr.flush()
+        os._exit(1)
+
+
+def finish_turns(bot: SlackBot, turns: TurnPool, grace: float, stopped_by: int | None,
+                 hurry: threading.Event) -> int:
+    """Give the turns under way ``grace`` seconds (less once ``hurry`` is set: a second SIGTERM or Ctrl-C); then
+    give up the rest, telling each person to ask again. How many were given up."""
+    how = signal.Signals(stopped_by).name if stopped_by else "shut down"
+    busy = turns.busy
+    log.info("stopping (%s): %s", how, f"waiting up to {grace:g} s for {busy} turn{'s' * (busy != 1)} under way"
+             if busy else "no turn under way")
+    left = turns.drain(grace, hurry)
+    if not left:
+        turns.shutdown(wait=True)
+        log.info("stopped: every turn finished")
+        return 0
+    given_up = bot.stop()
+    turns.shutdown(wait=False, cancel_futures=True)
+    log.warning("stopped with %d turn%s unfinished after %s (events %s); each person was told to ask again", left,
+                "s" * (left != 1), "a second signal" if hurry.is_set() else f"the {grace:g} s grace",
+                ", ".join(given_up) or "not started")
+    return left
 
 
 @slack_group.command()
-def socket() -> None:
+@click.pass_context
+def socket(ctx: click.Context) -> None:
     """Receive events over Socket Mode (SLACK_APP_TOKEN): no public URL needed."""
     require("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "JUNIOR_MODEL")
     from slack_bolt.adapter.socket_mode import SocketModeHandler
 
-    with _bot() as app:
+    with _bot(ctx) as (app, _):
         handler: Any = SocketModeHandler(app, os.environ["SLACK_APP_TOKEN"])
         click.echo("junior-slack: connecting over Socket Mode", err=True)
         try:

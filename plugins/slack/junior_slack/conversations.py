@@ -13,24 +13,28 @@ from junior_core import Actor, Conversation, Message
 from junior_core.context import parse_slack_ts
 
 __all__ = [
-    "HISTORY_LIMIT", "Visibility", "clean_text", "conversation_for", "delivered_to", "installation_team", "is_shared",
-    "thread_history",
+    "HISTORY_LIMIT", "ChannelKind", "Visibilities", "Visibility", "clean_text", "conversation_for", "delivered_to",
+    "installation_team", "is_shared", "thread_history", "visibility_of",
 ]
 
 log = logging.getLogger("junior.slack")
 
 Visibility = Literal["public", "private"]
+# What kind of conversation an event came from, as the log names it: a DM, a private channel or group DM, the
+# workspace's public channel, a channel shared with another organisation, or one Slack could not describe.
+ChannelKind = Literal["dm", "private", "public", "shared", "unknown"]
 HISTORY_LIMIT = 20  # earlier thread messages given to the model, newest kept
 HISTORY_PAGE = 200  # one conversations.replies page: the bound on what one event may fetch
 VISIBILITY_TTL_S = 600.0  # a channel made private is seen as private within this long
 _CACHE_MAX = 10_000
 # conversations.info flags of a channel that is not the workspace's own public one: private kinds, and channels
 # shared with another organisation (or on their way to be), whose members are not all this workspace's people.
-_PRIVATE_FLAGS = ("is_private", "is_im", "is_mpim", "is_group", "is_ext_shared", "is_shared", "is_pending_ext_shared")
+_PRIVATE_FLAGS = ("is_private", "is_im", "is_mpim", "is_group")
+_SHARED_FLAGS = ("is_ext_shared", "is_shared", "is_pending_ext_shared")
 
 
 class Visibilities:
-    """Each channel's visibility from ``conversations.info``, cached; when Slack cannot say, ``private``.
+    """Each channel's kind and visibility from ``conversations.info``, cached; when Slack cannot say, ``private``.
 
     Unknown is private on purpose: memory said there would otherwise reach every public channel. A channel shared
     with another organisation (Slack Connect) is private too: its own conversation, never the workspace's.
@@ -38,30 +42,56 @@ class Visibilities:
 
     def __init__(self, ttl_s: float = VISIBILITY_TTL_S) -> None:
         self.ttl_s = ttl_s
-        self._cache: dict[str, tuple[Visibility, float]] = {}
+        self._cache: dict[str, tuple[ChannelKind, float]] = {}
         self._lock = threading.Lock()
 
     def get(self, client: Any, channel: str, channel_type: str | None = None, *, shared: bool = False) -> Visibility:
-        if shared or channel_type in ("im", "mpim", "group") or channel.startswith("D"):
-            return "private"  # the event already says so; no API call
-        now = time.monotonic()
-        with self._lock:
-            hit = self._cache.get(channel)
-        if hit is not None and hit[1] > now:
-            return hit[0]
-        visibility: Visibility
+        return visibility_of(self.kind(client, channel, channel_type, shared=shared))
+
+    def kind(self, client: Any, channel: str, channel_type: str | None = None, *, shared: bool = False) -> ChannelKind:
+        """The channel's kind, asking ``conversations.info`` when the event does not say; ``unknown`` (private)
+        when Slack cannot say."""
+        known = self.peek(channel, channel_type, shared=shared)
+        if known != "unknown":
+            return known
+        kind: ChannelKind
         try:
             info = client.conversations_info(channel=channel)["channel"]
-            private = any(info.get(flag) for flag in _PRIVATE_FLAGS)
-            visibility = "private" if private else "public"
+            kind = _kind_of(info)
         except Exception as exc:  # noqa: BLE001 - SlackApiError, a network error: either way Slack did not say
             log.warning("conversations.info for %s failed (%s); treating the channel as private", channel, exc)
-            return "private"  # not cached: the next event asks again
+            return "unknown"  # not cached: the next event asks again
         with self._lock:
             if len(self._cache) >= _CACHE_MAX:
                 self._cache.clear()
-            self._cache[channel] = (visibility, now + self.ttl_s)
-        return visibility
+            self._cache[channel] = (kind, time.monotonic() + self.ttl_s)
+        return kind
+
+    def peek(self, channel: str, channel_type: str | None = None, *, shared: bool = False) -> ChannelKind:
+        """The channel's kind from the event and the cache alone, without asking Slack; ``unknown`` when neither
+        says."""
+        if shared:
+            return "shared"
+        if channel_type == "im" or channel.startswith("D"):
+            return "dm"
+        if channel_type in ("mpim", "group"):
+            return "private"
+        with self._lock:
+            hit = self._cache.get(channel)
+        return hit[0] if hit is not None and hit[1] > time.monotonic() else "unknown"
+
+
+def _kind_of(info: Mapping[str, Any]) -> ChannelKind:
+    if any(info.get(flag) for flag in _SHARED_FLAGS):
+        return "shared"
+    if info.get("is_im"):
+        return "dm"
+    return "private" if any(info.get(flag) for flag in _PRIVATE_FLAGS) else "public"
+
+
+def visibility_of(kind: ChannelKind) -> Visibility:
+    """Only the workspace's own public channels are public; a DM, a private, shared or unknown channel is not."""
+    return "public" if kind == "public" else "private"
 
 
 def clean_text(text: str, bot_user_id: str | None) -> str:

@@ -4,28 +4,39 @@ The front does what must happen before a request body is trusted or parsed: it r
 (413, from ``Content-Length`` or as it streams in), gives a client ``read_timeout`` seconds to send its headers and
 its body (a half-sent request is dropped or answered 408), and checks Slack's signature on the raw bytes (401).
 Only then does Bolt see the request, on a worker thread, so the event loop keeps accepting. Every refusal is a
-short plain-text answer; no traceback reaches a client.
+short plain-text answer; no traceback reaches a client. ``GET /healthz`` answers 200 with no signature, for a load
+balancer or a supervisor.
+
+On SIGTERM or Ctrl-C the server stops accepting, answers the requests under way and returns; the turns Bolt runs
+on its listener executor (a ``TurnPool``) are then given a grace period to finish (``junior slack serve``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import signal
 import socket
 import threading
-from collections.abc import Awaitable, Callable, MutableMapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     import asyncio
 
     from slack_bolt import App
 
-__all__ = ["BACKLOG", "BODY_LIMIT", "EVENTS_PATH", "READ_TIMEOUT", "SlackServer", "asgi_app", "make_server"]
+__all__ = [
+    "BACKLOG", "BODY_LIMIT", "EVENTS_PATH", "HEALTH_PATH", "READ_TIMEOUT", "SlackServer", "TurnPool", "asgi_app",
+    "make_server",
+]
 
 log = logging.getLogger("junior.slack")
 
 EVENTS_PATH = "/slack/events"
+HEALTH_PATH = "/healthz"
 # Slack's event payloads are a few KB; a megabyte leaves room for large messages and refuses floods early.
 BODY_LIMIT = 1024 * 1024
 READ_TIMEOUT = 10.0
@@ -36,6 +47,7 @@ Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+T = TypeVar("T")
 
 
 class _Refused(Exception):
@@ -103,6 +115,12 @@ def asgi_app(app: App, signing_secret: str, path: str = EVENTS_PATH, *, body_lim
 
         if scope["type"] != "http":
             return  # lifespan is off; nothing else is served
+        if scope["path"] == HEALTH_PATH:
+            if scope["method"] not in ("GET", "HEAD"):
+                await _answer(send, 405, b"method not allowed", [(b"allow", b"GET, HEAD")])
+            else:  # serving: the event loop answered; nothing of the request is read (a HEAD gets no body)
+                await _answer(send, 200, b"ok\n")
+            return
         if scope["path"] != path:
             await _answer(send, 404, b"not found")
             return
@@ -178,6 +196,54 @@ def _protocol(read_timeout: float) -> type:
     return Protocol
 
 
+class TurnPool(ThreadPoolExecutor):
+    """Bolt's listener executor, counting the work it has taken and not finished: ``drain`` waits for it.
+
+    Bolt acknowledges an event, then submits its turn here before the request's answer is sent, so once the
+    server has answered every request under way, every turn to finish is counted.
+    """
+
+    def __init__(self, max_workers: int = 5) -> None:
+        super().__init__(max_workers=max_workers, thread_name_prefix="junior-slack-turn")
+        self._busy = 0
+        self._idle = threading.Condition()
+
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
+        with self._idle:
+            self._busy += 1
+        try:
+            future = super().submit(fn, *args, **kwargs)
+        except BaseException:
+            self._done()
+            raise
+        future.add_done_callback(lambda _future: self._done())
+        return future
+
+    def _done(self) -> None:
+        with self._idle:
+            self._busy -= 1
+            self._idle.notify_all()
+
+    @property
+    def busy(self) -> int:
+        """Work taken and not finished: turns running or waiting for a worker."""
+        with self._idle:
+            return self._busy
+
+    def drain(self, timeout: float, hurry: threading.Event | None = None) -> int:
+        """Wait up to ``timeout`` seconds (less once ``hurry`` is set) for every turn to finish; how many did not."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        with self._idle:
+            while self._busy and not (hurry is not None and hurry.is_set()):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._idle.wait(min(left, 0.2))
+            return self._busy
+
+
 class SlackServer:
     """uvicorn serving an ASGI app on a socket bound at construction (so ``server_port`` is known at once)."""
 
@@ -189,25 +255,78 @@ class SlackServer:
                                            backlog=backlog)
         self.server_address = self.socket.getsockname()
         self.server_port = int(self.server_address[1])
+        # On stopping, a request under way has what a client is given to send one, and a little more, to end.
         config = uvicorn.Config(application, lifespan="off", http=_protocol(read_timeout), backlog=backlog,
                                 timeout_keep_alive=max(1, round(read_timeout)), log_config=None, log_level="warning",
-                                access_log=False, server_header=False, ws="none")
-        self._server = uvicorn.Server(config)
+                                access_log=False, server_header=False, ws="none",
+                                timeout_graceful_shutdown=int(read_timeout * 2) + 1)
+        self._server = _server_class()(config)
         self._done = threading.Event()
 
+    @property
+    def again(self) -> threading.Event:
+        """Set by a second SIGINT or SIGTERM while ``serve_forever`` stops: whoever waits after it should hurry."""
+        event: threading.Event = self._server.again
+        return event
+
+    @property
+    def stopped_by(self) -> int | None:
+        """The signal that stopped ``serve_forever`` (``signal.SIGTERM``, ``signal.SIGINT``), if one did."""
+        return self._server.signals[0] if self._server.signals else None
+
     def serve_forever(self) -> None:
-        """Serve until ``shutdown()`` (or, on the main thread, SIGINT/SIGTERM: KeyboardInterrupt after closing)."""
+        """Serve until ``shutdown()`` or, on the main thread, SIGINT or SIGTERM; then stop accepting, answer the
+        requests under way and return (the signal is not raised again: see ``stopped_by``)."""
         try:
             self._server.run(sockets=[self.socket])
         finally:
             self._done.set()
 
-    def shutdown(self, timeout: float = 30.0) -> None:
+    def stop_soon(self) -> None:
+        """Have ``serve_forever`` stop as a signal would (at once if it has not started yet); safe in a signal
+        handler."""
         self._server.should_exit = True
+
+    def shutdown(self, timeout: float = 30.0) -> None:
+        self.stop_soon()
         self._done.wait(timeout)
 
     def server_close(self) -> None:
         self.socket.close()
+
+
+def _server_class() -> type:
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, keeping the stopping signal for the caller instead of raising it again on return:
+        raised, SIGTERM's default action would end the process before the turns in flight finish."""
+
+        def __init__(self, config: uvicorn.Config) -> None:
+            super().__init__(config)
+            self.signals: list[int] = []
+            self.again = threading.Event()
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+
+            def stop(sig: int, frame: Any) -> None:
+                if self.signals:
+                    self.again.set()  # uvicorn ignores a second SIGTERM; the caller cuts its grace short
+                self.signals.append(sig)
+                self.handle_exit(sig, frame)
+
+            original = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+            try:
+                yield
+            finally:
+                for sig, handler in original.items():
+                    signal.signal(sig, handler)
+
+    return Server
 
 
 def make_server(app: App, host: str = "127.0.0.1", port: int = 3000, path: str = EVENTS_PATH, *,

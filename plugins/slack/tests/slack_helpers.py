@@ -5,7 +5,8 @@
 request; slack-sdk's ``WebClient`` reaches it through ``SLACK_API_URL``. Events are signed with slack-sdk's own
 ``SignatureVerifier`` and sent over HTTP, so Bolt checks them exactly as it checks Slack's. The fake grants the
 scopes of ``manifest.yml`` and nothing more, answering ``missing_scope`` as Slack does, and records each scope a
-call used: the app must run on exactly what the manifest asks for.
+call used: the app must run on exactly what the manifest asks for. ``fail_next`` makes a method's next calls fail
+as Slack's do (a 429 with ``Retry-After``, a 500, an ``ok: false``).
 """
 
 from __future__ import annotations
@@ -55,6 +56,8 @@ class FakeSlack:
         self.used_scopes: set[str] = set()
         self.refused: list[tuple[str, str]] = []  # (method, the scope it lacked)
         self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.failed: list[tuple[str, dict[str, Any]]] = []  # calls answered with a scripted failure
+        self._failures: dict[str, list[tuple[int, dict[str, str], dict[str, Any] | str]]] = {}
         self.channels: dict[str, dict[str, Any]] = {}
         self.threads: dict[tuple[str, str], list[dict[str, Any]]] = {}
         self._lock = threading.Condition()
@@ -72,11 +75,14 @@ class FakeSlack:
                     else:
                         params.update(parse_qsl(raw.decode()))
                 params["_token"] = (self.headers.get("authorization") or "").removeprefix("Bearer ")
-                payload = fake.answer(parts.path.rsplit("/", 1)[-1], params)
-                data = json.dumps(payload).encode()
-                self.send_response(200)
-                self.send_header("content-type", "application/json; charset=utf-8")
+                status, headers, payload = fake.respond(parts.path.rsplit("/", 1)[-1], params)
+                data = json.dumps(payload).encode() if isinstance(payload, dict) else payload.encode()
+                self.send_response(status)
+                kind = "application/json" if isinstance(payload, dict) else "text/plain"
+                self.send_header("content-type", f"{kind}; charset=utf-8")
                 self.send_header("content-length", str(len(data)))
+                for name, value in headers.items():
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(data)
 
@@ -88,6 +94,19 @@ class FakeSlack:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}/api/"
         threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+
+    def fail_next(self, method: str, *failures: tuple[int, dict[str, str], dict[str, Any] | str]) -> None:
+        """Answer the next calls of ``method`` with these (status, headers, body) failures, in order."""
+        with self._lock:
+            self._failures.setdefault(method, []).extend(failures)
+
+    def respond(self, method: str, params: dict[str, Any]) -> tuple[int, dict[str, str], dict[str, Any] | str]:
+        with self._lock:
+            queue = self._failures.get(method)
+            if queue:
+                self.failed.append((method, params))
+                return queue.pop(0)
+        return 200, {}, self.answer(method, params)
 
     def answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         with self._lock:

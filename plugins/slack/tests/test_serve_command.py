@@ -241,10 +241,10 @@ def test_an_event_whose_process_was_killed_mid_turn_is_answered_by_the_retry_aft
     finally:
         brain.release.set()
     assert not finished(db_url, "Ev0CRASH001")
-    with serving(db_url, tmp_path / "second", JUNIOR_LOG_LEVEL="INFO") as second:
+    with serving(db_url, tmp_path / "second") as second:
         # Slack's retry while the dead process's lease is live: refused, it might still be answering.
         assert send(second.url, body, retry=1) == 200
-        wait_for_line(second, "event Ev0CRASH001 was already taken")
+        wait_for_line(second, f"event Ev0CRASH001 team={TEAM} channel={ALICE_DM} kind=dm retry=1 outcome=duplicate ")
         lease_runs_out(db_url)
         assert send(second.url, body, retry=2) == 200  # the lease ran out unfinished: this one answers
         answer = second.slack.wait_for_post(lambda p: p["channel"] == ALICE_DM)
@@ -257,7 +257,7 @@ def test_an_event_whose_process_was_killed_mid_turn_is_answered_by_the_retry_aft
         # Finished: a later retry is refused however old the lease.
         lease_runs_out(db_url)
         assert send(second.url, body, retry=3) == 200
-        wait_for_line(second, "event Ev0CRASH001 was already taken", count=2)
+        wait_for_line(second, f"event Ev0CRASH001 team={TEAM} channel={ALICE_DM} kind=dm retry=3 outcome=duplicate ")
         assert [p["text"] for p in second.slack.posts()] == ["I don't know that yet."]
         assert second.stop() == 0
     assert not [line for line in second.stderr if "Traceback" in line], "\n".join(second.stderr)

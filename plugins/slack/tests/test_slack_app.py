@@ -7,6 +7,7 @@ event and runs its turn on a worker; the app here gets one worker, so events are
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -61,6 +62,22 @@ class Recorder:
         return [t for c, t in self.turns if c.conversation is not None and c.conversation.channel_id == channel]
 
 
+class Clock:
+    """The bot's clock, moved only by the scripted model: each model request takes 1.25 s."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self._lock = threading.Lock()
+
+    def __call__(self) -> float:
+        with self._lock:
+            return self.now
+
+    def advance(self, seconds: float) -> None:
+        with self._lock:
+            self.now += seconds
+
+
 @dataclass
 class Bot:
     url: str
@@ -69,6 +86,7 @@ class Bot:
     recorder: Recorder
     runtime: Runtime
     events: EventLog
+    sleeps: list[float] = field(default_factory=list)  # every wait between two tries of a post
     ids: Any = field(default_factory=lambda: count(1))
 
     def event(self, event: dict[str, Any], **kwargs: Any) -> tuple[str, int]:
@@ -102,18 +120,27 @@ def bot(db_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Bot]:
                  "name": "acme-partners"},
     }
     brain = Brain()
-    model = ChatCompletionsServer(brain.script, model="local")
+    clock = Clock()
+
+    def timed(view: Any) -> Any:
+        clock.advance(1.25)
+        return brain.script(view)
+
+    model = ChatCompletionsServer(timed, model="local")
     brain.server = model
     monkeypatch.setenv("SLACK_API_URL", slack.url)  # how `junior slack serve` points slack-sdk at a Web API
     recorder = Recorder()
     runtime = Runtime(plugins=[MemoryPlugin(url=db_url), recorder])
     events = EventLog(db_url)
+    sleeps: list[float] = []
     app = create_app(runtime, model_from_spec(model.spec, env={}), events=events, token="xoxb-test-token",
-                     signing_secret="8f742231b10e8888abcd99yyyzzz85a5", listener_executor=ThreadPoolExecutor(1))
+                     signing_secret="8f742231b10e8888abcd99yyyzzz85a5", listener_executor=ThreadPoolExecutor(1),
+                     clock=clock, sleep=sleeps.append)
     server = make_server(app, "127.0.0.1", 0, signing_secret="8f742231b10e8888abcd99yyyzzz85a5")
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        yield Bot(f"http://127.0.0.1:{server.server_port}/slack/events", slack, model, recorder, runtime, events)
+        yield Bot(f"http://127.0.0.1:{server.server_port}/slack/events", slack, model, recorder, runtime, events,
+                  sleeps)
     finally:
         server.shutdown()
         server.server_close()
@@ -344,3 +371,115 @@ def test_an_event_for_another_team_is_not_answered_with_our_token(bot: Bot) -> N
     (context,) = [c for c, _ in bot.recorder.turns if c.conversation and c.conversation.channel_id == PUBLIC]
     assert context.conversation is not None and context.conversation.team_id == TEAM
     assert context.conversation.visibility == "private"  # the envelope's other team says the channel is shared
+
+
+# -- watching it: a line per event, posts tried again ------------------------------------------------------------
+def event_lines(caplog: pytest.LogCaptureFixture) -> list[tuple[str, str]]:
+    """(level, message) of each per-event line, in order."""
+    return [(r.levelname, r.getMessage()) for r in caplog.records
+            if r.name == "junior.slack" and r.getMessage().startswith("event ") and " outcome=" in r.getMessage()]
+
+
+def line_of(caplog: pytest.LogCaptureFixture, event_id: str) -> tuple[str, str]:
+    (line,) = [(level, text) for level, text in event_lines(caplog) if text.startswith(f"event {event_id} ")]
+    return line
+
+
+def test_each_event_gets_one_line_saying_where_it_came_from_and_what_became_of_it(
+    bot: Bot, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="junior.slack")
+    answered = event_body(dm(ALICE, ALICE_DM, "hello", "1700003000.000100"), "Ev0LINE001")
+    assert send(bot.url, answered) == 200
+    assert send(bot.url, answered, retry=2) == 200  # Slack's second retry of it
+    sent = {
+        "Ev0LINE002": mention(ALICE, PUBLIC, "hi all", "1700003100.000100"),
+        "Ev0LINE003": mention(ALICE, PRIVATE, "hi ops", "1700003200.000100"),
+        "Ev0LINE004": partner_mention(SHARED, "hi partners", "1700003300.000100"),
+        "Ev0LINE005": dm(ALICE, ALICE_DM, "an edit", "1700003400.000100", subtype="message_changed"),
+        "Ev0LINE006": mention(ALICE, ALICE_DM, "in a DM", "1700003500.000100"),
+    }
+    for event_id, event in sent.items():
+        assert send(bot.url, event_body(event, event_id)) == 200
+    assert send(bot.url, event_body(mention(ALICE, PUBLIC, "theirs", "1700003600.000100"), "Ev0LINE007",
+                                    team=PARTNER_TEAM)) == 200
+    bot.ping()  # one worker: each event before it has been handled, and logged, by the time it is answered
+    team = f"team={TEAM}"
+    assert [line for line in event_lines(caplog) if PING_DM not in line[1]] == [
+        ("INFO", f"event Ev0LINE001 {team} channel={ALICE_DM} kind=dm retry=0 outcome=answered took=1.250s"),
+        ("INFO", f"event Ev0LINE001 {team} channel={ALICE_DM} kind=dm retry=2 outcome=duplicate took=0.000s"),
+        ("INFO", f"event Ev0LINE002 {team} channel={PUBLIC} kind=public retry=0 outcome=answered took=1.250s"),
+        ("INFO", f"event Ev0LINE003 {team} channel={PRIVATE} kind=private retry=0 outcome=answered took=1.250s"),
+        ("INFO", f"event Ev0LINE004 {team} channel={SHARED} kind=shared retry=0 outcome=answered took=1.250s"),
+        ("INFO", f"event Ev0LINE005 {team} channel={ALICE_DM} kind=dm retry=0 outcome=ignored "
+                 "why=subtype:message_changed took=0.000s"),
+        ("INFO", f"event Ev0LINE006 {team} channel={ALICE_DM} kind=dm retry=0 outcome=ignored why=dm-mention "
+                 "took=0.000s"),
+        ("WARNING", f"event Ev0LINE007 team={PARTNER_TEAM} channel={PUBLIC} kind=public retry=0 outcome=dropped "
+                    "why=other-team took=0.000s"),
+    ]
+
+
+def test_a_turn_that_fails_is_a_warning_line_with_why(bot: Bot, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="junior.slack")
+    assert send(bot.url, event_body(dm(ALICE, ALICE_DM, "break after remembering that the VPN is down",
+                                       "1700003700.000100"), "Ev0DOWN001")) == 200
+    assert bot.slack.wait_for_post(lambda p: p["channel"] == ALICE_DM)["text"] == MODEL_DOWN
+    bot.ping()  # its line is logged once its answer is posted
+    level, text = line_of(caplog, "Ev0DOWN001")
+    assert level == "WARNING" and " outcome=failed why=model-down " in text and "kind=dm retry=0" in text
+
+
+def rate_limited(seconds: str) -> tuple[int, dict[str, str], dict[str, Any]]:
+    return 429, {"Retry-After": seconds}, {"ok": False, "error": "ratelimited"}
+
+
+def test_a_rate_limited_post_waits_as_long_as_slack_asks_and_is_posted(
+    bot: Bot, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="junior.slack")
+    bot.slack.fail_next("chat.postMessage", rate_limited("7"), (503, {}, "upstream unavailable"))
+    assert send(bot.url, event_body(dm(ALICE, ALICE_DM, "hello", "1700003800.000100"), "Ev0POST001")) == 200
+    posted = bot.slack.wait_for_post(lambda p: p["channel"] == ALICE_DM)
+    assert posted["text"] == "echo: hello (after 0 earlier)"
+    assert len(bot.slack.failed) == 2 and len(bot.posts_to(ALICE_DM)) == 1
+    assert bot.sleeps == [7.0, 2.0]  # Retry-After, then the back-off of the second try
+    bot.ping()
+    assert line_of(caplog, "Ev0POST001")[1].endswith(" outcome=answered took=1.250s")
+    tries = [r.getMessage() for r in caplog.records if r.getMessage().startswith("posting to")]
+    assert tries == [f"posting to {ALICE_DM} (event Ev0POST001) failed: ratelimited (HTTP 429); trying again in 7 s",
+                     f"posting to {ALICE_DM} (event Ev0POST001) failed: error (HTTP 503); trying again in 2 s"]
+
+
+def test_a_post_that_keeps_failing_is_given_up_after_bounded_tries_in_one_line(
+    bot: Bot, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="junior.slack")
+    bot.slack.fail_next("chat.postMessage", *[(500, {}, "oops")] * 4)
+    assert send(bot.url, event_body(dm(ALICE, ALICE_DM, "hello", "1700003900.000100"), "Ev0POST002")) == 200
+    bot.ping()
+    assert bot.sleeps == [1.0, 2.0, 4.0] and len(bot.slack.failed) == 4 and bot.posts_to(ALICE_DM) == []
+    given_up = [r for r in caplog.records if r.getMessage().startswith("could not post")]
+    assert [(r.levelname, r.getMessage(), r.exc_info) for r in given_up] == [
+        ("WARNING", f"could not post to {ALICE_DM} (event Ev0POST002) after 4 tries: error (HTTP 500)", None)]
+    assert "Traceback" not in caplog.text
+    assert line_of(caplog, "Ev0POST002") == (
+        "WARNING", f"event Ev0POST002 team={TEAM} channel={ALICE_DM} kind=dm retry=0 outcome=failed why=post-failed "
+                   "took=1.250s")
+    # The turn ran: a retry of the event runs no second one.
+    assert send(bot.url, event_body(dm(ALICE, ALICE_DM, "hello", "1700003900.000100"), "Ev0POST002"), retry=1) == 200
+    bot.ping()
+    assert bot.turns_started_with("hello") == 1
+
+
+def test_a_post_slack_refuses_for_good_or_asks_to_wait_too_long_for_is_not_tried_again(
+    bot: Bot, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="junior.slack")
+    bot.slack.fail_next("chat.postMessage", (200, {}, {"ok": False, "error": "not_in_channel"}), rate_limited("120"))
+    bot.event(dm(ALICE, ALICE_DM, "first", "1700004000.000100"))
+    bot.event(dm(ALICE, ALICE_DM, "second", "1700004100.000100"))
+    bot.ping()
+    assert bot.sleeps == [] and len(bot.slack.failed) == 2 and bot.posts_to(ALICE_DM) == []
+    assert [r.getMessage().split(": ", 1)[1] for r in caplog.records if r.getMessage().startswith("could not post")] \
+        == ["not_in_channel (HTTP 200)", "ratelimited (HTTP 429); Slack asked to wait 120 s, longer than 30 s"]
