@@ -51,8 +51,8 @@ def test_search_all_sources_shape(rt: Runtime) -> None:
     assert "execution_tool" not in out and "returned_tools" not in out  # a constant, and len(tools)
     assert out["total_catalog_tools"] == 9  # 10 registered, one hidden
     assert out["total_eligible_tools"] == 9
-    assert out["returned_tools"] == len(out["tools"]) <= 5
-    assert out["total_matches"] >= out["returned_tools"]
+    assert len(out["tools"]) <= 5
+    assert out["total_matches"] >= len(out["tools"])
 
 
 def test_search_inside_a_source_has_no_per_tool_source(rt: Runtime) -> None:
