@@ -163,3 +163,25 @@ def test_queries_share_the_size_limit(make_runtime: Callable[..., Runtime]) -> N
     alone = [_size(rt.search_tools(q, max_results=20)) for q in queries]
     answer = rt.call_model_tool("searchTools", {"queries": queries, "max_results": 20})
     assert sum(alone) > 4_000 >= _size(answer) and len(answer["results"]) == 5
+
+
+def test_junior_plugins_warns_of_a_summary_cut_mid_sentence(monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from junior_core import cli as cli_module
+    from junior_core.plugins import PluginSet
+
+    long = "Lists every memory " + "that the speaker and the workspace can see in this conversation " * 4 + "."
+
+    def fake_load() -> PluginSet:
+        plugin_set = PluginSet(strict=True)
+        plugin_set.add(SourcePlugin(Source("mem", "Memories."), [Tool("list_all", long, OBJECT, echo)],
+                                    name="memplug"))
+        plugin_set.add(weather_plugin())
+        return plugin_set
+
+    monkeypatch.setattr(cli_module, "_load", fake_load)
+    result = CliRunner().invoke(cli_module.build_cli(), ["plugins"])
+    assert result.exit_code == 0
+    warned = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warned) == 1 and "plugin 'memplug', tool 'mem__list_all'" in warned[0]
