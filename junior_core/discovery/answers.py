@@ -219,7 +219,8 @@ class Discovery:
             found = weigh(self.index, _corrected(query, corrected), asked, names,
                           lambda name: self._held(view, name, own=source_id is not None), exact)
             matched = found.matched
-            if found.weak and offset == 0:
+            # Inside a source the model chose where to look, and every tool there that shares a word is shown.
+            if found.weak and offset == 0 and source_id is None:
                 weak, hint = True, protocol.weak_hint(found.telling, source_id)
             if not picked and offset == 0:
                 hint = protocol.no_match_hint(query, source_id, len(eligible))

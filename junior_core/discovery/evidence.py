@@ -2,15 +2,18 @@
 tool holds the query's telling words (``weak``), and for a query that matches nothing the sources nearest to it.
 
 - ``matched``: the query's words, as written (a corrected typo as corrected: the answer's note says so), whose
-  terms the tool's document holds in any field (name, keywords, description, parameters, source), as
-  ``documents.fields_holding`` reads it for ``reasons``.
+  terms the tool's document holds in any field (name, keywords, description, parameters, and its source's id and
+  description unless the search is inside that source), as ``documents.fields_holding`` reads it for
+  ``reasons``.
 - telling words: of the words the request asks with (not its payload: what follows "remember that ..."), those
   some installed tool or the reference catalog uses (a word neither uses is a name or a value, never telling)
   and few tools use: at most ``TELLING_SHARE`` (5%) of the installed tools plus the reference catalog (counted
   as ``reference_tools`` tools), the share the relevance floor calls telling. A keyword phrase the request says
   that some tool declares is always telling.
-- ``weak``: tools were returned, none holds a telling word, and none is the query's exact name. Then the answer
-  says so in one line, so the model can stop instead of searching again.
+- ``weak``: in a search of every source, tools were returned and none of them holds either half the rarity the
+  request asks with (``COVERAGE``) or a telling word, and none is the query's exact name or holds a keyword
+  phrase the request says. Then the answer says so in one line, so the model can stop instead of searching
+  again.
 """
 
 from __future__ import annotations
