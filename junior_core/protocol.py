@@ -341,14 +341,16 @@ def search_answer(
     return answer
 
 
-def batch_answer(source: str | None, sources: list[dict[str, str]], results: list[dict[str, Any]]) -> dict[str, Any]:
+def batch_answer(source: str | None, sources: list[dict[str, str]], results: list[dict[str, Any]],
+                 **counts: int) -> dict[str, Any]:
     """searchTools' answer to ``queries``: one result per query, in order (each a search answer without ``ok``,
-    ``source`` and ``sources``), and the sources of all their tools once."""
+    ``source``, ``sources`` and the catalog's counts), the sources of all their tools and the counts once."""
     answer: dict[str, Any] = {"ok": True}
     if source is not None:
         answer["source"] = source
     if sources:
         answer["sources"] = sources
+    answer.update(counts)
     answer["results"] = results
     return answer
 

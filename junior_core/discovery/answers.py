@@ -168,10 +168,12 @@ class Discovery:
         results: list[dict[str, Any]] = []
         shown: set[str] = set()
         sources: list[str] = []
+        counts: dict[str, int] = {}
         for query in request.queries:
             answer = self._one(request.one(query), hidden, share)
             answer.pop("ok", None)
             answer.pop("source", None)
+            counts = {key: answer.pop(key) for key in ("total_catalog_tools", "total_eligible_tools")}
             for sid in [row["id"] for row in answer.pop("sources", [])]:
                 if sid not in sources:
                     sources.append(sid)
@@ -187,7 +189,7 @@ class Discovery:
             results.append(answer)
         if request.source is not None:
             sources = [request.source] if request.source in view.source_dicts else sources
-        return protocol.batch_answer(request.source, view.sources(sources), results)
+        return protocol.batch_answer(request.source, view.sources(sources), results, **counts)
 
     def _one(self, request: protocol.SearchRequest, hidden: frozenset[str], budget: int) -> dict[str, Any]:
         query, source_id, limit, offset = request.query, request.source, request.limit, request.offset
