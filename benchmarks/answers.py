@@ -16,6 +16,7 @@ LiveMCPBench tools (70 sources). The queries are every request of ``benchmarks/d
 
     python benchmarks/answers.py              # the figures
     python benchmarks/answers.py --json PATH  # as JSON ('-' for stdout)
+    python benchmarks/answers.py --limit 10   # the first 10 requests of each kind only
 """
 
 from __future__ import annotations
@@ -85,8 +86,8 @@ def _pct(hits: int, n: int) -> float:
     return round(100 * hits / n, 1) if n else 0.0
 
 
-def measure() -> dict[str, Any]:
-    asked = requests()
+def measure(limit: int | None = None) -> dict[str, Any]:
+    asked = {key: texts[:limit] for key, texts in requests().items()}
     everything = asked["memory"] + asked["no_match"] + asked["other"]
     live = memory_runtime(_data.livemcpbench())
     alone = memory_runtime()
@@ -122,8 +123,9 @@ def measure() -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--json", metavar="PATH", help="write the figures as JSON ('-' for stdout)")
+    parser.add_argument("--limit", type=int, default=None, help="only the first N requests of each kind (smoke runs)")
     args = parser.parse_args(argv)
-    figures = measure()
+    figures = measure(args.limit)
     if args.json:
         _data.write_json(figures, args.json)
         return 0

@@ -187,3 +187,20 @@ def test_junior_plugins_warns_of_a_summary_cut_mid_sentence(monkeypatch: pytest.
     assert result.exit_code == 0
     warned = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
     assert len(warned) == 1 and "plugin 'memplug', tool 'mem__list_all'" in warned[0]
+
+
+# -- the documented examples --------------------------------------------------------------------------
+def test_the_answers_docs_architecture_shows_are_real_and_their_sizes_true() -> None:
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = text[text.index("## searchTools' answers"):text.index("## A bot turn")]
+    examples = re.findall(r"\*\*([^*]+)\*\* \(([\d,]+) characters\)\..*?<!-- searchTools (\{.*?\}) -->\n```json\n(.*?)\n```",
+                          section, re.S)
+    assert [title for title, *_ in examples] == ["A match", "A weak match", "No match", "A batch"]
+    with Runtime(plugins=[notes_plugin(), weather_plugin()], index_cache=False) as rt:
+        for title, size, arguments, shown in examples:
+            answer = rt.call_model_tool("searchTools", json.loads(arguments))
+            assert json.loads(shown) == answer, title
+            assert int(size.replace(",", "")) == _size(answer), title
