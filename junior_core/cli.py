@@ -228,10 +228,11 @@ def _render_search(result: dict[str, Any]) -> None:
         others = [s["id"] for s in result.get("sources", []) if s["id"] != result.get("source")]
         click.echo(f", or --source with one of: {', '.join(others)}." if others else ".")
         return
+    if result.get("weak"):
+        click.echo(result.get("hint", ""))
     print_table([[t["tool_name"], t["description"]] for t in result["tools"]], ["TOOL_NAME", "SUMMARY"])
-    click.echo(
-        f"\n{result['returned_tools']} of {result['total_matches']} matches; run one with `junior exec TOOL_NAME`."
-    )
+    shown = len(result["tools"])
+    click.echo(f"\n{shown} of {result['total_matches']} matches; run one with `junior exec TOOL_NAME`.")
 
 
 @cli.command(name="exec")
@@ -333,9 +334,13 @@ def show(ctx: click.Context, tool_name: str, as_json: bool) -> None:
 @json_option
 @click.pass_context
 def plugins(ctx: click.Context, as_json: bool) -> None:
-    """List plugins: loaded and failed, with reasons."""
+    """List plugins: loaded and failed, with reasons; warn of summaries a model sees cut mid-sentence."""
+    from junior_core.testing import summary_warnings
+
     rt = _runtime(ctx)
     data = [info.to_dict() for info in rt.plugins]
+    for message in summary_warnings(rt):
+        click.echo(f"warning: {message}", err=True)
 
     def render(rows: list[dict[str, Any]]) -> None:
         print_table(

@@ -46,6 +46,11 @@ EXECUTE_TOOL = "executeTool"
 DEFAULT_RESULTS = 5
 MAX_RESULTS = 20
 MAX_QUERY = 1000
+MAX_QUERIES = 5
+NO_MATCH_CHARS = 1000
+"""The most a searchTools answer that matches nothing may take (characters of JSON)."""
+NEAREST_SOURCES = 3
+"""How many sources an answer that matches nothing names, the nearest to the query first."""
 MAX_SOURCE = 200
 MESSAGE_LIMIT = 300
 
@@ -58,6 +63,14 @@ SEARCH_SCHEMA: dict[str, Any] = {
             "type": "string",
             "maxLength": MAX_QUERY,
             "description": "What you want to do, in a few words. Empty or null lists tools instead of searching.",
+        },
+        "queries": {
+            "type": "array",
+            "items": {"type": "string", "maxLength": MAX_QUERY},
+            "minItems": 1,
+            "maxItems": MAX_QUERIES,
+            "description": f"Several searches in one call (up to {MAX_QUERIES}), answered one by one under "
+                           "'results'; instead of query, for a request that needs several unrelated tools.",
         },
         "source": {
             "type": "string",
@@ -256,17 +269,38 @@ class SearchRequest:
     source: str | None
     limit: int
     offset: int = 0
+    queries: tuple[str, ...] = ()
+    """Several searches in one call (``queries``), each stripped; empty for one search (``query``)."""
+
+    def one(self, query: str) -> SearchRequest:
+        """The request of one of ``queries``, searched as if sent alone."""
+        return SearchRequest(query, self.source, self.limit)
+
+
+ANNOTATION_DEFAULTS: dict[str, bool] = {
+    "readOnlyHint": False, "destructiveHint": True, "idempotentHint": False, "openWorldHint": True,
+}
+"""MCP's defaults for its hints: an answer shows a hint only where a tool's value differs."""
+
+
+def shown_annotations(annotations: Mapping[str, Any]) -> dict[str, Any]:
+    """The annotations an answer shows: every one not at MCP's default (a title always)."""
+    return {key: value for key, value in annotations.items()
+            if key not in ANNOTATION_DEFAULTS or value is not ANNOTATION_DEFAULTS[key]}
 
 
 def tool_row(
     tool_name: str, summary: str, source: str | None, schema: dict[str, Any], annotations: dict[str, Any]
 ) -> dict[str, Any]:
-    """One tool in a searchTools answer; ``source`` only in a search of every source."""
+    """One tool in a searchTools answer; ``source`` only in a search of every source, annotations only where not
+    at their default."""
     row: dict[str, Any] = {"tool_name": tool_name, "description": summary}
     if source is not None:
         row["source"] = source
     row["input_schema"] = schema
-    row["annotations"] = annotations
+    shown = shown_annotations(annotations)
+    if shown:
+        row["annotations"] = shown
     return row
 
 
@@ -282,28 +316,53 @@ def search_answer(
     next_offset: int | None = None,
     hint: str | None = None,
     note: str | None = None,
+    weak: bool = False,
 ) -> dict[str, Any]:
-    """searchTools' answer: the counts, the tools' rows, ``next_cursor`` while more remain, what was searched for
-    when words were corrected (``note``), and a hint if any."""
-    answer: dict[str, Any] = {
-        "ok": True,
-        "query": query or None,
-        "source": source,
-        "sources": sources,
-        "total_catalog_tools": catalog_tools,
-        "total_eligible_tools": eligible_tools,
-        "total_matches": matches,
-        "returned_tools": len(tools),
-        "execution_tool": EXECUTE_TOOL,
-        "tools": tools,
-    }
-    if next_offset is not None:
-        answer["next_cursor"] = encode_cursor(next_offset)
+    """searchTools' answer: what was searched (a ``note`` when words were corrected), ``weak`` and a ``hint`` when
+    no tool holds the query's telling words, the sources of the tools, the counts, the tools' rows, ``next_cursor``
+    while more remain. A field at its default or empty (no query, no source, no sources) is left out."""
+    answer: dict[str, Any] = {"ok": True}
+    if query:
+        answer["query"] = query
+    if source is not None:
+        answer["source"] = source
     if note is not None:
         answer["note"] = note
+    if weak:
+        answer["weak"] = True
     if hint is not None:
         answer["hint"] = hint
+    if sources:
+        answer["sources"] = sources
+    answer["total_catalog_tools"] = catalog_tools
+    answer["total_eligible_tools"] = eligible_tools
+    answer["total_matches"] = matches
+    answer["tools"] = tools
+    if next_offset is not None:
+        answer["next_cursor"] = encode_cursor(next_offset)
     return answer
+
+
+def batch_answer(source: str | None, sources: list[dict[str, str]], results: list[dict[str, Any]],
+                 **counts: int) -> dict[str, Any]:
+    """searchTools' answer to ``queries``: one result per query, in order (each a search answer without ``ok``,
+    ``source``, ``sources`` and the catalog's counts), the sources of all their tools and the counts once."""
+    answer: dict[str, Any] = {"ok": True}
+    if source is not None:
+        answer["source"] = source
+    if sources:
+        answer["sources"] = sources
+    answer.update(counts)
+    answer["results"] = results
+    return answer
+
+
+def weak_hint(words: Sequence[str], source: str | None) -> str:
+    """The hint of an answer whose tools hold none of the query's telling ``words``."""
+    where = f"in source {source!r} " if source is not None else ""
+    said = ", ".join(repr(word) for word in words[:3])
+    return clip(f"No tool {where}holds {said}; the closest partial matches follow. If none of them does it, "
+                "nothing installed seems to: say so rather than search again.")
 
 
 def corrected_note(fixes: Sequence[tuple[str, str]]) -> str:
@@ -330,8 +389,9 @@ def no_match_hint(query: str, source_id: str | None, eligible: int) -> str:
             "source to list its tools, or with other words, or with source null to search every source."
         )
     return (
-        f"No tool matched {shown!r}. Every source is listed above: call searchTools again with one of their ids "
-        "as source (an empty query lists its tools), or with other words."
+        f"No tool matched {shown!r}; nothing installed seems to do this. The sources nearest to it, if any, are "
+        "in sources, and every source in this tool's description: search one by its id (an empty query lists "
+        "its tools), or use other words."
     )
 
 
@@ -357,9 +417,20 @@ def search_request(arguments: Any) -> SearchRequest:
     if errors:
         raise Refusal(validation_error(errors, "searchTools input"))
     query = arguments.get("query")
-    if isinstance(query, str) and "\x00" in query:
-        raise Refusal(invalid_argument("The query contains a NUL character; send plain text.", "query",
-                              "NUL characters are not allowed"))
+    queries = arguments.get("queries")
+    if queries is not None and query is not None:
+        raise Refusal(invalid_argument(
+            "Pass either query (one search) or queries (several), not both: put every search in queries.",
+            "query", "not allowed together with queries"))
+    if queries is not None and arguments.get("cursor") is not None:
+        raise Refusal(invalid_argument(
+            "A cursor pages one search: call searchTools with that search's query and the cursor, without queries.",
+            "cursor", "not allowed together with queries"))
+    for i, text in enumerate([query] if queries is None else queries):
+        if isinstance(text, str) and "\x00" in text:
+            where = "query" if queries is None else f"queries/{i}"
+            raise Refusal(invalid_argument("The query contains a NUL character; send plain text.", where,
+                                  "NUL characters are not allowed"))
     offset = 0
     cursor = arguments.get("cursor")
     if cursor is not None:
@@ -375,7 +446,8 @@ def search_request(arguments: Any) -> SearchRequest:
     # The answer repeats the query and source: cleaned like every text it shows (junior_core.text).
     text = clean_text(query).strip() if isinstance(query, str) else ""
     source = arguments.get("source")
-    return SearchRequest(text, clean_text(source) if isinstance(source, str) else source, limit, offset)
+    many = tuple(clean_text(text).strip() for text in queries) if queries is not None else ()
+    return SearchRequest(text, clean_text(source) if isinstance(source, str) else source, limit, offset, many)
 
 
 def execute_request(arguments: Any) -> tuple[str, dict[str, Any]]:

@@ -219,6 +219,13 @@ def test_a_listing_with_more_pages_keeps_its_cursor(rt: Runtime) -> None:
     assert page.blocks and seen == [t.tool_name for t in rt.visible_tools(CONTEXT) if t.source_id == "notes"]
 
 
+def test_several_queries_load_the_tools_of_every_search(rt: Runtime) -> None:
+    toolbox = AnthropicToolSearch(rt)
+    found = toolbox.call("searchTools", {"queries": ["weather forecast", "find notes"]}, CONTEXT)
+    names = [r["tool_name"] for r in found.blocks]
+    assert "weather__get_forecast" in names and "notes__find_notes" in names and len(names) == len(set(names))
+
+
 def test_tools_for_a_host_calling_the_api_itself(rt: Runtime) -> None:
     tools = AnthropicToolSearch(rt).tools()
     assert tools == to_anthropic_tools(AnthropicToolSearch(rt).model_tools())

@@ -13,6 +13,7 @@ BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 SMALL = {
+    "answers.py": ["--limit", "10"],
     "search.py": ["--skip-10k", "--queries", "20", "--repeat", "1", "--calls", "200", "--runs", "1"],
     "retrieval.py": ["--limit", "20"],
     "context.py": [],

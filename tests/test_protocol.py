@@ -59,4 +59,4 @@ def test_preparation_is_typed_prepared_or_answered(make_runtime: Callable[..., R
     refused = rt._dispatch.model_call("executeTool", {"tool_name": "notes__nope"}, ctx)
     assert isinstance(refused, Answered) and refused.answer["error"]["code"] == "unknown_tool"
     searched = rt._dispatch.model_call("searchTools", '{"query": "note"}', ctx)
-    assert isinstance(searched, Answered) and searched.answer["returned_tools"] > 0
+    assert isinstance(searched, Answered) and len(searched.answer["tools"]) > 0

@@ -9,12 +9,16 @@ import difflib
 import json
 import logging
 import os
+import re
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from junior_core import protocol
 from junior_core.catalog import tool_name_prefix
+from junior_core.discovery.documents import fields_holding
+from junior_core.discovery.evidence import nearest_sources, weigh
 from junior_core.discovery.index import SearchIndex
 from junior_core.discovery.reasons import Trace
 from junior_core.discovery.text import summarize
@@ -153,6 +157,42 @@ class Discovery:
         Tools in ``hidden`` (hidden from the caller's actor or conversation) are left out of the tools and of
         every count, as if they were not in the catalog.
         """
+        if request.queries:
+            return self._batch(request, hidden)
+        return self._one(request, hidden, self.max_answer_chars)
+
+    def _batch(self, request: protocol.SearchRequest, hidden: frozenset[str]) -> dict[str, Any]:
+        """One answer per query of ``request.queries``, each within its share of the size limit; a tool an earlier
+        query already showed is named again (with its ``matched``) without its schema."""
+        view = self.view()
+        share = self.max_answer_chars // len(request.queries)
+        results: list[dict[str, Any]] = []
+        shown: set[str] = set()
+        sources: list[str] = []
+        counts: dict[str, int] = {}
+        for query in request.queries:
+            answer = self._one(request.one(query), hidden, share)
+            answer.pop("ok", None)
+            answer.pop("source", None)
+            counts = {key: answer.pop(key) for key in ("total_catalog_tools", "total_eligible_tools")}
+            for sid in [row["id"] for row in answer.pop("sources", [])]:
+                if sid not in sources:
+                    sources.append(sid)
+            rows = []
+            for row in answer["tools"]:
+                name = row["tool_name"]
+                if name in shown:
+                    row = {"tool_name": name, **({"matched": row["matched"]} if "matched" in row else {}),
+                           "shown_above": True}
+                shown.add(name)
+                rows.append(row)
+            answer["tools"] = rows
+            results.append(answer)
+        if request.source is not None:
+            sources = [request.source] if request.source in view.source_dicts else sources
+        return protocol.batch_answer(request.source, view.sources(sources), results, **counts)
+
+    def _one(self, request: protocol.SearchRequest, hidden: frozenset[str], budget: int) -> dict[str, Any]:
         query, source_id, limit, offset = request.query, request.source, request.limit, request.offset
         view = self.view()
         in_catalog = len(view.eligible(None, hidden))
@@ -164,6 +204,8 @@ class Discovery:
         eligible = view.eligible(source_id, hidden)
         hint: str | None = None
         corrected: tuple[tuple[str, str], ...] = ()
+        weak = False
+        matched: Mapping[str, list[str]] = {}
         if not query:
             if source_id is not None:
                 picked = eligible[offset : offset + limit]
@@ -172,34 +214,64 @@ class Discovery:
                 picked, more = self._sample(eligible, limit), False
             total = len(eligible)
         else:
-            picked, total, corrected = self._ranked(view, query, source_id, offset + limit, hidden)
+            picked, total, corrected, asked, exact = self._ranked(view, query, source_id, offset + limit, hidden)
             picked = picked[offset:]
             more = offset + limit < total
+            names = [t.tool_name for t in picked]
+            # Inside a source the model chose it: its description's words say nothing about which of its tools.
+            found = weigh(self.index, _corrected(query, corrected), asked, names,
+                          lambda name: self._held(view, name, own=source_id is not None), exact)
+            matched = found.matched
+            # Inside a source the model chose where to look, and every tool there that shares a word is shown.
+            if found.weak and offset == 0 and source_id is None:
+                weak, hint = True, protocol.weak_hint(found.telling, source_id)
             if not picked and offset == 0:
                 hint = protocol.no_match_hint(query, source_id, len(eligible))
         if source_id is not None:
             sources = view.sources([source_id])
-        elif not query or not picked:
+        elif not query:
             sources = view.sources()
+        elif not picked:
+            sources = view.sources(nearest_sources(self.index, query, view.source_ids, protocol.NEAREST_SOURCES))
         else:
             sources = view.sources(sorted({t.source_id for t in picked}))
+        rows = []
+        for entry in picked:
+            row = view.tool_dict(entry, with_source=source_id is None)
+            if matched.get(entry.tool_name):
+                row["matched"] = matched[entry.tool_name]
+            rows.append(row)
         answer = protocol.search_answer(
             query, source_id, sources, catalog_tools=in_catalog, eligible_tools=len(eligible), matches=total,
-            tools=[view.tool_dict(t, with_source=source_id is None) for t in picked],
+            tools=rows,
             next_offset=offset + len(picked) if more and picked else None, hint=hint,
-            note=protocol.corrected_note(corrected) if corrected else None,
+            note=protocol.corrected_note(corrected) if corrected else None, weak=weak,
         )
-        return self._fit(view, answer, offset)
+        if not rows:
+            return _no_match_fit(answer)
+        return self._fit(view, answer, offset, budget)
+
+    def _held(self, view: View, tool_name: str, own: bool = False) -> frozenset[str]:
+        """Every term a tool's document holds, in any field or (``own``) in its own text, its source's left out
+        (read once per view)."""
+        def terms() -> tuple[frozenset[str], ...]:
+            entry = view.by_name[tool_name]
+            fields = fields_holding(self.index.config, self.index.analyzer, entry,
+                                    view.source_texts.get(entry.source_id))
+            mine = frozenset().union(*(held for field, held in fields.items() if field != "source"))
+            return frozenset().union(*fields.values()), mine
+
+        return view.held(tool_name, terms)[1 if own else 0]
 
     # -- the answer's size ---------------------------------------------------------------------
-    def _fit(self, view: View, answer: dict[str, Any], offset: int) -> dict[str, Any]:
+    def _fit(self, view: View, answer: dict[str, Any], offset: int, budget: int) -> dict[str, Any]:
         """``answer`` within ``max_answer_chars`` of JSON: the largest schemas shortened first, then tools left to
         the next page; what was done is said in ``shortened``.
 
         Sizes are of ``json.dumps(answer)`` (ASCII escapes, default separators): the most a host sends for it.
         """
         rows: list[dict[str, Any]] = answer["tools"]
-        limit = self.max_answer_chars
+        limit = budget
         if not rows:
             return answer
         sizes = [view.row_size(row) for row in rows]
@@ -227,8 +299,8 @@ class Discovery:
                 rows[i], sizes[i], shortened[names[i]] = row, new_size, how
         while True:
             dropped = len(names) - len(rows)
-            out = {**answer, "tools": rows, "returned_tools": len(rows)}
-            paged = dropped and (answer["query"] is not None or answer["source"] is not None)
+            out = {**answer, "tools": rows}
+            paged = dropped and ("query" in answer or "source" in answer)
             cursor = protocol.encode_cursor(offset + len(rows)) if paged else ""
             if cursor:
                 out["next_cursor"] = cursor
@@ -268,7 +340,7 @@ class Discovery:
         if not query:
             return {**out, "tools": [], "hint": "An empty query lists tools without ranking them: give words."}
         trace = Trace()
-        picked, total, _ = self._ranked(view, query, source_id, limit, hidden, trace)
+        picked, total, *_ = self._ranked(view, query, source_id, limit, hidden, trace)
         shown = {t.tool_name for t in picked}
         if trace.searched is not None:
             out["searched"] = trace.searched
@@ -276,7 +348,9 @@ class Discovery:
 
     def _ranked(self, view: View, query: str, source_id: str | None, limit: int,
                 hidden: frozenset[str] = NOTHING_HIDDEN, trace: Trace | None = None,
-                ) -> tuple[list[CatalogTool], int, tuple[tuple[str, str], ...]]:
+                ) -> tuple[list[CatalogTool], int, tuple[tuple[str, str], ...], tuple[str, ...], str | None]:
+        """The tools for ``query`` in rank order, how many matched, the typos corrected, the terms the request asked
+        with (``SearchResult.asked``), and the tool_name the query is, if any."""
         self._ensure_index(view)
         result = self.index.search(query, limit=limit, source_id=source_id, hidden=hidden, trace=trace)
         names = list(result.tool_names)
@@ -294,7 +368,7 @@ class Discovery:
                 trace.exact(exact.tool_name)
         # An index a refresh has not replaced yet may name a tool that is gone: the view decides.
         picked = [t for t in (view.by_name.get(name) for name in names[:limit]) if t is not None]
-        return picked, total, result.corrections
+        return picked, total, result.corrections, result.asked, exact.tool_name if exact is not None else None
 
     @staticmethod
     def _exact(view: View, query: str, source_id: str | None) -> CatalogTool | None:
@@ -345,3 +419,25 @@ class Discovery:
             return best, "it lists no tools at the moment"
         return None
 
+
+def _corrected(query: str, fixes: tuple[tuple[str, str], ...]) -> str:
+    """``query`` with each corrected word as it was searched for."""
+    for word, fixed in fixes:
+        query = re.sub(rf"(?<!\w){re.escape(word)}(?!\w)", fixed, query)
+    return query
+
+
+def _no_match_fit(answer: dict[str, Any]) -> dict[str, Any]:
+    """An answer without tools within ``protocol.NO_MATCH_CHARS``: the query it repeats shortened first (its hint
+    quotes it), then the farthest of its sources left out."""
+    limit = protocol.NO_MATCH_CHARS
+    if len(json.dumps(answer)) <= limit:
+        return answer
+    out = dict(answer)
+    if "query" in out:
+        out["query"] = protocol.clip(out["query"], 200)
+    while out.get("sources") and len(json.dumps(out)) > limit:
+        out["sources"] = out["sources"][:-1]
+        if not out["sources"]:
+            del out["sources"]
+    return out

@@ -41,6 +41,11 @@ class SearchResult:
     total: int
     corrections: tuple[tuple[str, str], ...] = ()
     """``(as written, searched for)`` per corrected word."""
+    asked: tuple[str, ...] = ()
+    """The terms the request asks with (not its payload), then the keyword phrases it says: what an answer's
+    evidence weighs (``evidence``)."""
+    scores: tuple[float, ...] = ()
+    """The score of each of ``tool_names``, in order."""
 
 
 class SearchIndex:
@@ -64,6 +69,11 @@ class SearchIndex:
     def version(self) -> int | None:
         """The catalog version of the index searches use now."""
         return self._version
+
+    @property
+    def analyzer(self) -> Analyzer:
+        """The analyzer every document and request of this index goes through."""
+        return self._analyzer
 
     def analyze(self, text: str) -> list[str]:
         """The terms the index stores for ``text`` (for tests and debugging)."""
@@ -203,7 +213,9 @@ class SearchIndex:
         names = snapshot.docs.names
         if trace is not None:
             self._read_out(trace, snapshot, top, query, bool(fixed.fixes), writes, needs, intent.question)
-        return SearchResult([names[doc] for doc, _ in top], len(scores), fixed.fixes)
+        asked = tuple(dict.fromkeys([term for ask, _ in request.clauses for term in ask] + sorted(request.phrases)))
+        return SearchResult([names[doc] for doc, _ in top], len(scores), fixed.fixes, asked,
+                            tuple(score for _, score in top))
 
     def _read_out(self, trace: Trace, snapshot: Snapshot, top: list[tuple[int, float]], query: str, corrected: bool,
                   writes: Collection[int], needs: Collection[int], question: bool) -> None:

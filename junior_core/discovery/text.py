@@ -15,7 +15,6 @@ from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from junior_core.discovery.rules import EXTRA_STOP_WORDS, FILLER_STOP_WORDS, NEGATION_BASES
-from junior_core.text import clip
 
 if TYPE_CHECKING:
     from junior_core.discovery.settings import RankingConfig
@@ -34,6 +33,7 @@ __all__ = [
     "phrases",
     "split_identifier",
     "summarize",
+    "summary_cut_early",
     "without",
 ]
 
@@ -61,11 +61,45 @@ def has_unspaced(text: str) -> bool:
     return _CJK.search(text) is not None
 
 
-def summarize(description: str) -> str:
-    """First paragraph, whitespace collapsed, at most 180 characters (177 + '...')."""
+# A sentence ends at '.', '!' or '?' (closing quotes or brackets may follow) before a space and a word that starts
+# like a sentence (not "e.g. the"), or at the end of the text.
+_SENTENCE_END = re.compile(r"""[.!?]["')\]’”]*(?=\s+["'(\[‘“]?[^\W_a-z]|\s*$)""")
+_TRAILING = ",;:-–—([{/ "
+
+
+def _first_paragraph(description: str) -> str:
     first = _PARAGRAPH.split(description.strip(), maxsplit=1)[0]
-    text = _SPACE.sub(" ", first).strip()
-    return clip(text, SUMMARY_LIMIT)
+    return _SPACE.sub(" ", first).strip()
+
+
+def summarize(description: str) -> str:
+    """First paragraph, whitespace collapsed, at most 180 characters: cut after the last sentence that ends within
+    them, else at the last space before 177 characters with '...', never inside a word (a single word longer than
+    the cap is the only thing ever cut)."""
+    text = _first_paragraph(description)
+    if len(text) <= SUMMARY_LIMIT:
+        return text
+    ends = [m.end() for m in _SENTENCE_END.finditer(text, 0, SUMMARY_LIMIT + 1) if m.end() <= SUMMARY_LIMIT]
+    if ends:
+        return text[: ends[-1]]
+    room = text[: SUMMARY_LIMIT - 2]  # a space at 177 still ends a word
+    cut = room.rfind(" ")
+    head = room[:cut] if cut > 0 else room[: SUMMARY_LIMIT - 3]
+    return head.rstrip(_TRAILING) + "..."
+
+
+def summary_cut_early(description: str) -> str | None:
+    """Why a model would not see the first sentence of ``description`` whole in its summary, or None: the
+    first paragraph is longer than the summary's 180 characters and its first sentence does not end within them."""
+    text = _first_paragraph(description)
+    if len(text) <= SUMMARY_LIMIT:
+        return None
+    first = _SENTENCE_END.search(text)
+    if first is not None and first.end() <= SUMMARY_LIMIT:
+        return None
+    return (f"its first sentence runs past the {SUMMARY_LIMIT}-character summary a model sees in search results, so "
+            f"the summary is cut mid-sentence: {summarize(description)!r}. Write a first sentence of at most "
+            f"{SUMMARY_LIMIT} characters that says what the tool does.")
 
 
 def split_identifier(token: str) -> list[str]:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from junior_core import protocol
 from junior_core.discovery.text import SUMMARY_LIMIT, summarize
-from junior_core.text import clip
 
 if TYPE_CHECKING:
     from junior_core.catalog import Catalog, CatalogTool
@@ -50,6 +50,7 @@ class View:
         self.source_texts = {entry.source.id: entry.source.description for entry in sources}
         self._tool_dicts: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
         self._row_sizes: dict[tuple[str, bool], int] = {}
+        self._held: dict[str, tuple[frozenset[str], ...]] = {}
         self._filtered: dict[tuple[frozenset[str], str | None], list[CatalogTool]] = {}
         self.description = protocol.search_description(
             [(sid, self.source_dicts[sid]["description"]) for sid in self.source_ids]
@@ -77,21 +78,32 @@ class View:
             annotations = dict(entry.tool.annotations or {})
             title = annotations.get("title")
             if isinstance(title, str) and len(title) > SUMMARY_LIMIT:  # shown with every answer naming the tool
-                annotations["title"] = clip(title, SUMMARY_LIMIT)
+                annotations["title"] = summarize(title)
             schema = entry.tool.input_schema
             plain = protocol.tool_row(entry.tool_name, summary, None, schema, annotations)
             sourced = protocol.tool_row(entry.tool_name, summary, entry.source_id, schema, annotations)
             pair = self._tool_dicts[entry.tool_name] = (plain, sourced)
         row = pair[1] if with_source else pair[0]
-        return {**row, "annotations": dict(row["annotations"])}
+        if "annotations" in row:
+            return {**row, "annotations": dict(row["annotations"])}
+        return dict(row)
 
     def row_size(self, row: dict[str, Any]) -> int:
-        """``len(json.dumps(row))`` of a tool's answer row, measured once per view."""
+        """``len(json.dumps(row))`` of a tool's answer row, measured once per view (its ``matched`` per answer)."""
         key = (row["tool_name"], "source" in row)
         size = self._row_sizes.get(key)
         if size is None:
-            size = self._row_sizes[key] = len(json.dumps(row))
+            size = self._row_sizes[key] = len(json.dumps({k: v for k, v in row.items() if k != "matched"}))
+        if "matched" in row:
+            size += len(', "matched": ') + len(json.dumps(row["matched"]))
         return size
+
+    def held(self, tool_name: str, terms: Callable[[], tuple[frozenset[str], ...]]) -> tuple[frozenset[str], ...]:
+        """The terms of a tool an answer weighs (``Discovery._held``), made by ``terms`` once per view."""
+        found = self._held.get(tool_name)
+        if found is None:
+            found = self._held[tool_name] = terms()
+        return found
 
     def sources(self, ids: Any = None) -> list[dict[str, str]]:
         chosen = self.source_ids if ids is None else ids

@@ -274,7 +274,10 @@ class AnthropicToolSearch:
         if answer.get("next_cursor"):
             return ()
         deferred = self.deferred_names(context)
-        found = [t.get("tool_name") for t in answer.get("tools") or () if isinstance(t, Mapping)]
+        # One search's tools, or those of every search of ``queries`` (each result holds its own).
+        answers = [answer, *(r for r in answer.get("results") or () if isinstance(r, Mapping))]
+        found = [t.get("tool_name") for a in answers for t in a.get("tools") or () if isinstance(t, Mapping)]
+        found = list(dict.fromkeys(found))
         return tuple({"type": "tool_reference", "tool_name": n} for n in found if n in deferred)
 
 

@@ -7,6 +7,8 @@ point ``pytest11``), which adds the fixtures ``junior_runtime`` and
 - ``RuntimeFactory``: runtimes from given plugins and/or installed entry points, closed together;
 - ``make_context``: a ``ToolContext`` with valid Slack-shaped ids;
 - ``assert_ok``, ``assert_error``, ``assert_found``: check an answer the model would see;
+- ``summary_warnings``: the sources and tools whose summary a model sees cut before its first sentence ends
+  (every runtime the factory makes warns them as ``SummaryWarning``);
 - ``ScriptedModel``, ``say``, ``call``: a model whose answers are written in Python;
 - ``ChatCompletionsServer``: a scripted model served over HTTP in the real Chat Completions wire format, for a
   bot that builds its own client from a model spec.
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal
@@ -39,12 +42,14 @@ __all__ = [
     "Script",
     "ScriptView",
     "ScriptedModel",
+    "SummaryWarning",
     "assert_error",
     "assert_found",
     "assert_ok",
     "call",
     "make_context",
     "say",
+    "summary_warnings",
 ]
 
 # Shaped like real Slack ids and timestamps, so code that validates them strictly accepts them.
@@ -92,6 +97,30 @@ class ContextFactory:
         return make_context(user, **kwargs)
 
 
+class SummaryWarning(UserWarning):
+    """A tool or source whose summary, what a model sees of it in search results, is cut before its first
+    sentence ends."""
+
+
+def summary_warnings(runtime: Runtime, plugins: Sequence[str] | None = None) -> list[str]:
+    """One message per source and tool (of ``plugins``, by name, or all) whose summary is cut before its first
+    sentence ends, naming the plugin: a model sees only the first 180 characters of the first paragraph."""
+    from junior_core.discovery.text import summary_cut_early
+
+    out: list[str] = []
+    for info in runtime.source_info():
+        if plugins is not None and info.plugin not in plugins:
+            continue
+        why = summary_cut_early(info.description)
+        if why is not None:
+            out.append(f"plugin {info.plugin!r}, source {info.id!r}: {why}")
+        for tool in runtime.catalog_tools(info.id):
+            why = summary_cut_early(tool.tool.description)
+            if why is not None:
+                out.append(f"plugin {info.plugin!r}, tool {tool.tool_name!r}: {why}")
+    return out
+
+
 class RuntimeFactory:
     """Builds runtimes for a test and closes every one of them in ``close()``.
 
@@ -122,6 +151,8 @@ class RuntimeFactory:
                 plugin_set.add(plugin)
             runtime = Runtime(plugin_set, **kwargs)
         self.made.append(runtime)
+        for message in summary_warnings(runtime):
+            warnings.warn(SummaryWarning(message), stacklevel=2)
         return runtime
 
     def close(self) -> None:

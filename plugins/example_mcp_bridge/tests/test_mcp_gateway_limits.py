@@ -114,7 +114,7 @@ async def owner_is_served(gateway: Gateway) -> None:
     """The owner opens a session with the official client and a call through it answers."""
     async with bearer_client(gateway.url, gateway.owner) as client:
         found = await client.call_tool("searchTools", {"query": "anything"})
-        assert found.structured_content is not None and "sources" in found.structured_content, found
+        assert found.structured_content is not None and "tools" in found.structured_content, found
 
 
 # -- sessions ---------------------------------------------------------------------------------------------

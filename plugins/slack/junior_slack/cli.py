@@ -66,8 +66,6 @@ def setup_logging(ctx: click.Context) -> None:
     ``logging.basicConfig`` would do nothing here: the handler it made gets this format instead. A level chosen
     with ``junior --log-level``, ``-v`` or ``JUNIOR_LOG_LEVEL`` stays as chosen. Undone when the command ends.
     """
-    from junior_core.cli import LOG_LEVEL_ENV
-
     formatter = _UTCFormatter(LOG_FORMAT)
     root = logging.getLogger()
     ours = [h for h in root.handlers if type(h) is logging.StreamHandler and h.stream is sys.stderr]
@@ -83,7 +81,7 @@ def setup_logging(ctx: click.Context) -> None:
     level = slack.level
     params = ctx.find_root().params
     chosen = bool(params.get("verbose")) or params.get("log_level") is not None \
-        or bool(os.environ.get(LOG_LEVEL_ENV, "").strip())
+        or bool(os.environ.get("JUNIOR_LOG_LEVEL", "").strip())  # junior's documented variable
     if not chosen:
         slack.setLevel(logging.INFO)
 
