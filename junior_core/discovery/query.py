@@ -34,6 +34,7 @@ from junior_core.discovery.rules import (
     SUBORDINATORS,
     TOPIC,
     WH,
+    on,
 )
 from junior_core.discovery.text import WORD, phrases, without
 
@@ -79,7 +80,7 @@ class Intent:
         verbs: list[str] = []
         stated: list[str] = []
         question: bool | None = None
-        for clause in _CLAUSE.split(text[:300]):
+        for clause in _split(text[:300]):
             words = [w.lower().replace("’", "'") for w in WORD.findall(clause)]
             verb, asks, courteous = _clause_verb(words)
             if verb is None and not asks:
@@ -110,6 +111,12 @@ _CLAUSE = re.compile(
     rf"|\s+(?={_SUBORDINATE})",
     re.IGNORECASE,
 )
+_CLAUSE_ONLY = re.compile(r"[,;:.!?]+\s+|\s+[—–-]+\s+|\s+(?:and then|then|and)\s+|[,;:!?]+$", re.IGNORECASE)
+
+
+def _split(text: str) -> list[str]:
+    """``text`` split into clauses (at a subordinating conjunction too, rule ``subordinate_clauses``)."""
+    return (_CLAUSE if on("subordinate_clauses") else _CLAUSE_ONLY).split(text)
 # Quoted text: 'release freeze', "Q3 offsite ideas", “...”; an apostrophe inside a word (don't, Jonas's) is not a quote.
 _QUOTED = re.compile(r"""(?<!\w)(?:'([^'\n]+)'|"([^"\n]+)"|“([^”\n]+)”|‘([^’\n]+)’|`([^`\n]+)`)(?!\w)""")
 _COMPLEMENT_REACH = 4
@@ -141,7 +148,7 @@ def clauses(text: str, is_action: Callable[[str], bool] | None = None,
     term as a keyword), a clause that says a declared phrase asks: "keep in mind: Marco reviews all changes".
     """
     head, colon, tail = text[:2000].partition(": ")
-    if colon and tail.strip():
+    if colon and tail.strip() and on("colon_payload"):
         first = _clauses(head)
         rest = _clauses(tail)
         if first and asks(first[-1].ask, is_action, is_phrase) and rest and not asks(rest[0].ask, is_action):
@@ -153,13 +160,14 @@ def clauses(text: str, is_action: Callable[[str], bool] | None = None,
 
 def _clauses(text: str) -> list[Clause]:
     out: list[Clause] = []
-    for part in _CLAUSE.split(text[:2000]):
-        if out and _subordinate(part):
+    for part in _split(text[:2000]):
+        if out and on("subordinate_clauses") and _subordinate(part):
             # "... so you stop saying Tuesday": why or when the clause before asks, so what it hands over.
             last = out[-1]
             out[-1] = Clause(last.ask, f"{last.payload} {part}".strip())
             continue
-        quoted = [next(g for g in m.groups() if g is not None) for m in _QUOTED.finditer(part)]
+        quoted = [next(g for g in m.groups() if g is not None) for m in _QUOTED.finditer(part)] \
+            if on("quoted_payload") else []
         rest = _QUOTED.sub(" ", part) if quoted else part
         ask, payload = rest, " ".join(quoted)
         words = list(WORD.finditer(rest))
@@ -172,7 +180,8 @@ def _clauses(text: str) -> list[Clause]:
         for number, match in enumerate(words[: start + _COMPLEMENT_REACH + 1]):
             word = lowered[number]
             nxt = lowered[number + 1] if number + 1 < len(words) else ""
-            if number and ((word == "that" and nxt in COMPLEMENT_SUBJECTS) or (word in TOPIC and nxt and topical)):
+            if number and ((word == "that" and nxt in COMPLEMENT_SUBJECTS and on("that_payload"))
+                           or (word in TOPIC and nxt and topical and on("about_payload"))):
                 ask, payload = rest[: match.start()], f"{payload} {rest[match.end():]}".strip()
                 break
         if not WORD.search(ask):
@@ -210,6 +219,8 @@ def _asks_all(ask: str) -> bool:
     """Whether a clause's ask wants all of something: "all", "every", "everything" ... among its first words past
     its courtesy ("show all my memories", "could you tell me every preference"), not in what it hands over ("...
     every night")."""
+    if not on("everything"):
+        return False
     words = [w.lower().replace("’", "'") for w in WORD.findall(ask)]
     start, _ = _skip_opening(words)
     return any(w in EVERYTHING for w in words[: start + _ALL_REACH])
@@ -221,16 +232,17 @@ _ALL_REACH = 4
 def _skip_opening(words: list[str]) -> tuple[int, bool]:
     """Where a clause's words start after its courtesy and framing ("hey, could you please ..."), and whether an
     ask form ("could you") was among it."""
+    openers = OPENERS if on("openers") else frozenset()
     i = 0
-    while i < len(words) and words[i] in OPENERS:
+    while i < len(words) and words[i] in openers:
         i += 1
     asked = False
-    for ask in _ASKS_LONGEST_FIRST:
+    for ask in _ASKS_LONGEST_FIRST if on("asks") else ():
         if tuple(words[i : i + len(ask)]) == ask:
             i += len(ask)
             asked = True
             break
-    while i < len(words) and words[i] in OPENERS:
+    while i < len(words) and words[i] in openers:
         i += 1
     return i, asked
 
@@ -248,7 +260,7 @@ def _clause_verb(words: list[str]) -> tuple[str | None, bool, bool]:
 def _stated_verb(words: list[str]) -> str | None:
     """The verb of a clause that states something of the speaker ("I'm looking for ...", "we need ...")."""
     i, _ = _skip_opening(words)
-    if i >= len(words) or words[i] not in STATING_SUBJECTS:
+    if not on("stated_verbs") or i >= len(words) or words[i] not in STATING_SUBJECTS:
         return None
     i += 1
     while i < len(words) and words[i] in STATING_AUX:
@@ -261,7 +273,7 @@ def _verb_after(words: list[str], i: int, asked: bool) -> tuple[str | None, bool
     if i >= len(words):
         return None, False
     first = words[i]
-    if first == "how" and not asked:
+    if first == "how" and not asked and on("how_to"):
         # "how do I create ...": a how-to asks to act, not to read; its verb follows the subject.
         j = i + 1
         if j < len(words) and words[j] in AUX:
@@ -269,12 +281,12 @@ def _verb_after(words: list[str], i: int, asked: bool) -> tuple[str | None, bool
         if j < len(words) and words[j] in SUBJECTS:
             j += 1
         return (words[j] if j < len(words) and words[j] not in PRONOUNS else None), False
-    if not asked and first in WH and i + 1 < len(words) and words[i + 1] in CLAUSE_SUBJECTS:
+    if not asked and first in WH and i + 1 < len(words) and words[i + 1] in CLAUSE_SUBJECTS and on("subordinate_wh"):
         # "when you write release notes ...", "what you've got about X is out of date": a question word followed
         # by its subject opens a subordinate clause; it decides nothing (a request no clause decides is a
         # question if it ends with "?": "what you got on me?").
         return None, False
-    if not asked and (first in WH or first in AUX):
+    if not asked and (first in WH or first in AUX) and on("questions"):
         # "what did I tell you", "do you recall", "is there a ...": the verb follows the subject, if any.
         j = i + 1 if first in WH else i
         if j < len(words) and words[j] in AUX:
@@ -284,19 +296,19 @@ def _verb_after(words: list[str], i: int, asked: bool) -> tuple[str | None, bool
         if j < len(words) and words[j] in SUBJECTS:
             j += 1
         verb = words[j] if j < len(words) and words[j] not in SUBJECTS and words[j] not in PRONOUNS else None
-        if verb is not None and words[j - 1] in BE and _PARTICIPLE.fullmatch(verb):
+        if verb is not None and words[j - 1] in BE and _PARTICIPLE.fullmatch(verb) and on("passive"):
             # "what is stored about ...", "what was decided": passive, it asks what is in that state.
             verb = None
         return verb, True
-    if first in LIGHT_VERBS:
+    if first in LIGHT_VERBS and on("light_verbs"):
         # "make a note", "get rid of it": the noun after a light verb carries the action.
         j = i + 1
         while j < len(words) and words[j] in PRONOUNS:
             j += 1
         return (words[j] if j < len(words) else None), False
-    if first in REPORT_VERBS and any(w in WH or w in IF for w in words[i + 1 : i + 4]):
+    if first in REPORT_VERBS and on("report_verbs") and any(w in WH or w in IF for w in words[i + 1 : i + 4]):
         return None, True
-    if first in NEGATIONS or first.isdigit() or first in SUBJECTS or first in PRONOUNS:
+    if (first in NEGATIONS and on("negations")) or first.isdigit() or first in SUBJECTS or first in PRONOUNS:
         return None, False
     return first, False
 
@@ -307,6 +319,8 @@ _WH_IS = re.compile(r"(?<![\w'’-])(what|who|where|how|when|which)['’]s(?![\w
 
 def unchatted(text: str) -> str:
     """``text`` with chat spellings of function words written out ("wat did u save" -> "what did you save")."""
+    if not on("chat_spellings"):
+        return text
     text = _WH_IS.sub(lambda m: f"{m.group(1)} is", text)
     return _CHAT_WORD.sub(lambda m: CHAT_SPELLINGS[m.group(1).lower()], text)
 
@@ -385,4 +399,4 @@ def read_request(query: str, analyze: Analyzer, fixed: Correction, payload_weigh
     # the phrase ("keep in mind that the mind map is due").
     return Request(weights, tuple(parts), frozenset(said), intent, verb_terms, placed,
                    {term: frozenset(declared) for term, declared in bound.items()
-                    if term not in placed and term not in unbound})
+                    if term not in placed and term not in unbound} if on("bound_phrases") else {})
