@@ -194,13 +194,27 @@ def doc_tables(merged: dict[str, Any]) -> str:
     for name, text in rules.SWITCHES.items():
         entry = by.get(f"rule {name} off")
         out.append(f"| `{name}` | {text} | {measured(entry) if entry else 'not measured'} |")
-    out += ["", "| setting | default | what it does | at its neutral value (points, − worse) |", "|---|---|---|---|"]
+    out += ["", "## Settings", "", "`RankingConfig`'s fields, each measured at the neutral value named in its last "
+            "column (what the score would be without it; `benchmarks/_ablation.py`).", "",
+            "| setting | default | what it does | at its neutral value (points, − worse) |", "|---|---|---|---|"]
     for field in attrs.fields(RankingConfig):
         entry = next((e for label, e in by.items() if label.startswith(f"{field.name} = ")), None)
         cell = f"{NEUTRAL[field.name]:g}: {measured(entry)}" if entry else "not measured"
         out.append(f"| `{field.name}` | {field.default} | {SETTING_TEXT[field.name]} | {cell} |")
     return "\n".join(out)
 
+
+def fill(doc: str, tables: str) -> None:
+    """Put ``tables`` between the ablation markers of ``doc``."""
+    from pathlib import Path
+
+    path = Path(doc)
+    text = path.read_text(encoding="utf-8")
+    start, end = text.index(START) + len(START), text.index(END)
+    path.write_text(text[:start] + "\n" + tables + "\n" + text[end:], encoding="utf-8")
+
+
+START, END = "<!-- ablation tables: benchmarks/_ablation.py -->", "<!-- end of ablation tables -->"
 
 if __name__ == "__main__":
     import json
@@ -211,5 +225,4 @@ if __name__ == "__main__":
         json.dump(merged, handle, indent=1)
         handle.write("\n")
     print(markdown(merged))
-    print()
-    print(doc_tables(merged))
+    fill("docs/discovery.md", doc_tables(merged))
