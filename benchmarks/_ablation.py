@@ -194,6 +194,11 @@ def doc_tables(merged: dict[str, Any]) -> str:
     for name, text in rules.SWITCHES.items():
         entry = by.get(f"rule {name} off")
         out.append(f"| `{name}` | {text} | {measured(entry) if entry else 'not measured'} |")
+    gone = [(label[len("rule "):-len(" off")], e) for label, e in by.items()
+            if label.startswith("rule ") and label[len("rule "):-len(" off")] not in rules.SWITCHES]
+    if gone:
+        out += ["", "Deleted after measuring (switched off, nothing got worse by 0.5 points):", ""]
+        out += [f"- `{name}`: {measured(e)}" for name, e in gone]
     out += ["", "## Settings", "", "`RankingConfig`'s fields, each measured at the neutral value named in its last "
             "column (what the score would be without it; `benchmarks/_ablation.py`).", "",
             "| setting | default | what it does | at its neutral value (points, − worse) |", "|---|---|---|---|"]

@@ -189,7 +189,8 @@ def test_payload_words_count_less_than_the_ask(make_runtime: Callable[..., Runti
 @pytest.mark.parametrize(("text", "expected"), [
     ("Please forget that I prefer terse PR summaries.",
      [Clause("Please forget", "I prefer terse PR summaries.")]),
-    ("search GitHub issues for 'timeout on checkout'", [Clause("search GitHub issues for", "timeout on checkout")]),
+    # Quoted text is read as any words (reading it as payload moved no measured figure; docs/discovery.md).
+    ("search GitHub issues for 'timeout on checkout'", [Clause("search GitHub issues for 'timeout on checkout'")]),
     ("I like tabs, save that", [Clause("I like tabs"), Clause("save that")]),
     ("delete that file", [Clause("delete that file")]),
     ("what did I say about the deploy freeze?", [Clause("what did I say", "the deploy freeze")]),

@@ -24,7 +24,9 @@ from tests.conftest import OBJECT, SourcePlugin, echo
         ("is there a memory about rate limits?", (), True),
         ("tell me what you know about me", (), True),
         ("how do I create a repository?", ("create",), False),
-        ("don't forget the milk", (), False),
+        # A negation opening a clause is read as its verb; only an action word some tool states counts as one
+        # (a rule reading negations apart moved no measured figure: docs/discovery.md).
+        ("don't forget the milk", ("don't",), False),
         ("Kindly do the needful and remove the saved entry", ("remove",), False),
         # Courtesy that puts the verb later: "you can ...", "would you mind ...", "is it possible to ...".
         ("you can forget that I don't want mentions", ("forget",), False),

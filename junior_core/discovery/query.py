@@ -23,7 +23,6 @@ from junior_core.discovery.rules import (
     EVERYTHING,
     IF,
     LIGHT_VERBS,
-    NEGATIONS,
     OPENERS,
     PRONOUNS,
     REPORT_VERBS,
@@ -117,8 +116,6 @@ _CLAUSE_ONLY = re.compile(r"[,;:.!?]+\s+|\s+[—–-]+\s+|\s+(?:and then|then|an
 def _split(text: str) -> list[str]:
     """``text`` split into clauses (at a subordinating conjunction too, rule ``subordinate_clauses``)."""
     return (_CLAUSE if on("subordinate_clauses") else _CLAUSE_ONLY).split(text)
-# Quoted text: 'release freeze', "Q3 offsite ideas", “...”; an apostrophe inside a word (don't, Jonas's) is not a quote.
-_QUOTED = re.compile(r"""(?<!\w)(?:'([^'\n]+)'|"([^"\n]+)"|“([^”\n]+)”|‘([^’\n]+)’|`([^`\n]+)`)(?!\w)""")
 _COMPLEMENT_REACH = 4
 """How far past a clause's courtesy (in words) its "that" may stand and still open the payload ("could you note
 down for me that")."""
@@ -128,7 +125,7 @@ down for me that")."""
 class Clause:
     """One clause of a request: the words that ask for something, and its payload.
 
-    The payload is what the request hands over rather than what it asks for: quoted text, what follows a "that"
+    The payload is what the request hands over rather than what it asks for: what follows a "that"
     which opens a clause of its own ("remember that I prefer tabs" -> ask "remember", payload "I prefer tabs") or
     an "about" in a clause that asks ("what did I say about the freeze"; not in "that thing about the freeze is
     wrong"), and what follows a colon after an ask (see ``clauses``). A
@@ -166,10 +163,7 @@ def _clauses(text: str) -> list[Clause]:
             last = out[-1]
             out[-1] = Clause(last.ask, f"{last.payload} {part}".strip())
             continue
-        quoted = [next(g for g in m.groups() if g is not None) for m in _QUOTED.finditer(part)] \
-            if on("quoted_payload") else []
-        rest = _QUOTED.sub(" ", part) if quoted else part
-        ask, payload = rest, " ".join(quoted)
+        rest, ask, payload = part, part, ""
         words = list(WORD.finditer(rest))
         lowered = [w.group().lower().replace("’", "'") for w in words]
         start, courteous = _skip_opening(lowered)
@@ -308,7 +302,7 @@ def _verb_after(words: list[str], i: int, asked: bool) -> tuple[str | None, bool
         return (words[j] if j < len(words) else None), False
     if first in REPORT_VERBS and on("report_verbs") and any(w in WH or w in IF for w in words[i + 1 : i + 4]):
         return None, True
-    if (first in NEGATIONS and on("negations")) or first.isdigit() or first in SUBJECTS or first in PRONOUNS:
+    if first.isdigit() or first in SUBJECTS or first in PRONOUNS:
         return None, False
     return first, False
 

@@ -24,7 +24,6 @@ __all__ = [
     "FILLER_STOP_WORDS",
     "IF",
     "LIGHT_VERBS",
-    "NEGATIONS",
     "NEGATION_BASES",
     "OFF",
     "OPENERS",
@@ -54,7 +53,6 @@ SWITCHES: dict[str, str] = {
     "report_verbs": "\"tell me what ...\", \"check whether ...\" (REPORT_VERBS, IF) are questions",
     "passive": "\"what is stored ...\" (BE + a participle) has no verb",
     "light_verbs": "after \"make, get, take ...\" (LIGHT_VERBS) the noun carries the action (\"make a note\")",
-    "negations": "a clause opening with a negation (NEGATIONS) has no verb",
     "everything": "\"all, every, everything ...\" (EVERYTHING) near a clause's start asks for all: readers first, "
                   "listing tools before searching ones",
     "subordinate_clauses": "a conjunction before a subject (SUBORDINATORS, SUBORDINATE_SUBJECTS) opens a clause "
@@ -62,7 +60,6 @@ SWITCHES: dict[str, str] = {
     "that_payload": "\"remember that I ...\": a \"that\" before a subject (COMPLEMENT_SUBJECTS) opens the payload",
     "about_payload": "\"what did I say about X\": X after a topic word (TOPIC) in an ask is payload",
     "colon_payload": "what follows a colon after an ask is its payload",
-    "quoted_payload": "quoted text is payload",
     "stated_verbs": "\"I'm looking for ...\" (STATING_SUBJECTS, STATING_AUX): a verb the speaker states admits "
                     "only tools named for it",
     "chat_spellings": "chat spellings of function words (CHAT_SPELLINGS: u, wat, pls) are read as the words",
@@ -125,8 +122,6 @@ WH = frozenset("what which who whom whose when where why how".split())
 AUX = frozenset("do does did is are was were have has had".split())
 
 SUBJECTS = frozenset("you i we there it anything something any".split())
-
-NEGATIONS = frozenset("don't dont never not".split())
 
 # Subjects that make "what/when/how ..." a subordinate clause rather than a question.
 CLAUSE_SUBJECTS = frozenset("you i we they he she you've you're i've i'm we've we're they've they're".split())

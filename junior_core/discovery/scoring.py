@@ -3,7 +3,7 @@
 A search reads each request term's postings from Whoosh's reader once and sums idf · (k1 + 1) · w / (w + k1) per
 tool (``score_tools``), counting on the way what the floor needs. A request is read clause by clause
 (``query.clauses``). Each clause has words that ask and words it
-hands over (its payload: quoted text, what follows "remember that ..."). A tool is returned only if it passes the
+hands over (its payload: what follows "remember that ...", "about ..."). A tool is returned only if it passes the
 floor in one of two ways, both stated in what the index already holds:
 
 - **Coverage.** In some clause, the tool's text (name, keywords, description, parameters, source) holds at least

@@ -42,7 +42,7 @@ class RankingConfig:
     unknown_weight: float = 0.25
     """What a request word no installed or reference tool uses (a name, a value) counts for against the floor."""
     payload_weight: float = 0.5
-    """What a word of the request's payload counts for in the score (quoted text, "remember that <...>"): it
+    """What a word of the request's payload counts for in the score ("remember that <...>", "about <...>"): it
     says what to store or look for, not which tool to use. It never counts against the floor."""
 
     def weight(self, field: str) -> float:
