@@ -129,7 +129,7 @@ def markdown(merged: dict[str, Any]) -> str:
         c = entry["costs"]
 
         def cells(keys: list[str], c: dict[str, float] = c) -> str:
-            return " / ".join(f"{-c[k]:+.1f}" if k in c else "–" for k in keys)
+            return " / ".join(f"{-c[k] + 0.0:+.1f}" if k in c else "–" for k in keys)
 
         lines.append(
             f"| {entry['variant']} | {cells([f'{h} top5' for h in MEMORY_SETS])} "
@@ -231,3 +231,4 @@ if __name__ == "__main__":
         handle.write("\n")
     print(markdown(merged))
     fill("docs/discovery.md", doc_tables(merged))
+    fill("docs/benchmarks.md", markdown(merged))

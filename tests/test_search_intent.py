@@ -23,7 +23,8 @@ from tests.conftest import OBJECT, SourcePlugin, echo
         ("do you recall who owns billing?", ("recall",), True),
         ("is there a memory about rate limits?", (), True),
         ("tell me what you know about me", (), True),
-        ("how do I create a repository?", ("create",), False),
+        # A how-to is read as any question (reading it as a request to act moved no measured figure).
+        ("how do I create a repository?", ("create",), True),
         # A negation opening a clause is read as its verb; only an action word some tool states counts as one
         # (a rule reading negations apart moved no measured figure: docs/discovery.md).
         ("don't forget the milk", ("don't",), False),

@@ -55,7 +55,7 @@ class Intent:
     aside ("jot down ...", "I like tabs, save that" -> jot, save), and in a question the verb after its subject
     ("do you recall ...", "what did I tell you ..." -> recall, tell). ``question`` is true for "what/which/who
     ..." and "do you / did I / is there ..." openings and for questions put as requests ("tell me what you
-    know", "check whether you remember"); "how do I create ..." asks to act, so its verb counts instead.
+    know", "check whether you remember"); in "how do I create ..." the verb after the subject counts too.
     Which words are verbs is not known here: ``read_request`` keeps those that are some tool's action
     words.
     """
@@ -267,14 +267,6 @@ def _verb_after(words: list[str], i: int, asked: bool) -> tuple[str | None, bool
     if i >= len(words):
         return None, False
     first = words[i]
-    if first == "how" and not asked and on("how_to"):
-        # "how do I create ...": a how-to asks to act, not to read; its verb follows the subject.
-        j = i + 1
-        if j < len(words) and words[j] in AUX:
-            j += 1
-        if j < len(words) and words[j] in SUBJECTS:
-            j += 1
-        return (words[j] if j < len(words) and words[j] not in PRONOUNS else None), False
     if not asked and first in WH and i + 1 < len(words) and words[i + 1] in CLAUSE_SUBJECTS and on("subordinate_wh"):
         # "when you write release notes ...", "what you've got about X is out of date": a question word followed
         # by its subject opens a subordinate clause; it decides nothing (a request no clause decides is a

@@ -47,7 +47,6 @@ SWITCHES: dict[str, str] = {
     "asks": "ask forms (ASKS: could you, I want you to, help me, ...) are skipped when reading its verb",
     "questions": "a clause opening with a question word or an auxiliary (WH, AUX, SUBJECTS) is a question, "
                  "its verb the one after the subject",
-    "how_to": "\"how do I <verb> ...\" asks to act: its verb counts, it is not a question",
     "subordinate_wh": "a question word followed by its subject (CLAUSE_SUBJECTS: \"when you write ...\") decides "
                       "nothing",
     "report_verbs": "\"tell me what ...\", \"check whether ...\" (REPORT_VERBS, IF) are questions",
