@@ -34,9 +34,10 @@ from tests.conftest import OBJECT, SourcePlugin, echo
         ("would you mind removing that memory", ("removing",), False),
         ("Is it possible to erase the preference I gave you?", ("erase",), False),
         ("feel free to drop the old rule", ("drop",), False),
-        # A passive question asks what is in a state; its participle is not the asker's verb.
-        ("what is stored about the payments service?", (), True),
-        ("what was decided about deploys", (), True),
+        # A passive question's participle is read as its verb; only an action word some tool states counts as one
+        # (a rule setting passives apart moved no measured figure: docs/discovery.md).
+        ("what is stored about the payments service?", ("stored",), True),
+        ("what was decided about deploys", ("decided",), True),
         ("", (), False),
     ],
 )

@@ -16,7 +16,6 @@ import attrs
 from junior_core.discovery.rules import (
     ASKS,
     AUX,
-    BE,
     CHAT_SPELLINGS,
     CLAUSE_SUBJECTS,
     COMPLEMENT_SUBJECTS,
@@ -44,7 +43,6 @@ if TYPE_CHECKING:
 __all__ = ["Clause", "Intent", "Request", "asks", "clauses", "read_request", "unchatted"]
 
 _ASKS_LONGEST_FIRST = sorted(ASKS, key=len, reverse=True)
-_PARTICIPLE = re.compile(r"[a-z]{2,}ed")
 
 
 @attrs.frozen
@@ -282,9 +280,6 @@ def _verb_after(words: list[str], i: int, asked: bool) -> tuple[str | None, bool
         if j < len(words) and words[j] in SUBJECTS:
             j += 1
         verb = words[j] if j < len(words) and words[j] not in SUBJECTS and words[j] not in PRONOUNS else None
-        if verb is not None and words[j - 1] in BE and _PARTICIPLE.fullmatch(verb) and on("passive"):
-            # "what is stored about ...", "what was decided": passive, it asks what is in that state.
-            verb = None
         return verb, True
     if first in LIGHT_VERBS and on("light_verbs"):
         # "make a note", "get rid of it": the noun after a light verb carries the action.

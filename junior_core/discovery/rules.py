@@ -15,7 +15,6 @@ from collections.abc import Iterator
 __all__ = [
     "ASKS",
     "AUX",
-    "BE",
     "CHAT_SPELLINGS",
     "CLAUSE_SUBJECTS",
     "COMPLEMENT_SUBJECTS",
@@ -50,7 +49,6 @@ SWITCHES: dict[str, str] = {
     "subordinate_wh": "a question word followed by its subject (CLAUSE_SUBJECTS: \"when you write ...\") decides "
                       "nothing",
     "report_verbs": "\"tell me what ...\", \"check whether ...\" (REPORT_VERBS, IF) are questions",
-    "passive": "\"what is stored ...\" (BE + a participle) has no verb",
     "light_verbs": "after \"make, get, take ...\" (LIGHT_VERBS) the noun carries the action (\"make a note\")",
     "everything": "\"all, every, everything ...\" (EVERYTHING) near a clause's start asks for all: readers first, "
                   "listing tools before searching ones",
@@ -129,8 +127,6 @@ CLAUSE_SUBJECTS = frozenset("you i we they he she you've you're i've i'm we've w
 REPORT_VERBS = frozenset("tell show remind let check see".split())
 
 IF = frozenset("whether if".split())
-
-BE = frozenset("is are was were".split())
 
 LIGHT_VERBS = frozenset("make get take have give put".split())
 
