@@ -155,7 +155,7 @@ SETTING_TEXT = {
     "reference_tools": "how many tools the reference catalog counts as when rarity is reckoned (0: none)",
     "telling_share": "a word at most this share of the tools outside a source use admits its tools (0: none)",
     "unknown_weight": "what a request word no installed or reference tool uses counts against the floor",
-    "payload_weight": "what a payload word (quoted, after \"remember that\") counts for in the score",
+    "payload_weight": "what a payload word (after \"remember that\", \"about\") counts for in the score",
 }
 
 _SHORT = {"top5": "top 5", "first_inside_memory": "first inside", "first_memory_alone": "first alone",

@@ -28,8 +28,6 @@ from junior_core.discovery.rules import (
     STATING_AUX,
     STATING_SUBJECTS,
     SUBJECTS,
-    SUBORDINATE_SUBJECTS,
-    SUBORDINATORS,
     TOPIC,
     WH,
     on,
@@ -77,7 +75,7 @@ class Intent:
         verbs: list[str] = []
         stated: list[str] = []
         question: bool | None = None
-        for clause in _split(text[:300]):
+        for clause in _CLAUSE.split(text[:300]):
             words = [w.lower().replace("’", "'") for w in WORD.findall(clause)]
             verb, asks, courteous = _clause_verb(words)
             if verb is None and not asks:
@@ -98,22 +96,7 @@ class Intent:
                    tuple(stated))
 
 
-# A subordinating conjunction before a subject opens a subordinate clause ("can you store that so you stop saying
-# Tuesday", "delete it because nobody uses it"): it says why or when, not what is asked (see ``_clauses``).
-_SUBORDINATE = rf"(?:{SUBORDINATORS})\s+(?=(?:{SUBORDINATE_SUBJECTS})(?:['’][a-z]+)?\b)"
-"""The conjunction, up to its subject."""
-_SUBORDINATE_START = re.compile(_SUBORDINATE, re.IGNORECASE)
-_CLAUSE = re.compile(
-    r"[,;:.!?]+\s+|\s+[—–-]+\s+|\s+(?:and then|then|and)\s+|[,;:!?]+$"
-    rf"|\s+(?={_SUBORDINATE})",
-    re.IGNORECASE,
-)
-_CLAUSE_ONLY = re.compile(r"[,;:.!?]+\s+|\s+[—–-]+\s+|\s+(?:and then|then|and)\s+|[,;:!?]+$", re.IGNORECASE)
-
-
-def _split(text: str) -> list[str]:
-    """``text`` split into clauses (at a subordinating conjunction too, rule ``subordinate_clauses``)."""
-    return (_CLAUSE if on("subordinate_clauses") else _CLAUSE_ONLY).split(text)
+_CLAUSE = re.compile(r"[,;:.!?]+\s+|\s+[—–-]+\s+|\s+(?:and then|then|and)\s+|[,;:!?]+$", re.IGNORECASE)
 _COMPLEMENT_REACH = 4
 """How far past a clause's courtesy (in words) its "that" may stand and still open the payload ("could you note
 down for me that")."""
@@ -155,12 +138,7 @@ def clauses(text: str, is_action: Callable[[str], bool] | None = None,
 
 def _clauses(text: str) -> list[Clause]:
     out: list[Clause] = []
-    for part in _split(text[:2000]):
-        if out and on("subordinate_clauses") and _subordinate(part):
-            # "... so you stop saying Tuesday": why or when the clause before asks, so what it hands over.
-            last = out[-1]
-            out[-1] = Clause(last.ask, f"{last.payload} {part}".strip())
-            continue
+    for part in _CLAUSE.split(text[:2000]):
         rest, ask, payload = part, part, ""
         words = list(WORD.finditer(rest))
         lowered = [w.group().lower().replace("’", "'") for w in words]
@@ -183,16 +161,6 @@ def _clauses(text: str) -> list[Clause]:
         if len(out) == 12:
             break
     return out
-
-
-def _subordinate(part: str) -> bool:
-    """Whether ``part`` is a subordinate clause: a conjunction and its subject, then no ask ("so you can forget it"
-    asks: "you can" is courtesy)."""
-    start = _SUBORDINATE_START.match(part)
-    if start is None:
-        return False
-    rest = [w.lower().replace("’", "'") for w in WORD.findall(part[start.end():])]
-    return not _skip_opening(rest)[1]
 
 
 def asks(text: str, is_action: Callable[[str], bool] | None = None,

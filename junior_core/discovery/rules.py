@@ -31,8 +31,6 @@ __all__ = [
     "STATING_AUX",
     "STATING_SUBJECTS",
     "SUBJECTS",
-    "SUBORDINATE_SUBJECTS",
-    "SUBORDINATORS",
     "SWITCHES",
     "TOPIC",
     "WH",
@@ -52,8 +50,6 @@ SWITCHES: dict[str, str] = {
     "light_verbs": "after \"make, get, take ...\" (LIGHT_VERBS) the noun carries the action (\"make a note\")",
     "everything": "\"all, every, everything ...\" (EVERYTHING) near a clause's start asks for all: readers first, "
                   "listing tools before searching ones",
-    "subordinate_clauses": "a conjunction before a subject (SUBORDINATORS, SUBORDINATE_SUBJECTS) opens a clause "
-                           "that is payload of the one before",
     "that_payload": "\"remember that I ...\": a \"that\" before a subject (COMPLEMENT_SUBJECTS) opens the payload",
     "about_payload": "\"what did I say about X\": X after a topic word (TOPIC) in an ask is payload",
     "colon_payload": "what follows a colon after an ask is its payload",
@@ -133,11 +129,6 @@ LIGHT_VERBS = frozenset("make get take have give put".split())
 EVERYTHING = frozenset("all every everything entire whole complete full".split())
 
 PRONOUNS = frozenset("i i'm i've i'd i'll my me we we're our us he she they it it's this that the a an".split())
-
-# A subordinating conjunction before a subject opens a subordinate clause (``query``).
-SUBORDINATORS = "so|because|since|unless|until|although|though|while|whereas|as soon as|once"
-
-SUBORDINATE_SUBJECTS = "you|i|we|they|he|she|it|people|everyone|everybody|someone|somebody|anyone|anybody|nobody"
 
 # "remember that I ...", "forget that the freeze ...": a "that" followed by a subject opens the payload.
 COMPLEMENT_SUBJECTS = SUBJECTS | PRONOUNS | frozenset(
