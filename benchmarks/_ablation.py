@@ -118,6 +118,13 @@ def merge(paths: list[str]) -> dict[str, Any]:
     return {"variants": list(variants.values())}
 
 
+def gone(label: str) -> bool:
+    """Whether ``label`` is a rule switch's variant whose rule has since been deleted."""
+    from junior_core.discovery import rules
+
+    return label.startswith("rule ") and label[len("rule "):-len(" off")] not in rules.SWITCHES
+
+
 def markdown(merged: dict[str, Any]) -> str:
     """The ablation table docs/discovery.md and docs/benchmarks.md quote."""
     head = ("| switched off | memory top 5 (held-out / second / third) | first inside memory | first, memory alone "
@@ -137,7 +144,8 @@ def markdown(merged: dict[str, Any]) -> str:
             f"| {cells([f'{h} first_memory_alone' for h in MEMORY_SETS])} "
             f"| {cells(list(PRECISION_KEYS))} "
             f"| {cells(['mixed MetaTool single-tool R@5', 'mixed MetaTool two-tool R@5'])} "
-            f"| {'yes' if entry['pays'] else 'no'}{'' if entry.get('seeds_first', True) else ', seeds missed'} |")
+            f"| {'yes' if entry['pays'] else 'no'}{'' if entry.get('seeds_first', True) else ', seeds missed'}"
+            f"{', deleted' if gone(entry['variant']) else ''} |")
     return "\n".join(lines)
 
 
