@@ -26,6 +26,8 @@ The seed sentences must rank their tool first in all three catalogs. ``benchmark
     python benchmarks/memory_intent.py              # the tables
     python benchmarks/memory_intent.py --misses     # also the misses of the tuning half and the older sets
     python benchmarks/memory_intent.py --json PATH  # the figures as JSON ('-' for stdout)
+    python benchmarks/memory_intent.py --ablate --metatool 500 --json benchmarks/data/ablation_memory.json
+                                                    # what each rule and setting pays (``_ablation``)
 
 Held-out misses are never printed: only their aggregate figures are.
 """
@@ -33,6 +35,7 @@ Held-out misses are never printed: only their aggregate figures are.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from collections import defaultdict
@@ -76,7 +79,8 @@ def discovery_requests(path: Path = DISCOVERY) -> dict[str, Any]:
     return {name: value for name, value in data.items() if not name.startswith("_")}
 
 
-def memory_runtime(with_catalog: bool = True, *datasets: _data.Dataset) -> Runtime:
+def memory_runtime(with_catalog: bool = True, *datasets: _data.Dataset,
+                   index_factory: Callable[[], Any] | None = None) -> Runtime:
     """junior-memory, beside LiveMCPBench (``with_catalog``) or the given datasets."""
     from junior_memory import MemoryPlugin
 
@@ -84,7 +88,7 @@ def memory_runtime(with_catalog: bool = True, *datasets: _data.Dataset) -> Runti
     chosen = list(datasets) or ([_data.livemcpbench()] if with_catalog else [])
     if chosen:
         plugins.append(_data.DatasetPlugin(chosen))
-    return Runtime(plugins=plugins, index_cache=False)
+    return Runtime(plugins=plugins, index_cache=False, index_factory=index_factory)
 
 
 def _names(rt: Runtime, query: str, source: str | None = None, limit: int = 5) -> list[str]:
@@ -126,15 +130,26 @@ def _pct(hits: int, n: int) -> float:
     return round(100 * hits / n, 1) if n else 0.0
 
 
+_livemcpbench = functools.cache(_data.livemcpbench)
+_metatool = functools.cache(_data.metatool)
+_QUERIES: dict[int, dict[str, list[_data.Query]]] = {}
+
+
+def _metatool_queries(meta: _data.Dataset) -> dict[str, list[_data.Query]]:
+    if id(meta) not in _QUERIES:
+        _QUERIES[id(meta)] = _data.metatool_queries(meta)
+    return _QUERIES[id(meta)]
+
+
 class Catalogs:
     """The three catalogs, built once: memory alone, with LiveMCPBench, with MetaTool."""
 
-    def __init__(self) -> None:
-        self.live_data = _data.livemcpbench()
-        self.meta_data = _data.metatool()
-        self.alone = memory_runtime(False)
-        self.live = memory_runtime(True, self.live_data)
-        self.meta = memory_runtime(True, self.meta_data)
+    def __init__(self, index_factory: Callable[[], Any] | None = None) -> None:
+        self.live_data = _livemcpbench()
+        self.meta_data = _metatool()
+        self.alone = memory_runtime(False, index_factory=index_factory)
+        self.live = memory_runtime(True, self.live_data, index_factory=index_factory)
+        self.meta = memory_runtime(True, self.meta_data, index_factory=index_factory)
 
     def close(self) -> None:
         for rt in (self.alone, self.live, self.meta):
@@ -148,7 +163,7 @@ class Catalogs:
 
 
 def memory_rows(cat: Catalogs, half: str, requests: dict[str, list[dict[str, str]]],
-                on_miss: Miss | None) -> list[dict[str, Any]]:
+                on_miss: Miss | bool | None) -> list[dict[str, Any]]:
     """Per wording and in all: top 5 / top 3 / first with LiveMCPBench, first inside memory, first alone."""
     counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for tool in MEMORY_TOOLS:
@@ -160,7 +175,7 @@ def memory_rows(cat: Catalogs, half: str, requests: dict[str, list[dict[str, str
             alone = _names(cat.alone, text, limit=4)
             marks = {"requests": 1, "top5": wanted in found, "top3": wanted in found[:3],
                      "first": found[:1] == [wanted], "inside": inside[:1] == [wanted], "alone": alone[:1] == [wanted]}
-            if wanted not in found:
+            if wanted not in found and on_miss is not False:
                 # Where a top-5 miss went: past the floor but outranked, or further; and whether one of the other
                 # memory servers LiveMCPBench installs answered instead (a memory tool, not junior-memory's).
                 deeper = _names(cat.live, text, limit=20)
@@ -169,7 +184,7 @@ def memory_rows(cat: Catalogs, half: str, requests: dict[str, list[dict[str, str
             for key in ("all", item["wording"]):
                 for mark, hit in marks.items():
                     counts[key][mark] += int(hit)
-            if on_miss is not None and not (marks["top5"] and marks["inside"] and marks["alone"]):
+            if callable(on_miss) and not (marks["top5"] and marks["inside"] and marks["alone"]):
                 on_miss(half, f"memory {item['wording']}: want {wanted}", text,
                         [f"all: {found}", f"memory: {inside}", f"alone: {alone}"])
     rows = []
@@ -178,8 +193,8 @@ def memory_rows(cat: Catalogs, half: str, requests: dict[str, list[dict[str, str
         rows.append({"half": half, "wording": key, "requests": n, "top5": _pct(c["top5"], n),
                      "top3": _pct(c["top3"], n), "first": _pct(c["first"], n), "first_inside_memory":
                      _pct(c["inside"], n), "first_memory_alone": _pct(c["alone"], n),
-                     "top5_misses": n - c["top5"], "top5_misses_ranked_6_20": c["ranked_6_20"],
-                     "top5_misses_other_memory_server": c["other_memory"]})
+                     "top5_misses": n - c["top5"], "top5_misses_ranked_6_20": c.get("ranked_6_20", 0),
+                     "top5_misses_other_memory_server": c.get("other_memory", 0)})
     rows.sort(key=lambda r: (r["wording"] != "all", r["wording"]))
     return rows
 
@@ -224,11 +239,13 @@ def control_row(cat: Catalogs, half: str, data: dict[str, Any], on_miss: Miss | 
     }
 
 
-def metatool_intrusion(cat: Catalogs, limit: int) -> dict[str, dict[str, Any]]:
+def metatool_intrusion(cat: Catalogs, limit: int, skip: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
     """Per half: MetaTool single-tool requests with a memory tool in the top 3, and R@1/R@5 beside memory."""
-    queries = _data.metatool_queries(cat.meta_data)["single"]
+    queries = _metatool_queries(cat.meta_data)["single"]
     out = {}
     for half, subset in zip(HALVES, _data.split_halves(queries), strict=True):
+        if half in skip:
+            continue
         chosen = subset[:limit]
         intruded = r1 = r5 = 0
         for q in chosen:
@@ -254,13 +271,14 @@ def seed_rows(cat: Catalogs) -> list[dict[str, Any]]:
 
 
 def run(metatool: int = 2000, misses: bool = False, discovery: Path = DISCOVERY,
-        older: Path | None = REQUESTS, more: Sequence[Path] = (SECOND, THIRD)) -> dict[str, Any]:
+        older: Path | None = REQUESTS, more: Sequence[Path] = (SECOND, THIRD),
+        index_factory: Callable[[], Any] | None = None, skip: Sequence[str] = ()) -> dict[str, Any]:
     """Every figure, as one JSON-able dict."""
 
     def miss(half: str, what: str, text: str, lines: list[str]) -> None:
         print(f"[{half}] {what}: {text!r}\n    " + "\n    ".join(lines))
 
-    cat = Catalogs()
+    cat = Catalogs(index_factory)
     try:
         result: dict[str, Any] = {"catalog_tools": {
             "alone": cat.alone.search_tools(None)["total_catalog_tools"],
@@ -272,10 +290,13 @@ def run(metatool: int = 2000, misses: bool = False, discovery: Path = DISCOVERY,
             halves.update(discovery_requests(path))
         result["memory"], result["controls"] = [], []
         for half in (*HALVES, *(name for name in halves if name not in HALVES)):
+            if half in skip:
+                continue
             on_miss = miss if misses and half in SEEN else None
-            result["memory"] += memory_rows(cat, half, halves[half]["memory"], on_miss)
+            # The ablation (``skip``) leaves out where the misses went: it compares totals only.
+            result["memory"] += memory_rows(cat, half, halves[half]["memory"], False if skip else on_miss)
             result["controls"].append(control_row(cat, half, halves[half], on_miss))
-        result["metatool"] = metatool_intrusion(cat, metatool)
+        result["metatool"] = metatool_intrusion(cat, metatool, skip)
         if older is not None:
 
             def old_miss(name: str, wanted: str, request: str, found: list[str], mine: list[str]) -> None:
@@ -328,6 +349,53 @@ def print_tables(result: dict[str, Any]) -> None:
                   f"{r['top1_memory']:.1f}% |")
 
 
+ABLATED = ("top5", "first_inside_memory", "first_memory_alone")
+"""The memory figures ``--ablate`` compares (all wordings), beside the controls' no-match and memory-first."""
+
+
+def ablate(metatool: int, labels: list[str] | None = None, json_path: str | None = None) -> list[dict[str, Any]]:
+    """Every figure with each rule switch off and each setting at its neutral value in turn (``_ablation``)."""
+    import time
+
+    import _ablation
+
+    out = []
+    for label, off, changes in _ablation.select(labels):
+        start = time.perf_counter()
+        with _ablation.applied(off, changes) as factory:
+            result = run(metatool, older=None, index_factory=factory, skip=("tuning",))
+        row: dict[str, Any] = {"variant": label,
+                               "seeds_first": all(v for r in result["seeds"] for k, v in r.items() if k != "tool")}
+        for r in result["memory"]:
+            if r["wording"] == "all":
+                for key in ABLATED:
+                    row[f"{r['half']} {key}"] = r[key]
+                row[f"{r['half']} requests"] = r["requests"]
+        for r in result["controls"]:
+            row[f"{r['half']} no_match_alone"] = r["no_match_alone"]
+            row[f"{r['half']} non_memory_memory_first"] = r["non_memory_memory_first"]
+        for half, m in result["metatool"].items():
+            row[f"{half} metatool_memory_in_top3"] = m["memory_in_top3"]
+        out.append(row)
+        if json_path:  # after each variant, so a long run that is stopped keeps what it measured
+            _data.write_json(out, json_path)
+        print(f"  {label}: {time.perf_counter() - start:.0f} s", file=sys.stderr)
+    return out
+
+
+def print_ablation(rows: list[dict[str, Any]]) -> None:
+    """Per variant, the difference from everything on in each figure of the sets nobody tuned on."""
+    base = rows[0]
+    halves = ("heldout", "second", "third")
+    keys = [f"{h} {k}" for h in halves for k in ABLATED] + [
+        "heldout no_match_alone", "heldout non_memory_memory_first", "heldout metatool_memory_in_top3"]
+    print("| variant | seeds | " + " | ".join(keys) + " |")
+    print("|---|---|" + "---|" * len(keys))
+    for r in rows:
+        cells = [f"{r[k]}" if r is base else f"{r[k] - base[k]:+.1f}" for k in keys]
+        print(f"| {r['variant']} | {'ok' if r['seeds_first'] else 'MISSED'} | " + " | ".join(cells) + " |")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--misses", action="store_true",
@@ -336,7 +404,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--metatool", type=int, default=2000, metavar="N",
                         help="MetaTool requests per half for the intrusion figure (default 2000)")
     parser.add_argument("--json", nargs="?", const="-", default=None, metavar="PATH")
+    parser.add_argument("--ablate", nargs="*", default=None, metavar="LABEL",
+                        help="switch each rule off and each setting to neutral in turn (or only those whose label "
+                             "contains a LABEL)")
     args = parser.parse_args(argv)
+    if args.ablate is not None:
+        rows = ablate(args.metatool, args.ablate, args.json)
+        print_ablation(rows)
+        if args.json:
+            _data.write_json(rows, args.json)
+        return 0
     result = run(args.metatool, args.misses, args.requests)
     print_tables(result)
     if args.json:

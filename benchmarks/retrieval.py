@@ -16,7 +16,8 @@ reporting half.
     python benchmarks/retrieval.py                   # everything (about a minute or two on 2 cores)
     python benchmarks/retrieval.py --limit 2000      # the first 2000 queries of each set (quick)
     python benchmarks/retrieval.py --json out.json   # also write the table as JSON ('-' for stdout)
-    python benchmarks/retrieval.py --ablate          # the contribution of each ranking feature
+    python benchmarks/retrieval.py --ablate --limit 2000 --json benchmarks/data/ablation_retrieval.json
+                                                     # what each rule and setting pays (``_ablation``)
     python benchmarks/retrieval.py --index-module old_search.py --limit 2000   # another search.py, same queries
 """
 
@@ -33,18 +34,13 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-import attrs
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _data
 
 from junior_core import Runtime
-
-if TYPE_CHECKING:
-    from junior_core.discovery.settings import RankingConfig
 
 K1, B = 1.2, 0.75
 BASELINE_STOP = frozenset(
@@ -155,16 +151,20 @@ def evaluate(
     catalog_sources: set[str] | None,
     queries: dict[str, list[_data.Query]],
     limit: int | None,
+    baseline: bool = True,
+    halves: Sequence[str] = ("tuning", "reporting"),
 ) -> list[dict[str, Any]]:
     """Rows for every (set, half, system) on one runtime configuration."""
     docs = _data.docs(rt, {source} if source else catalog_sources)
-    bm25 = OkapiBM25([f"{d.name} {d.description} {param_text(d.input_schema)}" for d in docs])
+    bm25 = OkapiBM25([f"{d.name} {d.description} {param_text(d.input_schema)}" for d in docs] if baseline else [])
     names = [d.tool_name for d in docs]
     ours = searcher(rt, source)
     prefix = _data.METATOOL_SOURCE + "__"
     rows = []
     for set_name, all_queries in queries.items():
         for half_name, half in zip(("tuning", "reporting"), _data.split_halves(all_queries), strict=True):
+            if half_name not in halves:
+                continue
             subset = half[:limit] if limit else half
             mine, base = Scores(), Scores()
             elapsed = 0.0
@@ -174,29 +174,41 @@ def evaluate(
                 ranked = ours(q.text)
                 elapsed += time.perf_counter() - start
                 mine.add(ranked, relevant)
-                base.add([names[i] for i in bm25.top(q.text, 10)], relevant)
+                if baseline:
+                    base.add([names[i] for i in bm25.top(q.text, 10)], relevant)
             ms = 1000 * elapsed / max(len(subset), 1)
             rows.append(
                 {"set": set_name, "half": half_name, "system": "searchTools", **mine.row(), "ms/query": round(ms, 2)}
             )
-            rows.append({"set": set_name, "half": half_name, "system": "BM25", **base.row()})
+            if baseline:
+                rows.append({"set": set_name, "half": half_name, "system": "BM25", **base.row()})
     return rows
 
 
 CONFIGS = ("metatool", "mixed", "mixed+source")
+_metatool = functools.cache(_data.metatool)
+_livemcpbench = functools.cache(_data.livemcpbench)
+_QUERIES: dict[int, dict[str, list[_data.Query]]] = {}
 
 
-def run_all(limit: int | None, configs: Sequence[str] = CONFIGS, index_factory: Callable[[], Any] | None = None
-            ) -> list[dict[str, Any]]:
-    meta, live = _data.metatool(), _data.livemcpbench()
-    queries = _data.metatool_queries(meta)
+def _queries(meta: _data.Dataset) -> dict[str, list[_data.Query]]:
+    """MetaTool's queries, read once per process (the ablation runs every variant on them)."""
+    if id(meta) not in _QUERIES:
+        _QUERIES[id(meta)] = _data.metatool_queries(meta)
+    return _QUERIES[id(meta)]
+
+
+def run_all(limit: int | None, configs: Sequence[str] = CONFIGS, index_factory: Callable[[], Any] | None = None,
+            baseline: bool = True, halves: Sequence[str] = ("tuning", "reporting")) -> list[dict[str, Any]]:
+    meta, live = _metatool(), _livemcpbench()
+    queries = _queries(meta)
     queries = {"MetaTool single-tool": queries["single"], "MetaTool two-tool": queries["multi"]}
     rows: list[dict[str, Any]] = []
     for config in configs:
         datasets = (meta,) if config == "metatool" else (meta, live)
         with _data.runtime(*datasets, index_factory=index_factory) as rt:
             source = _data.METATOOL_SOURCE if config == "mixed+source" else None
-            for row in evaluate(rt, source, None, queries, limit):
+            for row in evaluate(rt, source, None, queries, limit, baseline, halves):
                 rows.append({"catalog": config, "tools": len(rt._catalog), **row})
     return rows
 
@@ -220,45 +232,39 @@ def print_table(rows: list[dict[str, Any]], half: str | None = None) -> None:
         print("| " + " | ".join(cells) + " |")
 
 
-def ablations() -> dict[str, RankingConfig]:
-    """The default ranking with one feature switched off, by a short label."""
-    from junior_core.discovery.settings import RankingConfig
+def ablate(limit: int | None, labels: list[str] | None = None, half: str = "reporting",
+           catalogs: Sequence[str] = ("metatool", "mixed"), json_path: str | None = None) -> list[dict[str, Any]]:
+    """searchTools with each rule switch off and each setting at its neutral value in turn (``_ablation``), on the
+    metatool and mixed catalogs, one half (the reporting half: the tuning half is for tuning)."""
+    import _ablation
 
-    base = RankingConfig()
-    return {
-        "no stemming": attrs.evolve(base, stem=False),
-        "Porter instead of Porter2 stemmer": attrs.evolve(base, porter2=False),
-        "no stop words": attrs.evolve(base, stop_words=False, extra_stop_words=False),
-        "Whoosh stop list only": attrs.evolve(base, extra_stop_words=False),
-        "k1 1.2 (BM25 default)": attrs.evolve(base, k1=1.2),
-        "no identifier splitting": attrs.evolve(base, split_identifiers=False),
-        "with proximity pairs (weight 0.1)": attrs.evolve(base, pairs_weight=0.1),
-        "no params field": attrs.evolve(base, params_weight=0.0),
-        "no source field": attrs.evolve(base, source_weight=0.0),
-        "equal field weights": attrs.evolve(
-            base, name_weight=1.0, description_weight=1.0, params_weight=1.0, source_weight=1.0
-        ),
-        "no CJK n-grams": attrs.evolve(base, cjk_ngrams=False),
-        "no leading-verb match": attrs.evolve(base, action_weight=0.0),
-        "no question mood": attrs.evolve(base, readers_first=False),
-        "no typo correction": attrs.evolve(base, typo_weight=0.0),
-    }
-
-
-def ablate(limit: int | None, half: str) -> list[dict[str, Any]]:
-    """searchTools with each ranking feature switched off in turn (metatool and mixed catalogs)."""
-    from junior_core.discovery.index import RankingConfig, SearchIndex
-
-    variants: dict[str, RankingConfig] = {"all features": RankingConfig(), **ablations()}
     out = []
-    for label, config in variants.items():
+    for label, off, changes in _ablation.select(labels):
         start = time.perf_counter()
-        rows = run_all(limit, ("metatool", "mixed"), functools.partial(SearchIndex, config))
-        for r in rows:
-            if r["system"] == "searchTools" and r["half"] == half:
-                out.append({"variant": label, **r})
+        with _ablation.applied(off, changes) as factory:
+            rows = run_all(limit, catalogs, factory, baseline=False, halves=(half,))
+        out += [{"variant": label, **r} for r in rows if r["system"] == "searchTools"]
+        if json_path:  # after each variant, so a long run that is stopped keeps what it measured
+            _data.write_json(out, json_path)
         print(f"  {label}: {time.perf_counter() - start:.0f} s", file=sys.stderr)
     return out
+
+
+def print_ablation(rows: list[dict[str, Any]], half: str) -> None:
+    """R@5 (R@1) per variant and catalog, with its difference from everything on."""
+    keys = [(c, s) for c in dict.fromkeys(r["catalog"] for r in rows)
+            for s in ("MetaTool single-tool", "MetaTool two-tool")]
+    by = {(r["variant"], r["catalog"], r["set"]): r for r in rows if r["half"] == half}
+    variants = list(dict.fromkeys(r["variant"] for r in rows))
+    print(f"{half} half, R@5 (difference from all on):")
+    print("| variant | " + " | ".join(f"{c} {s.split()[1]}" for c, s in keys) + " |")
+    print("|---|" + "---|" * len(keys))
+    for variant in variants:
+        cells = []
+        for c, s in keys:
+            r, base = by.get((variant, c, s)), by.get(("all on", c, s))
+            cells.append("–" if r is None or base is None else f"{r['R@5']:.1f} ({r['R@5'] - base['R@5']:+.1f})")
+        print(f"| {variant} | " + " | ".join(cells) + " |")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -266,18 +272,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="at most this many queries per set and half")
     parser.add_argument("--json", nargs="?", const="-", default=None, metavar="PATH",
                         help="write the rows as JSON to PATH (or stdout with no PATH or '-')")
-    parser.add_argument("--ablate", action="store_true", help="switch each ranking feature off in turn")
+    parser.add_argument("--ablate", nargs="*", default=None, metavar="LABEL",
+                        help="switch each rule off and each setting to neutral in turn (or only those whose label "
+                             "contains a LABEL)")
+    parser.add_argument("--catalogs", nargs="+", default=["metatool", "mixed"], choices=CONFIGS,
+                        help="catalogs --ablate measures")
     parser.add_argument("--index-module", help="path of another search.py whose SearchIndex to measure")
-    parser.add_argument("--half", default="tuning", choices=("tuning", "reporting"), help="half shown by --ablate")
+    parser.add_argument("--half", default="reporting", choices=("tuning", "reporting"),
+                        help="half shown by --ablate (both are in --json)")
     args = parser.parse_args(argv)
     start = time.perf_counter()
-    if args.ablate:
-        rows = ablate(args.limit, args.half)
-        header = ["variant", "catalog", "set", *METRICS]
-        print("| " + " | ".join(header) + " |")
-        print("|" + "---|" * len(header))
-        for r in rows:
-            print("| " + " | ".join([r["variant"], r["catalog"], r["set"], *(f"{r[m]:.1f}" for m in METRICS)]) + " |")
+    if args.ablate is not None:
+        rows = ablate(args.limit, args.ablate, args.half, args.catalogs, args.json)
+        print_ablation(rows, args.half)
     else:
         factory = None
         if args.index_module:

@@ -190,7 +190,8 @@ def test_payload_words_count_less_than_the_ask(make_runtime: Callable[..., Runti
 @pytest.mark.parametrize(("text", "expected"), [
     ("Please forget that I prefer terse PR summaries.",
      [Clause("Please forget", "I prefer terse PR summaries.")]),
-    ("search GitHub issues for 'timeout on checkout'", [Clause("search GitHub issues for", "timeout on checkout")]),
+    # Quoted text is read as any words (reading it as payload moved no measured figure; docs/discovery.md).
+    ("search GitHub issues for 'timeout on checkout'", [Clause("search GitHub issues for 'timeout on checkout'")]),
     ("I like tabs, save that", [Clause("I like tabs"), Clause("save that")]),
     ("delete that file", [Clause("delete that file")]),
     ("what did I say about the deploy freeze?", [Clause("what did I say", "the deploy freeze")]),
@@ -207,9 +208,9 @@ def test_payload_words_count_less_than_the_ask(make_runtime: Callable[..., Runti
     # A dash between words ends a clause, as a comma does; one inside a word does not.
     ("note it — Priya owns the billing service", [Clause("note it"), Clause("Priya owns the billing service")]),
     ("drop the on-call rule - it changed", [Clause("drop the on-call rule"), Clause("it changed")]),
-    # A subordinating conjunction before a subject says why or when: what the clause before it hands over.
-    ("can you store that so you stop saying Tuesday", [Clause("can you store that", "so you stop saying Tuesday")]),
-    ("delete the old rule because nobody uses it", [Clause("delete the old rule", "because nobody uses it")]),
+    # A subordinating conjunction is read as any word of its clause (handing the subordinate clause over as payload
+    # moved no measured figure: docs/discovery.md).
+    ("delete the old rule because nobody uses it", [Clause("delete the old rule because nobody uses it")]),
     ("so you know, I like tabs", [Clause("so you know"), Clause("I like tabs")]),
     ("so the standup moved", [Clause("so the standup moved")]),
     # ... unless it asks itself: "you can" is courtesy.
@@ -256,19 +257,6 @@ def test_the_ask_can_sit_in_any_clause(make_runtime: Callable[..., Runtime]) -> 
         assert names(rt.search_tools(text))[:1] in (["notebook__remember"], ["notebook__forget"]), text
         want = "notebook__remember" if "remember" in text else "notebook__forget"
         assert names(rt.search_tools(text))[0] == want, text
-
-
-def test_a_subordinate_clause_is_handed_over_not_asked(make_runtime: Callable[..., Runtime]) -> None:
-    chat = SourcePlugin(Source("mcp:chat", "Team chat."), [
-        Tool("post_message", "Post a message in a channel, telling people something.", OBJECT, echo,
-             annotations=WRITES),
-    ])
-    rt = make_runtime(notebook(), chat, index_cache=False)
-    # Why the speaker asks ("so you stop telling people ...") is not what is asked: the words of the reason count
-    # only where a tool has them, and as payload.
-    text = "the review moved, can you save that so you stop telling people it's Tuesday"
-    assert names(rt.search_tools(text))[0] == "notebook__remember"
-    assert names(rt.search_tools("tell people it's Tuesday"))[0] == "mcp__chat__post_message"
 
 
 def test_a_word_tools_use_elsewhere_is_not_corrected_as_a_typo(make_runtime: Callable[..., Runtime]) -> None:

@@ -23,17 +23,21 @@ from tests.conftest import OBJECT, SourcePlugin, echo
         ("do you recall who owns billing?", ("recall",), True),
         ("is there a memory about rate limits?", (), True),
         ("tell me what you know about me", (), True),
-        ("how do I create a repository?", ("create",), False),
-        ("don't forget the milk", (), False),
+        # A how-to is read as any question (reading it as a request to act moved no measured figure).
+        ("how do I create a repository?", ("create",), True),
+        # A negation opening a clause is read as its verb; only an action word some tool states counts as one
+        # (a rule reading negations apart moved no measured figure: docs/discovery.md).
+        ("don't forget the milk", ("don't",), False),
         ("Kindly do the needful and remove the saved entry", ("remove",), False),
         # Courtesy that puts the verb later: "you can ...", "would you mind ...", "is it possible to ...".
         ("you can forget that I don't want mentions", ("forget",), False),
         ("would you mind removing that memory", ("removing",), False),
         ("Is it possible to erase the preference I gave you?", ("erase",), False),
         ("feel free to drop the old rule", ("drop",), False),
-        # A passive question asks what is in a state; its participle is not the asker's verb.
-        ("what is stored about the payments service?", (), True),
-        ("what was decided about deploys", (), True),
+        # A passive question's participle is read as its verb; only an action word some tool states counts as one
+        # (a rule setting passives apart moved no measured figure: docs/discovery.md).
+        ("what is stored about the payments service?", ("stored",), True),
+        ("what was decided about deploys", ("decided",), True),
         ("", (), False),
     ],
 )

@@ -2,9 +2,8 @@
 
 Every tool is a document with fields ``name`` (local name and annotation title), ``keywords`` (the words a tool
 declares for what it does, analysed like its text; a phrase is one term), ``description`` (the full text),
-``params`` (parameter names, titles, descriptions and enum values), ``source`` (source id and description) and,
-if ``pairs_weight`` is set, ``pairs`` (adjacent terms of the name and description, a cheap proximity signal; off
-by default). Text analysis is ``text``'s.
+``params`` (parameter names, titles, descriptions and enum values) and ``source`` (source id and description).
+Text analysis is ``text``'s.
 
 Scoring is BM25F (Robertson & Zaragoza 2009): per field, the term frequency over the field's length norm times
 the field's weight, summed into one pseudo-frequency per term and document, then saturated once per term, so a
@@ -23,10 +22,10 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from junior_core.discovery import rules
 from junior_core.discovery.text import (
     PHRASE_MARK,
     leading_verbs,
-    pairs,
     param_text,
     phrase_term,
     phrase_words,
@@ -40,7 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = ["FIELDS", "MENTION", "IndexedDocs", "fields_holding", "fingerprint", "needs_input", "postings", "writes"]
 
-FIELDS = ("name", "keywords", "description", "params", "source", "pairs")
+FIELDS = ("name", "keywords", "description", "params", "source")
 
 _FORMAT_VERSION = 11
 
@@ -115,7 +114,8 @@ def fingerprint(tools: Sequence[CatalogTool], source_descriptions: Mapping[str, 
             return "?"
 
     digest = hashlib.sha256()
-    head = [_FORMAT_VERSION, dist_version("junior-core"), dist_version("whoosh-reloaded"), attrs.asdict(config)]
+    head = [_FORMAT_VERSION, dist_version("junior-core"), dist_version("whoosh-reloaded"), attrs.asdict(config),
+            sorted(rules.OFF)]
     digest.update(json.dumps(head, sort_keys=True).encode())
     digest.update(json.dumps(sorted(source_descriptions.items())).encode())
     for entry, params in zip(tools, param_texts, strict=True):
@@ -151,10 +151,8 @@ def _field_counts(fields: Sequence[str], analyze: Analyzer, entry: CatalogTool, 
             counts = Counter(description_terms)
         elif field == "params":
             counts = Counter(analyze(params_of))
-        elif field == "source":
-            counts = source_counts.get(entry.source_id) or Counter(analyze(entry.source_id))
         else:
-            counts = Counter(pairs(name_terms) + pairs(description_terms))
+            counts = source_counts.get(entry.source_id) or Counter(analyze(entry.source_id))
         doc_counts.append(counts)
     return doc_counts
 
@@ -206,7 +204,7 @@ def postings(config: RankingConfig, analyze: Analyzer, entries: Sequence[Catalog
         # a telling word.
         words = [t for t in dict.fromkeys(name_terms + keyword_terms) if "_" not in t and not t.isdigit()]
         named.append(words + keyword_phrases)
-        leading = analyze(leading_verbs(tool.description)) if config.summary_actions else []
+        leading = analyze(leading_verbs(tool.description)) if rules.on("leading_verbs") else []
         opens.append(list(dict.fromkeys(leading + [t for t in keyword_terms if "_" not in t])))
         identities.append(list(dict.fromkeys(
                 [*words, *keyword_phrases,

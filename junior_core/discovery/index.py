@@ -19,6 +19,7 @@ import attrs
 from junior_core.discovery import scoring, spelling
 from junior_core.discovery.documents import IndexedDocs, fields_holding, fingerprint, needs_input, postings, writes
 from junior_core.discovery.query import read_request
+from junior_core.discovery.rules import on
 from junior_core.discovery.scoring import Reference, Snapshot
 from junior_core.discovery.settings import RankingConfig
 from junior_core.discovery.text import Analyzer, param_text
@@ -200,7 +201,7 @@ class SearchIndex:
             with snapshot.lock:
                 scoring.add_actions(snapshot, scores, verb_terms, boost, fixed, self.config, self._analyzer, trace)
         readers_first = False
-        if self.config.readers_first and snapshot.writes:
+        if on("readers_first") and snapshot.writes:
             # A question asks to read; so does a request whose verb only tools that do not write name (among
             # the tools that passed the floor).
             kind = scoring.verb_kind(snapshot, verb_terms, set(scores))

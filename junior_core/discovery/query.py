@@ -16,24 +16,21 @@ import attrs
 from junior_core.discovery.rules import (
     ASKS,
     AUX,
-    BE,
     CHAT_SPELLINGS,
     CLAUSE_SUBJECTS,
     COMPLEMENT_SUBJECTS,
     EVERYTHING,
     IF,
     LIGHT_VERBS,
-    NEGATIONS,
     OPENERS,
     PRONOUNS,
     REPORT_VERBS,
     STATING_AUX,
     STATING_SUBJECTS,
     SUBJECTS,
-    SUBORDINATE_SUBJECTS,
-    SUBORDINATORS,
     TOPIC,
     WH,
+    on,
 )
 from junior_core.discovery.text import WORD, phrases, without
 
@@ -44,7 +41,6 @@ if TYPE_CHECKING:
 __all__ = ["Clause", "Intent", "Request", "asks", "clauses", "read_request", "unchatted"]
 
 _ASKS_LONGEST_FIRST = sorted(ASKS, key=len, reverse=True)
-_PARTICIPLE = re.compile(r"[a-z]{2,}ed")
 
 
 @attrs.frozen
@@ -55,7 +51,7 @@ class Intent:
     aside ("jot down ...", "I like tabs, save that" -> jot, save), and in a question the verb after its subject
     ("do you recall ...", "what did I tell you ..." -> recall, tell). ``question`` is true for "what/which/who
     ..." and "do you / did I / is there ..." openings and for questions put as requests ("tell me what you
-    know", "check whether you remember"); "how do I create ..." asks to act, so its verb counts instead.
+    know", "check whether you remember"); in "how do I create ..." the verb after the subject counts too.
     Which words are verbs is not known here: ``read_request`` keeps those that are some tool's action
     words.
     """
@@ -100,18 +96,7 @@ class Intent:
                    tuple(stated))
 
 
-# A subordinating conjunction before a subject opens a subordinate clause ("can you store that so you stop saying
-# Tuesday", "delete it because nobody uses it"): it says why or when, not what is asked (see ``_clauses``).
-_SUBORDINATE = rf"(?:{SUBORDINATORS})\s+(?=(?:{SUBORDINATE_SUBJECTS})(?:['’][a-z]+)?\b)"
-"""The conjunction, up to its subject."""
-_SUBORDINATE_START = re.compile(_SUBORDINATE, re.IGNORECASE)
-_CLAUSE = re.compile(
-    r"[,;:.!?]+\s+|\s+[—–-]+\s+|\s+(?:and then|then|and)\s+|[,;:!?]+$"
-    rf"|\s+(?={_SUBORDINATE})",
-    re.IGNORECASE,
-)
-# Quoted text: 'release freeze', "Q3 offsite ideas", “...”; an apostrophe inside a word (don't, Jonas's) is not a quote.
-_QUOTED = re.compile(r"""(?<!\w)(?:'([^'\n]+)'|"([^"\n]+)"|“([^”\n]+)”|‘([^’\n]+)’|`([^`\n]+)`)(?!\w)""")
+_CLAUSE = re.compile(r"[,;:.!?]+\s+|\s+[—–-]+\s+|\s+(?:and then|then|and)\s+|[,;:!?]+$", re.IGNORECASE)
 _COMPLEMENT_REACH = 4
 """How far past a clause's courtesy (in words) its "that" may stand and still open the payload ("could you note
 down for me that")."""
@@ -121,7 +106,7 @@ down for me that")."""
 class Clause:
     """One clause of a request: the words that ask for something, and its payload.
 
-    The payload is what the request hands over rather than what it asks for: quoted text, what follows a "that"
+    The payload is what the request hands over rather than what it asks for: what follows a "that"
     which opens a clause of its own ("remember that I prefer tabs" -> ask "remember", payload "I prefer tabs") or
     an "about" in a clause that asks ("what did I say about the freeze"; not in "that thing about the freeze is
     wrong"), and what follows a colon after an ask (see ``clauses``). A
@@ -141,7 +126,7 @@ def clauses(text: str, is_action: Callable[[str], bool] | None = None,
     term as a keyword), a clause that says a declared phrase asks: "keep in mind: Marco reviews all changes".
     """
     head, colon, tail = text[:2000].partition(": ")
-    if colon and tail.strip():
+    if colon and tail.strip() and on("colon_payload"):
         first = _clauses(head)
         rest = _clauses(tail)
         if first and asks(first[-1].ask, is_action, is_phrase) and rest and not asks(rest[0].ask, is_action):
@@ -154,14 +139,7 @@ def clauses(text: str, is_action: Callable[[str], bool] | None = None,
 def _clauses(text: str) -> list[Clause]:
     out: list[Clause] = []
     for part in _CLAUSE.split(text[:2000]):
-        if out and _subordinate(part):
-            # "... so you stop saying Tuesday": why or when the clause before asks, so what it hands over.
-            last = out[-1]
-            out[-1] = Clause(last.ask, f"{last.payload} {part}".strip())
-            continue
-        quoted = [next(g for g in m.groups() if g is not None) for m in _QUOTED.finditer(part)]
-        rest = _QUOTED.sub(" ", part) if quoted else part
-        ask, payload = rest, " ".join(quoted)
+        rest, ask, payload = part, part, ""
         words = list(WORD.finditer(rest))
         lowered = [w.group().lower().replace("’", "'") for w in words]
         start, courteous = _skip_opening(lowered)
@@ -172,7 +150,8 @@ def _clauses(text: str) -> list[Clause]:
         for number, match in enumerate(words[: start + _COMPLEMENT_REACH + 1]):
             word = lowered[number]
             nxt = lowered[number + 1] if number + 1 < len(words) else ""
-            if number and ((word == "that" and nxt in COMPLEMENT_SUBJECTS) or (word in TOPIC and nxt and topical)):
+            if number and ((word == "that" and nxt in COMPLEMENT_SUBJECTS and on("that_payload"))
+                           or (word in TOPIC and nxt and topical and on("about_payload"))):
                 ask, payload = rest[: match.start()], f"{payload} {rest[match.end():]}".strip()
                 break
         if not WORD.search(ask):
@@ -182,16 +161,6 @@ def _clauses(text: str) -> list[Clause]:
         if len(out) == 12:
             break
     return out
-
-
-def _subordinate(part: str) -> bool:
-    """Whether ``part`` is a subordinate clause: a conjunction and its subject, then no ask ("so you can forget it"
-    asks: "you can" is courtesy)."""
-    start = _SUBORDINATE_START.match(part)
-    if start is None:
-        return False
-    rest = [w.lower().replace("’", "'") for w in WORD.findall(part[start.end():])]
-    return not _skip_opening(rest)[1]
 
 
 def asks(text: str, is_action: Callable[[str], bool] | None = None,
@@ -210,6 +179,8 @@ def _asks_all(ask: str) -> bool:
     """Whether a clause's ask wants all of something: "all", "every", "everything" ... among its first words past
     its courtesy ("show all my memories", "could you tell me every preference"), not in what it hands over ("...
     every night")."""
+    if not on("everything"):
+        return False
     words = [w.lower().replace("’", "'") for w in WORD.findall(ask)]
     start, _ = _skip_opening(words)
     return any(w in EVERYTHING for w in words[: start + _ALL_REACH])
@@ -221,16 +192,17 @@ _ALL_REACH = 4
 def _skip_opening(words: list[str]) -> tuple[int, bool]:
     """Where a clause's words start after its courtesy and framing ("hey, could you please ..."), and whether an
     ask form ("could you") was among it."""
+    openers = OPENERS if on("openers") else frozenset()
     i = 0
-    while i < len(words) and words[i] in OPENERS:
+    while i < len(words) and words[i] in openers:
         i += 1
     asked = False
-    for ask in _ASKS_LONGEST_FIRST:
+    for ask in _ASKS_LONGEST_FIRST if on("asks") else ():
         if tuple(words[i : i + len(ask)]) == ask:
             i += len(ask)
             asked = True
             break
-    while i < len(words) and words[i] in OPENERS:
+    while i < len(words) and words[i] in openers:
         i += 1
     return i, asked
 
@@ -248,7 +220,7 @@ def _clause_verb(words: list[str]) -> tuple[str | None, bool, bool]:
 def _stated_verb(words: list[str]) -> str | None:
     """The verb of a clause that states something of the speaker ("I'm looking for ...", "we need ...")."""
     i, _ = _skip_opening(words)
-    if i >= len(words) or words[i] not in STATING_SUBJECTS:
+    if not on("stated_verbs") or i >= len(words) or words[i] not in STATING_SUBJECTS:
         return None
     i += 1
     while i < len(words) and words[i] in STATING_AUX:
@@ -261,20 +233,12 @@ def _verb_after(words: list[str], i: int, asked: bool) -> tuple[str | None, bool
     if i >= len(words):
         return None, False
     first = words[i]
-    if first == "how" and not asked:
-        # "how do I create ...": a how-to asks to act, not to read; its verb follows the subject.
-        j = i + 1
-        if j < len(words) and words[j] in AUX:
-            j += 1
-        if j < len(words) and words[j] in SUBJECTS:
-            j += 1
-        return (words[j] if j < len(words) and words[j] not in PRONOUNS else None), False
-    if not asked and first in WH and i + 1 < len(words) and words[i + 1] in CLAUSE_SUBJECTS:
+    if not asked and first in WH and i + 1 < len(words) and words[i + 1] in CLAUSE_SUBJECTS and on("subordinate_wh"):
         # "when you write release notes ...", "what you've got about X is out of date": a question word followed
         # by its subject opens a subordinate clause; it decides nothing (a request no clause decides is a
         # question if it ends with "?": "what you got on me?").
         return None, False
-    if not asked and (first in WH or first in AUX):
+    if not asked and (first in WH or first in AUX) and on("questions"):
         # "what did I tell you", "do you recall", "is there a ...": the verb follows the subject, if any.
         j = i + 1 if first in WH else i
         if j < len(words) and words[j] in AUX:
@@ -284,19 +248,16 @@ def _verb_after(words: list[str], i: int, asked: bool) -> tuple[str | None, bool
         if j < len(words) and words[j] in SUBJECTS:
             j += 1
         verb = words[j] if j < len(words) and words[j] not in SUBJECTS and words[j] not in PRONOUNS else None
-        if verb is not None and words[j - 1] in BE and _PARTICIPLE.fullmatch(verb):
-            # "what is stored about ...", "what was decided": passive, it asks what is in that state.
-            verb = None
         return verb, True
-    if first in LIGHT_VERBS:
+    if first in LIGHT_VERBS and on("light_verbs"):
         # "make a note", "get rid of it": the noun after a light verb carries the action.
         j = i + 1
         while j < len(words) and words[j] in PRONOUNS:
             j += 1
         return (words[j] if j < len(words) else None), False
-    if first in REPORT_VERBS and any(w in WH or w in IF for w in words[i + 1 : i + 4]):
+    if first in REPORT_VERBS and on("report_verbs") and any(w in WH or w in IF for w in words[i + 1 : i + 4]):
         return None, True
-    if first in NEGATIONS or first.isdigit() or first in SUBJECTS or first in PRONOUNS:
+    if first.isdigit() or first in SUBJECTS or first in PRONOUNS:
         return None, False
     return first, False
 
@@ -307,6 +268,8 @@ _WH_IS = re.compile(r"(?<![\w'’-])(what|who|where|how|when|which)['’]s(?![\w
 
 def unchatted(text: str) -> str:
     """``text`` with chat spellings of function words written out ("wat did u save" -> "what did you save")."""
+    if not on("chat_spellings"):
+        return text
     text = _WH_IS.sub(lambda m: f"{m.group(1)} is", text)
     return _CHAT_WORD.sub(lambda m: CHAT_SPELLINGS[m.group(1).lower()], text)
 
@@ -385,4 +348,4 @@ def read_request(query: str, analyze: Analyzer, fixed: Correction, payload_weigh
     # the phrase ("keep in mind that the mind map is due").
     return Request(weights, tuple(parts), frozenset(said), intent, verb_terms, placed,
                    {term: frozenset(declared) for term, declared in bound.items()
-                    if term not in placed and term not in unbound})
+                    if term not in placed and term not in unbound} if on("bound_phrases") else {})

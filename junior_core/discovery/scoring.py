@@ -3,7 +3,7 @@
 A search reads each request term's postings from Whoosh's reader once and sums idf · (k1 + 1) · w / (w + k1) per
 tool (``score_tools``), counting on the way what the floor needs. A request is read clause by clause
 (``query.clauses``). Each clause has words that ask and words it
-hands over (its payload: quoted text, what follows "remember that ..."). A tool is returned only if it passes the
+hands over (its payload: what follows "remember that ...", "about ..."). A tool is returned only if it passes the
 floor in one of two ways, both stated in what the index already holds:
 
 - **Coverage.** In some clause, the tool's text (name, keywords, description, parameters, source) holds at least
@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from junior_core.discovery.documents import MENTION
+from junior_core.discovery.rules import on
 
 if TYPE_CHECKING:
     from junior_core.discovery.documents import IndexedDocs
@@ -190,7 +191,7 @@ def telling(reader: Any, request: Request, found: Mapping[str, int], per_source:
     for term, n in found.items():
         if not n:
             continue
-        if term in request.placed:
+        if term in request.placed and on("named_verbs_only"):
             docs = holding(reader, "named", term)
         else:
             docs = holding(reader, "identity", term)
@@ -258,7 +259,7 @@ def score_tools(snapshot: Snapshot, request: Request, config: RankingConfig, ana
     reference = Reference.of(analyzer).df if config.reference_tools > 0 else {}
     found = {term: reader.doc_frequency("terms", term) for term in request.weights}
     idf = {term: idf_of(term, n) for term, n in found.items()}
-    mentions = snapshot.mentions() if flooring else {}
+    mentions = snapshot.mentions() if flooring and on("long_descriptions") else {}
     count = len(request.clauses)
     need = [0.0] * count  # per clause: the idf its ask words carry
     matched: list[dict[int, float]] = [{} for _ in range(count)]
@@ -316,10 +317,10 @@ def score_tools(snapshot: Snapshot, request: Request, config: RankingConfig, ana
             trace.admitted.update({doc: {"by": how} for doc in score})
         return score
     admitted = telling(reader, request, found, per_source, snapshot.sources, set(score), config, analyzer)
-    sources_in = {source_of[doc] for doc in admitted}
+    sources_in = {source_of[doc] for doc in admitted} if on("source_competes") else set()
     kept = {
         doc: value for doc, value in score.items()
-        if source_of[doc] in sources_in or (floor > 0 and any(
+        if doc in admitted or source_of[doc] in sources_in or (floor > 0 and any(
             matched[c].get(doc, 0.0) >= floor * (need[c] + bonus[c].get(doc, 0.0)) - 1e-9
             for c in range(count) if need[c] > 0))
     }

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from itertools import pairwise
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from junior_core.discovery.rules import EXTRA_STOP_WORDS, FILLER_STOP_WORDS, NEGATION_BASES
+from junior_core.discovery.rules import EXTRA_STOP_WORDS, NEGATION_BASES, on
 
 if TYPE_CHECKING:
     from junior_core.discovery.settings import RankingConfig
@@ -26,7 +25,6 @@ __all__ = [
     "Analyzer",
     "has_unspaced",
     "leading_verbs",
-    "pairs",
     "param_text",
     "phrase_term",
     "phrase_words",
@@ -54,7 +52,8 @@ _CJK_RUN = re.compile(f"[{_CJK_CHARS}]+|[^{_CJK_CHARS}]+")
 _CACHE_LIMIT = 200_000
 WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 """A word as a request's parse and a keyword phrase read it: letters and digits, an apostrophe inside."""
-_PAIR = "\x1f"  # joins two terms into a proximity term; never produced by analysis
+ANALYSIS_RULES = ("clitics", "stop_words", "extra_stop_words", "stemming", "identifier_splitting", "cjk_ngrams")
+"""The rule switches (``rules``) that change the terms a text gives."""
 
 def has_unspaced(text: str) -> bool:
     """Whether ``text`` has characters of a script written without spaces between words (CJK)."""
@@ -162,24 +161,19 @@ class Analyzer:
 
     def __init__(self, config: RankingConfig) -> None:
         from whoosh.analysis import STOP_WORDS
-        from whoosh.lang.porter import stem
+        from whoosh.lang.snowball.english import EnglishStemmer
 
         self.config = config
-        self._stem = stem
-        if config.porter2:
-            from whoosh.lang.snowball.english import EnglishStemmer
-
-            self._stem = EnglishStemmer().stem
+        self._stem = EnglishStemmer().stem
         stop: set[str] = set()
-        if config.stop_words:
+        if on("stop_words"):
             stop |= STOP_WORDS
-        if config.extra_stop_words:
+        if on("extra_stop_words"):
             stop |= EXTRA_STOP_WORDS
-        if config.filler_stop_words:
-            stop |= FILLER_STOP_WORDS
         self._stop = frozenset(stop)
-        self.settings = (config.stem, config.porter2, config.stop_words, config.extra_stop_words,
-                         config.filler_stop_words, config.split_identifiers, config.cjk_ngrams)
+        self._clitics, self._split = on("clitics"), on("identifier_splitting")
+        self._stemming, self._cjk_ngrams = on("stemming"), on("cjk_ngrams")
+        self.settings = tuple(on(name) for name in ANALYSIS_RULES)
         """What decides the terms a text gives (two analyzers with equal settings agree)."""
         self.stop_words = self._stop
         self._cache: dict[str, tuple[str, ...]] = {}
@@ -196,7 +190,7 @@ class Analyzer:
         out: list[str] = []
         cache = self._cache
         seen = self._seen
-        for match in _TOKEN.finditer(_without_clitics(text)):
+        for match in _TOKEN.finditer(_without_clitics(text) if self._clitics else text):
             raw = match.group()
             if seen is not None:
                 seen.add(raw)
@@ -212,7 +206,7 @@ class Analyzer:
         """The terms of ``text``, a hyphenated word ("long-term", "read-only") giving only its whole: in prose a
         compound says one thing, so its parts are not its words ("long-term memory" is not about "long")."""
         out: list[str] = []
-        for match in _TOKEN.finditer(_without_clitics(text)):
+        for match in _TOKEN.finditer(_without_clitics(text) if self._clitics else text):
             raw = match.group()
             terms = self(raw)
             if "-" in raw.strip("-") and len(terms) > 1 and not _CJK.search(raw):
@@ -228,7 +222,7 @@ class Analyzer:
                 else:
                     yield from self(run)
             return
-        parts = split_identifier(raw) if self.config.split_identifiers else [raw]
+        parts = split_identifier(raw) if self._split else [raw]
         words = parts if len(parts) > 1 else [raw]
         for word in words:
             yield from self._word(word.lower())
@@ -238,7 +232,7 @@ class Analyzer:
     def _word(self, word: str) -> Iterator[str]:
         if word in self._stop:
             return
-        if not self.config.stem or word.isdigit():
+        if not self._stemming or word.isdigit():
             yield word
             return
         stemmed = self._stems.get(word)
@@ -249,7 +243,7 @@ class Analyzer:
         yield stemmed
 
     def _cjk(self, run: str) -> Iterator[str]:
-        if not self.config.cjk_ngrams:
+        if not self._cjk_ngrams:
             yield run
             return
         for i, char in enumerate(run):
@@ -264,10 +258,6 @@ def _without_clitics(text: str) -> str:
         return text
     text = _NOT_BASES.sub(lambda m: NEGATION_BASES[m.group(1).lower()], text)
     return _CLITIC.sub("", text)
-
-
-def pairs(terms: Sequence[str]) -> list[str]:
-    return [f"{a}{_PAIR}{b}" for a, b in pairwise(terms) if a != b]
 
 
 PHRASE_MARK = "\x1e"
