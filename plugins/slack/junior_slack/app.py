@@ -14,6 +14,7 @@ from junior_slack.conversations import (
     Visibilities,
     clean_text,
     conversation_for,
+    conversation_kind,
     delivered_to,
     installation_team,
     is_shared,
@@ -100,9 +101,10 @@ class SlackBot:
                 log.info("event %s was already taken (a Slack retry); no second turn", event_id)
                 return None
         try:
-            visibility = self.visibilities.get(client, channel, event.get("channel_type"),
-                                               shared=is_shared(body, event, team_id))
+            shared = is_shared(body, event, team_id)
+            visibility = self.visibilities.get(client, channel, event.get("channel_type"), shared=shared)
             actor, conversation = conversation_for(team_id, event, visibility)
+            kind = conversation_kind(event, visibility, shared=shared)
         except ValueError as exc:
             log.error("event %s cannot be mapped to a conversation, so it gets no answer: %s", event_id, exc)
             if event_id:
@@ -114,7 +116,7 @@ class SlackBot:
         turn: Turn | None = None
         try:
             turn = run_turn(self.model, self.runtime, ToolContext(actor, conversation), messages,
-                            instructions=self.instructions)
+                            instructions=self.instructions, conversation_kind=kind)
             text = turn.text.strip() or NO_ANSWER
         except ModelError as exc:
             turn = exc.turn

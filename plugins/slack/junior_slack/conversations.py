@@ -10,10 +10,11 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from junior_core import Actor, Conversation, Message, parse_slack_ts
+from junior_core.llm.agent import ConversationKind
 
 __all__ = [
-    "HISTORY_LIMIT", "Visibility", "clean_text", "conversation_for", "delivered_to", "installation_team", "is_shared",
-    "thread_history",
+    "HISTORY_LIMIT", "Visibility", "clean_text", "conversation_for", "conversation_kind", "delivered_to",
+    "installation_team", "is_shared", "thread_history",
 ]
 
 log = logging.getLogger("junior.slack")
@@ -99,6 +100,16 @@ def is_shared(body: Mapping[str, Any], event: Mapping[str, Any], team_id: str) -
         return True
     teams = {body.get("team_id"), event.get("user_team"), event.get("source_team"), event.get("team")}
     return any(team and team != team_id for team in teams)
+
+
+def conversation_kind(event: Mapping[str, Any], visibility: Visibility, *, shared: bool) -> ConversationKind:
+    """What the system prompt calls this conversation: shared with another organisation, a direct message, a
+    private channel (group DMs included) or a public one."""
+    if shared:
+        return "shared_channel"
+    if event.get("channel_type") == "im" or str(event.get("channel") or "").startswith("D"):
+        return "direct_message"
+    return "private_channel" if visibility == "private" else "public_channel"
 
 
 def conversation_for(team_id: str, event: Mapping[str, Any], visibility: Visibility) -> tuple[Actor, Conversation]:
