@@ -559,14 +559,14 @@ class MemoryStore(MemoryAdmin):
         self, scopes: Sequence[Scope], query: str, *, limit: int, now: datetime, message: bool = False
     ) -> tuple[list[Hit], int | None]:
         terms = search_terms(query)
-        prepared = self._search(scopes, query, limit=max(2 * limit, 20), match="any", now=now)
+        prepared = self._search(scopes, query, limit=_pool(limit), match="any", now=now)
         if prepared is None:
             return [], None
 
         def work(conn: Connection) -> tuple[list[Hit], int | None]:
             rows = [record(row) for row in conn.execute(*prepared).mappings()]
             hits, weight, visible = self._keyword_hits(conn, scopes, terms, rows, now, message)
-            return [hit for hit in hits if passes(hit.matched, weight)][:limit], visible
+            return _by_share([hit for hit in hits if passes(hit.matched, weight)])[:limit], visible
 
         return self.db.unit(work, write=False)
 
@@ -580,7 +580,7 @@ class MemoryStore(MemoryAdmin):
 
         semantic = self.semantic
         assert semantic is not None
-        pool = max(2 * limit, 20)
+        pool = _pool(limit)
         terms = search_terms(query)
         prepared = self._search(scopes, query, limit=pool, match="any", now=now)
         if prepared is not None:
@@ -594,6 +594,7 @@ class MemoryStore(MemoryAdmin):
                                                           message)
             if floor:
                 lexical = [hit for hit in lexical if passes(hit.matched, weight)]
+            lexical = _by_share(lexical)
             if index is None:
                 return lexical[:limit], visible  # the vectors are still being read: keyword search, as without them
             # Each keyword row says which vector is the table's newest: only when it is one this process has not
@@ -654,3 +655,19 @@ class MemoryStore(MemoryAdmin):
             return "\n".join(str(row[-1]) for row in rows)
 
         return self.db.unit(work, write=False)
+
+
+def _pool(limit: int) -> int:
+    """Keyword candidates read for ``limit`` results: enough that the floor and the reordering by weight have
+    a choice beyond the database's own first rows."""
+    return max(5 * limit, 50)
+
+
+def _by_share(hits: list[Hit]) -> list[Hit]:
+    """``hits`` by the share of the query's weight each holds, most first; the database's rank breaks ties.
+
+    The database ranks by its own statistics (Postgres's ts_rank knows no word rarity at all, SQLite's bm25 counts
+    every scope's rows); the share weighs the query's words by how rare they are among the memories visible here,
+    as the floor does, so a memory holding the telling words comes before one repeating a common word.
+    """
+    return sorted(hits, key=lambda hit: -hit.share)
