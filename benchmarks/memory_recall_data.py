@@ -107,6 +107,8 @@ def _events(person: Person, rng: random.Random) -> list[tuple[int, str, list[tup
     relative, rname = person.relative
     book_kind, title = person.book
     sessions = rng.sample(range(SESSIONS), 10)
+    after = max(sessions[3], sessions[0]) + 1
+    next_trip = after if after < SESSIONS else sessions[3]
     return [
         (sessions[0], f"Big news: I adopted a {kind} last weekend! I named him {pet}.",
          [(f"What is the name of {n}'s pet?", pet, 4), (f"When did {n} get a new animal at home?", "", 2)]),
@@ -129,9 +131,9 @@ def _events(person: Person, rng: random.Random) -> list[tuple[int, str, list[tup
          [(f"What dish did {n} make?", person.food, 4)]),
         (sessions[9], f"I also picked up {person.hobbies[2][0]} recently: {person.hobbies[2][2]}.",
          [(f"What new activity did {n} pick up most recently?", person.hobbies[2][0], 4)]),
-    ] + [(max(sessions[3], sessions[0]) + 1 if max(sessions[3], sessions[0]) + 1 < SESSIONS else sessions[3],
-          f"Next I'm off to {person.cities[1][0]}: I want to see {person.cities[1][1]}.",
-          [(f"Which city did {n} plan to visit next?", person.cities[1][0], 4)])]
+        (next_trip, f"Next I'm off to {person.cities[1][0]}: I want to see {person.cities[1][1]}.",
+         [(f"Which city did {n} plan to visit next?", person.cities[1][0], 4)]),
+    ]
 
 
 def conversation(number: int, rng: random.Random) -> dict[str, Any]:
