@@ -90,7 +90,8 @@ def database(backend: str) -> Iterator[str]:
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
-TOKENIZER = Path(__file__).resolve().parent.parent / "plugins" / "memory" / "tests" / "data" / "all-minilm-l6-v2"
+TOKENIZER = (Path(__file__).resolve().parent.parent / "plugins" / "memory" / "junior_memory" / "models"
+             / "all-minilm-l6-v2")
 
 # Paraphrases: each question shares no keyword (after stemming and stop words) with the memory it means.
 PARAPHRASES = [

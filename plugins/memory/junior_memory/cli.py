@@ -26,10 +26,13 @@ def _emit(data: Any, as_json: bool, text: Callable[[], str]) -> None:
 
 @contextmanager
 def _errors() -> Iterator[None]:
+    from junior_memory.semantic import ModelUnavailable
     from junior_memory.store import MemoryConfigError, MemorySchemaTooNew, MemoryUnavailable
 
     try:
         yield
+    except ModelUnavailable as exc:
+        raise click.ClickException(str(exc)) from None
     except MemorySchemaTooNew as exc:
         raise click.ClickException(str(exc)) from None
     except MemoryUnavailable as exc:
@@ -76,7 +79,7 @@ def memory_group(get_store: Callable[[], MemoryStore]) -> click.Group:
     @memory.command("info")
     @json_option
     def info(as_json: bool) -> None:
-        """Show where memory is stored and its schema revision."""
+        """Show where memory is stored, its schema revision, and which recall is active and why."""
         from junior_memory.config import default_path, display_url, missing_driver, resolve_url
         from junior_memory.engine import known_revisions
         from junior_memory.store import HEAD_REVISION, MemoryConfigError, MemorySchemaTooNew, MemoryUnavailable
@@ -88,6 +91,9 @@ def memory_group(get_store: Callable[[], MemoryStore]) -> click.Group:
             data.update(url=store.display_url, backend=store.backend)
             data["revision"] = store.revision()
             data["reachable"] = True
+            from junior_memory.semantic import describe_recall
+
+            data.update(describe_recall(store.semantic))
             if data["revision"] is not None and data["revision"] not in known_revisions():
                 data["error"] = str(MemorySchemaTooNew(data["revision"]))
         except MemoryUnavailable as exc:

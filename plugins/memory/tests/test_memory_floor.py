@@ -151,3 +151,17 @@ def test_a_cursor_it_did_not_make_is_a_clear_error(rt: Runtime) -> None:
     for cursor in ("not-a-cursor", "MjAyNnxub3Bl", ""):
         bad = err(rt.execute_tool("memory__list", {"cursor": cursor}, ctx()), "invalid_arguments")
         assert "memory__list without cursor" in bad["message"]
+
+
+def test_matches_are_ordered_by_how_telling_the_words_they_hold_are(rt: Runtime) -> None:
+    # "deploy" is in many memories here, "rollback" in one: the memory holding the rare word comes first, though
+    # the other repeats the common words (which full-text ranks favour, and ts_rank weighs alike however rare).
+    for i in range(6):
+        remember(rt, f"Deploy checklist item {i}: tag the deploy", "procedure")
+    common = remember(rt, "Deploy plan: deploy, deploy again, then the deploy plan review", "procedure")
+    rare = remember(rt, "Rollback plan: revert the release tag", "procedure")
+    found = search(rt, "deploy rollback plan")["memories"]
+    ids = [m["id"] for m in found]
+    assert rare["id"] in ids and common["id"] in ids
+    assert ids.index(rare["id"]) < ids.index(common["id"]), [m["content"] for m in found]
+    assert found[0]["matched"] == ["rollback", "plan"]

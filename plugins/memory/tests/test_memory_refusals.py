@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -116,3 +117,26 @@ def test_an_expiry_past_the_last_representable_instant_is_invalid_arguments(rt: 
     error = err(rt.execute_tool("memory__remember", {"content": "Tea is in the kitchen", "kind": "knowledge",
                                                      "expires_at": expires_at}, _ctx()), "invalid_arguments")
     assert "out of range" in error["message"] and "'never'" in error["message"]
+
+
+def test_an_expiry_in_the_past_says_what_today_is() -> None:
+    from datetime import UTC, datetime
+
+    from junior_memory.content import parse_expires
+
+    from junior_core import ToolError
+
+    now = datetime(2026, 4, 2, 9, 15, tzinfo=UTC)
+    with pytest.raises(ToolError) as caught:
+        parse_expires("2026-03-31", now)
+    assert caught.value.code == "rejected"
+    assert "today is 2026-04-02 (UTC), now 2026-04-02T09:15:00Z" in caught.value.message
+    assert caught.value.details == {"details": [{"path": "expires_at", "message": "in the past", "today": "2026-04-02"}]}
+    assert parse_expires("2026-04-03", now) == datetime(2026, 4, 3, tzinfo=UTC)  # control: tomorrow is kept
+
+
+def test_the_tool_refuses_a_past_expiry_before_the_database_naming_today(rt: Runtime) -> None:
+    error = err(rt.execute_tool("memory__remember", {"content": "The office is closed for the holidays",
+                                                     "kind": "knowledge", "expires_at": "2001-03-31"}, _ctx()),
+                "rejected")
+    assert re.search(r"today is \d{4}-\d\d-\d\d \(UTC\)", error["message"]) and "Nothing was saved" in error["message"]

@@ -13,7 +13,7 @@ from memory_helpers import ctx, ok
 from junior_core import Runtime
 
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
-TOKENIZER = Path(__file__).parent / "data" / "all-minilm-l6-v2"
+TOKENIZER = Path(__file__).parent.parent / "junior_memory" / "models" / "all-minilm-l6-v2"  # shipped
 
 # A question, the memory it means (no keyword in common), and memories it does not mean.
 CASES = [

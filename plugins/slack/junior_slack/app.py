@@ -23,6 +23,7 @@ from junior_slack.conversations import (
     delivered_to,
     installation_team,
     is_shared,
+    prompt_kind,
     thread_history,
     visibility_of,
 )
@@ -225,7 +226,8 @@ class SlackBot:
             why = ""
             try:
                 turn = run_turn(self.model, self.runtime, ToolContext(actor, conversation), messages,
-                                instructions=self.instructions)
+                                instructions=self.instructions,
+                                conversation_kind=prompt_kind(kind))
                 text = turn.text.strip() or NO_ANSWER
             except ModelError as exc:
                 turn = exc.turn

@@ -11,10 +11,21 @@ from typing import Any, Literal
 
 from junior_core import Actor, Conversation, Message
 from junior_core.context import parse_slack_ts
+from junior_core.llm.agent import ConversationKind
 
 __all__ = [
-    "HISTORY_LIMIT", "ChannelKind", "Visibilities", "Visibility", "clean_text", "conversation_for", "delivered_to",
-    "installation_team", "is_shared", "thread_history", "visibility_of",
+    "HISTORY_LIMIT",
+    "ChannelKind",
+    "Visibilities",
+    "Visibility",
+    "clean_text",
+    "conversation_for",
+    "delivered_to",
+    "installation_team",
+    "is_shared",
+    "prompt_kind",
+    "thread_history",
+    "visibility_of",
 ]
 
 log = logging.getLogger("junior.slack")
@@ -130,6 +141,17 @@ def is_shared(body: Mapping[str, Any], event: Mapping[str, Any], team_id: str) -
         return True
     teams = {body.get("team_id"), event.get("user_team"), event.get("source_team"), event.get("team")}
     return any(team and team != team_id for team in teams)
+
+
+def prompt_kind(kind: ChannelKind) -> ConversationKind:
+    """What the system prompt calls a conversation of this kind; a channel Slack cannot describe is private."""
+    return _PROMPT_KINDS[kind]
+
+
+_PROMPT_KINDS: dict[ChannelKind, ConversationKind] = {
+    "dm": "direct_message", "private": "private_channel", "public": "public_channel", "shared": "shared_channel",
+    "unknown": "private_channel",
+}
 
 
 def conversation_for(team_id: str, event: Mapping[str, Any], visibility: Visibility) -> tuple[Actor, Conversation]:

@@ -8,6 +8,7 @@ event and runs its turn on a worker; the app here gets one worker, so events are
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -483,3 +484,23 @@ def test_a_post_slack_refuses_for_good_or_asks_to_wait_too_long_for_is_not_tried
     assert bot.sleeps == [] and len(bot.slack.failed) == 2 and bot.posts_to(ALICE_DM) == []
     assert [r.getMessage().split(": ", 1)[1] for r in caplog.records if r.getMessage().startswith("could not post")] \
         == ["not_in_channel (HTTP 200)", "ratelimited (HTTP 429); Slack asked to wait 120 s, longer than 30 s"]
+
+
+def test_the_system_prompt_says_what_kind_of_conversation_each_turn_is_in(bot: Bot) -> None:
+    cases = [
+        (PUBLIC, mention(ALICE, PUBLIC, "kind check one", "1700003000.000100"), "a public channel"),
+        (PRIVATE, mention(ALICE, PRIVATE, "kind check two", "1700003000.000200"), "a private channel"),
+        (GROUP_DM, mention(ALICE, GROUP_DM, "kind check three", "1700003000.000300"), "a private channel"),
+        (ALICE_DM, dm(ALICE, ALICE_DM, "kind check four", "1700003000.000400"), "a direct message"),
+        (SHARED, partner_mention(SHARED, "kind check five", "1700003000.000500"),
+         "a channel shared with another organisation"),
+    ]
+    for channel, event, _ in cases:
+        bot.event(event)
+        bot.slack.wait_for_post(lambda p, channel=channel: p["channel"] == channel)  # type: ignore[misc]
+    for _, event, kind in cases:
+        text = event["text"].rsplit("> ", 1)[-1]
+        (request,) = [r for r in bot.model.requests if r["messages"][-1]["content"].endswith(text)]
+        system = request["messages"][0]["content"]
+        assert f"This conversation is {kind}:" in system, (text, kind)
+        assert re.search(r"Today is \w+day \d{4}-\d\d-\d\d \(UTC\)", system)
