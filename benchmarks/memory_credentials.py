@@ -26,7 +26,7 @@ from typing import Any
 
 from junior_memory.credentials import credential_kind
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.append(str(Path(__file__).resolve().parent))  # last: benchmarks/mcp.py must not shadow the mcp SDK
 
 import _data
 

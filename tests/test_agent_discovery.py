@@ -25,7 +25,7 @@ needs_data = pytest.mark.skipif(not (DATA / "livemcpbench").is_dir(), reason="pu
 
 
 def _load() -> ModuleType:
-    sys.path.insert(0, str(BENCHMARKS))
+    sys.path.append(str(BENCHMARKS))  # after site-packages, so benchmarks/mcp.py never shadows the mcp SDK
     spec = importlib.util.spec_from_file_location("junior_bench_agent_discovery", BENCHMARKS / "agent_discovery.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

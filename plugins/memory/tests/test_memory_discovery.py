@@ -62,7 +62,7 @@ def _benchmarks() -> ModuleType:
     path = Path(__file__).resolve().parents[3] / "benchmarks" / "memory_intent.py"
     spec = importlib.util.spec_from_file_location("junior_memory_intent_benchmark", path)
     assert spec is not None and spec.loader is not None
-    sys.path.insert(0, str(path.parent))
+    sys.path.append(str(path.parent))  # after site-packages, so benchmarks/mcp.py never shadows the mcp SDK
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
