@@ -9,7 +9,9 @@ point ``pytest11``), which adds the fixtures ``junior_runtime`` and
 - ``assert_ok``, ``assert_error``, ``assert_found``: check an answer the model would see;
 - ``ScriptedModel``, ``say``, ``call``: a model whose answers are written in Python;
 - ``ChatCompletionsServer``: a scripted model served over HTTP in the real Chat Completions wire format, for a
-  bot that builds its own client from a model spec.
+  bot that builds its own client from a model spec;
+- ``ManualClock``: a clock that moves only when told (``Runtime(..., clock=clock)``), so a test of hook or
+  tool deadlines takes milliseconds whatever the machine's load.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from junior_core.context import Actor, Conversation, ToolContext
 from junior_core.llm.types import call, say
+from junior_core.testing.clock import ManualClock
 from junior_core.testing.scripted import Script, ScriptedModel, ScriptView
 from junior_core.testing.server import ChatCompletionsServer
 
@@ -35,6 +38,7 @@ __all__ = [
     "USER_ID",
     "ChatCompletionsServer",
     "ContextFactory",
+    "ManualClock",
     "RuntimeFactory",
     "Script",
     "ScriptView",
