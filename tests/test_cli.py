@@ -15,7 +15,7 @@ from click.testing import CliRunner, Result
 from junior_core import Runtime
 from junior_core import cli as cli_module
 from junior_core.plugins import PluginSet
-from tests.conftest import notes_plugin, weather_plugin
+from tests.helpers import notes_plugin, weather_plugin
 
 
 @pytest.fixture

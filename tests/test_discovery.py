@@ -13,7 +13,7 @@ import pytest
 
 from junior_core import Runtime, Source, Tool, ToolContext, hookimpl
 from junior_core.testing import ManualClock
-from tests.conftest import OBJECT, SourcePlugin, echo
+from tests.helpers import OBJECT, SourcePlugin, echo
 
 
 @pytest.fixture

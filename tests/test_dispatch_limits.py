@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from conftest import OBJECT, SourcePlugin, echo
 from junior_core import Runtime, Source, Tool
 from junior_core._fastcheck import compile_check
 from junior_core._limits import MAX_DEPTH
@@ -22,6 +21,7 @@ from junior_core.errors import RegistrationError
 from junior_core.llm.openai import parse_openai_response
 from junior_core.llm.types import ModelReply, ModelRequest, ToolCall
 from junior_core.testing import ManualClock
+from tests.helpers import OBJECT, SourcePlugin, echo
 
 HOSTILE = "^(a+)+$"
 

@@ -21,7 +21,7 @@ from junior_core.testing import (
     make_context,
     say,
 )
-from tests.conftest import OBJECT, SourcePlugin
+from tests.helpers import OBJECT, SourcePlugin
 
 
 def test_call_model_tool_takes_the_json_text_openai_delivers(rt: Runtime) -> None:

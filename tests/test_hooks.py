@@ -32,7 +32,7 @@ from junior_core import (
     hookspecs,
 )
 from junior_core.testing import ManualClock
-from tests.conftest import OBJECT, echo, notes_plugin
+from tests.helpers import OBJECT, echo, notes_plugin
 
 DOCS = Path(__file__).parent.parent / "docs" / "hooks.md"
 CTX = ToolContext(Actor("slack", "T1", "U1"), Conversation("slack", "T1", "C1", thread_ts="1700000000.000100", visibility="public"), "c1")
