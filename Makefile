@@ -22,7 +22,7 @@ ifneq ($(WANT),$(HAVE))
 STALE := rebuild-venv
 endif
 
-.PHONY: install demo test lint bench dist clean rebuild-venv
+.PHONY: install demo test test-fast lint bench dist clean rebuild-venv
 
 install: $(STAMP) $(NODE_STAMP)
 
@@ -51,9 +51,14 @@ $(NODE_STAMP): $(CONFORMANCE)/package.json $(CONFORMANCE)/package-lock.json
 demo: $(RUNTIME_STAMP)
 	$(BIN)/python scripts/demo.py
 
+# Every test, then the evals: what CI runs (.ci/run).
 test: install
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 	@if [ -f evals/__main__.py ]; then $(BIN)/python -m evals check; fi
+
+# The edit loop: every test not marked slow (no built distributions, demo, servers in subprocesses or conformance suite).
+test-fast: install
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow"
 
 lint: install
 	$(BIN)/ruff check junior_core plugins tests benchmarks scripts evals

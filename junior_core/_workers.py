@@ -143,6 +143,13 @@ class Call:
             raise self.error
         return self.value
 
+    def wait(self, timeout: float) -> bool:
+        """Wait at most ``timeout`` seconds for the call to end; whether it has."""
+        if not self._done.acquire(timeout=timeout):
+            return False
+        self._done.release()
+        return True
+
     def done(self) -> bool:
         if self._done.acquire(blocking=False):
             self._done.release()

@@ -10,11 +10,13 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from concurrent.futures import Future
+from collections.abc import Callable
+from concurrent.futures import Future, wait
 from typing import TYPE_CHECKING, Any
 
 from junior_core import protocol
 from junior_core._workers import BackgroundLoop, Call, Closed, DaemonPool, Guarded, HandlerExit, HungCalls, Ticket
+from junior_core.clock import MONOTONIC, Clock
 from junior_core.errors import ToolError
 from junior_core.text import clean_json, is_clean_json_text
 
@@ -38,11 +40,19 @@ class _Started:
         self.step, self.future, self.ticket = step, future, ticket
 
 
+def _ended_within(future: Call | Future[Any]) -> Callable[[float], bool]:
+    """``future``'s wait for the clock: at most the seconds given, whether the call ended."""
+    if isinstance(future, Call):
+        return future.wait
+    return lambda seconds: bool(wait((future,), seconds).done)
+
+
 class Execution:
     """Runs prepared calls; one per runtime, closed with it."""
 
-    def __init__(self, max_hung_per_source: int, max_result_chars: int) -> None:
+    def __init__(self, max_hung_per_source: int, max_result_chars: int, clock: Clock | None = None) -> None:
         self.max_result_chars = max_result_chars
+        self.clock: Clock = clock or MONOTONIC
         self._hung = HungCalls(max_hung_per_source)
         self._pool = DaemonPool(self._hung)
         self._loops: dict[str, BackgroundLoop] = {}
@@ -51,11 +61,14 @@ class Execution:
 
     def run(self, step: Prepared) -> dict[str, Any]:
         """Run ``step`` and wait for it here; the answer the model receives."""
+        until = self.clock.now() + step.timeout  # fixed before the call starts, so nothing it does can come first
         started = self._start(step, future=False)
         if isinstance(started, dict):
             return started
         try:
-            value = started.future.result(step.timeout)
+            if not self.clock.wait(_ended_within(started.future), until):
+                raise TimeoutError
+            value = started.future.result(0)
         except BaseException as exc:
             answer = self._ended(started, exc)
             if answer is None:
@@ -67,12 +80,17 @@ class Execution:
         """Run ``step`` and await it, never blocking the caller's event loop; the answer the model receives."""
         import asyncio
 
+        until = self.clock.now() + step.timeout
         started = self._start(step, future=True)
         if isinstance(started, dict):
             return started
         assert isinstance(started.future, Future)
+        waited = asyncio.wrap_future(started.future)
         try:
-            value = await asyncio.wait_for(asyncio.wrap_future(started.future), step.timeout)
+            if not await self.clock.wait_async(waited, until):
+                waited.cancel()
+                raise TimeoutError
+            value = waited.result()
         except asyncio.CancelledError:
             self._abandon(started)
             raise

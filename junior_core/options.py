@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 if TYPE_CHECKING:
+    from junior_core.clock import Clock
     from junior_core.discovery.index import SearchIndex
 
 __all__ = [
@@ -55,6 +56,8 @@ class RuntimeOptions:
       (``JUNIOR_CONFIG``, ``./junior.toml``, the user config directory), a path that file, False none.
     - ``index_factory``: makes the search index instead of ``SearchIndex(cache=...)``, e.g. one with other
       ranking settings (``benchmarks/retrieval.py``); ``index_cache`` is then the factory's to use or not.
+    - ``clock``: what hook and tool deadlines are measured and waited on (``junior_core.clock.Clock``); None is
+      the monotonic clock, a test passes ``junior_core.testing.ManualClock`` to move it by hand.
     """
 
     strict: bool | None = None
@@ -69,6 +72,7 @@ class RuntimeOptions:
     exposure: Mapping[str, str] | None = attrs.field(default=None, converter=_exposure)
     config: bool | str | os.PathLike[str] = True
     index_factory: Callable[[], SearchIndex] | None = None
+    clock: Clock | None = None
 
     def with_settings(self, settings: Mapping[str, Any]) -> RuntimeOptions:
         """These options with ``settings`` (field names) replaced; ``TypeError`` naming an unknown one."""

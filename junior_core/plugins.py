@@ -17,6 +17,7 @@ import attrs
 import pluggy
 
 from junior_core import hookspecs
+from junior_core.clock import MONOTONIC, Clock
 from junior_core.errors import PluginError, RegistrationError
 
 if TYPE_CHECKING:
@@ -154,6 +155,7 @@ class PluginSet:
         self._callers: dict[tuple[str, str], Callable[[dict[str, Any]], Any]] = {}
         self.hook_timeout_s = DEFAULT_HOOK_TIMEOUT_S
         self.startup_timeout_s = DEFAULT_STARTUP_TIMEOUT_S
+        self.clock: Clock = MONOTONIC
         self.set_deadlines(hook_timeout_s=hook_timeout_s, startup_timeout_s=startup_timeout_s)
         self._pool: DaemonPool | None = None
         self._lock = threading.Lock()
@@ -164,8 +166,14 @@ class PluginSet:
             trace = HookTrace(self.pm)
             self.pm.add_hookcall_monitoring(trace.before, trace.after)
 
-    def set_deadlines(self, *, hook_timeout_s: float | None = None, startup_timeout_s: float | None = None) -> None:
-        """Set the hook deadlines in seconds.
+    def set_deadlines(
+        self,
+        *,
+        hook_timeout_s: float | None = None,
+        startup_timeout_s: float | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        """Set the hook deadlines in seconds, and the clock they are measured on (None: the monotonic clock).
 
         ``hook_timeout_s`` bounds each turn hook call (``prompt_context``, ``after_turn``,
         ``before_tool_execute``, ``tool_visible``); ``startup_timeout_s`` each ``register_*``, ``startup`` and
@@ -173,6 +181,7 @@ class PluginSet:
         """
         self.hook_timeout_s = seconds(hook_timeout_s, HOOK_TIMEOUT_ENV, DEFAULT_HOOK_TIMEOUT_S)
         self.startup_timeout_s = seconds(startup_timeout_s, STARTUP_TIMEOUT_ENV, DEFAULT_STARTUP_TIMEOUT_S)
+        self.clock = clock or MONOTONIC
 
     # -- loading ------------------------------------------------------------------------------
     def add(
@@ -558,6 +567,8 @@ class PluginSet:
                         self._overdue[plugin] -= 1
                         log.info("plugin %r: %s returned after its deadline; its result was dropped", plugin, hook)
 
+        clock = self.clock
+        until = clock.now() + timeout  # fixed before the call starts, so nothing it does can come first
         try:
             task = pool.call(plugin, call)
         except RuntimeError:  # no new thread can start (interpreter shutdown): call it here, without a deadline
@@ -566,12 +577,13 @@ class PluginSet:
             except Exception as exc:  # noqa: BLE001 - charged to the plugin by the caller
                 return _Outcome(error=exc)
         try:
-            return _Outcome(value=task.result(timeout))
-        except BaseException as exc:
-            if task.done():  # the hook's own exception, or it returned just as the wait ran out
-                return _Outcome(error=task.error) if task.error is not None else _Outcome(value=task.value)
-            if not isinstance(exc, TimeoutError):
+            ended = clock.wait(task.wait, until)
+        except BaseException:
+            if not task.done():
                 raise  # the host itself was interrupted while waiting
+            ended = True
+        if ended or task.done():  # done: it returned just as the wait ran out
+            return _Outcome(error=task.error) if task.error is not None else _Outcome(value=task.value)
         with self._lock:
             if not finished:
                 overdue = True

@@ -97,14 +97,15 @@ class Runtime:
             if strict is None:
                 strict = strict_from_env() if plugins is None else True
             self._plugins = load(None if plugins is None else list(plugins), strict=strict)
-        self._plugins.set_deadlines(hook_timeout_s=options.hook_timeout_s, startup_timeout_s=options.startup_timeout_s)
+        self._plugins.set_deadlines(hook_timeout_s=options.hook_timeout_s, startup_timeout_s=options.startup_timeout_s,
+                                     clock=options.clock)
         self._reach = Reach(self._catalog, self._policy, self._plugins)
         index = options.index_factory() if options.index_factory is not None else None
         self._discovery = Discovery(self._catalog, self._reach, index_cache=options.index_cache, index=index,
                                     max_answer_chars=options.max_search_chars)
         self._dispatch = Dispatch(self._catalog, self._reach, self._discovery, self._plugins,
                                   options.default_timeout_s)
-        self._execution = Execution(options.max_hung_per_source, options.max_result_chars)
+        self._execution = Execution(options.max_hung_per_source, options.max_result_chars, options.clock)
         self._loop = BackgroundLoop("junior-io")
         ref = weakref.ref(self)
 

@@ -37,7 +37,7 @@ from junior_core.testing import (
     make_context,
     say,
 )
-from tests.conftest import OBJECT, SourcePlugin, notes_plugin, weather_plugin
+from tests.helpers import OBJECT, SourcePlugin, notes_plugin, weather_plugin
 
 pytest.importorskip("anthropic")
 

@@ -8,7 +8,7 @@ import pytest
 
 from junior_core import RegistrationError, Runtime, Source, Tool, hookimpl
 from junior_core.catalog import make_tool_name
-from tests.conftest import OBJECT, SourcePlugin, echo, notes_plugin
+from tests.helpers import OBJECT, SourcePlugin, echo, notes_plugin
 
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 

@@ -63,6 +63,7 @@ def chat(env: dict[str, str], *args: str, stdin: str | None = None) -> subproces
     return subprocess.run([JUNIOR, "chat", *args], env=env, input=stdin, capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_chat_remembers_through_the_two_tools_and_recalls_in_a_later_session(env: dict[str, str]) -> None:
     first = chat(env, "-m", "remember that I prefer short answers", "-m", "and now?")
     assert first.returncode == 0, first.stderr
@@ -87,6 +88,7 @@ def test_chat_remembers_through_the_two_tools_and_recalls_in_a_later_session(env
     assert listed.stdout.count('"content": ') == 2 and '"content": "I prefer tabs"' in listed.stdout
 
 
+@pytest.mark.slow
 def test_no_memory_offers_no_memory_and_saves_nothing(env: dict[str, str], model: ChatCompletionsServer) -> None:
     done = chat(env, "--no-memory", "-m", "hello")
     assert done.returncode == 0, done.stderr
@@ -99,6 +101,7 @@ def test_no_memory_offers_no_memory_and_saves_nothing(env: dict[str, str], model
     assert "- memory: " in model.requests[-1]["tools"][0]["function"]["description"]
 
 
+@pytest.mark.slow
 def test_interactive_chat_reads_lines_until_an_empty_one(env: dict[str, str], model: ChatCompletionsServer) -> None:
     done = chat(env, "--system", "You are terse.", stdin="first\nsecond\n\nnot asked\n")
     assert done.returncode == 0, done.stderr
@@ -108,6 +111,7 @@ def test_interactive_chat_reads_lines_until_an_empty_one(env: dict[str, str], mo
     assert model.requests[0]["messages"][0]["content"].startswith("You are terse.")
 
 
+@pytest.mark.slow
 def test_a_model_that_is_down_is_one_line_and_exit_status_1(env: dict[str, str], model: ChatCompletionsServer) -> None:
     model.fail(503)
     done = chat(env, "-m", "hello")

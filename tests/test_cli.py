@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import logging
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -15,7 +16,7 @@ from click.testing import CliRunner, Result
 from junior_core import Runtime
 from junior_core import cli as cli_module
 from junior_core.plugins import PluginSet
-from tests.conftest import notes_plugin, weather_plugin
+from tests.helpers import notes_plugin, weather_plugin
 
 
 @pytest.fixture
@@ -168,3 +169,39 @@ def test_junior_help_loads_none_of_the_plugins_settings_or_checks(tmp_path: Path
     assert {"junior_mcp_bridge.plugin", "junior_memory.plugin"} <= loaded  # both plugins did load
     lazy = {"junior_mcp_bridge.config", "junior_mcp_bridge.limits", "junior_memory.credentials"}
     assert not loaded & lazy, sorted(loaded & lazy)
+
+
+# -- log level: resolved in process; one `junior -v mcp check` in the MCP bridge's tests is the smoke test -----
+@pytest.mark.parametrize(("verbose", "level", "environ", "expected"), [
+    (0, None, {}, logging.WARNING),
+    (1, None, {}, logging.INFO),
+    (2, None, {}, logging.DEBUG),
+    (0, "info", {}, logging.INFO),
+    (0, None, {"JUNIOR_LOG_LEVEL": "INFO"}, logging.INFO),
+    (0, None, {"JUNIOR_LOG_LEVEL": " error "}, logging.ERROR),
+    (0, None, {"JUNIOR_LOG_LEVEL": "loud"}, logging.WARNING),  # a typo in the environment is not fatal
+    (1, None, {"JUNIOR_LOG_LEVEL": "ERROR"}, logging.INFO),  # -v wins over the environment
+    (2, "error", {"JUNIOR_LOG_LEVEL": "INFO"}, logging.ERROR),  # --log-level wins over both
+])
+def test_log_level_from_the_option_then_verbosity_then_the_environment(
+    verbose: int, level: str | None, environ: dict[str, str], expected: int
+) -> None:
+    assert cli_module.resolve_log_level(verbose, level, environ) == expected
+
+
+def test_the_log_level_holds_for_the_command_and_a_bad_one_is_a_usage_error(
+    run: tuple[CliRunner, Runtime], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runner, _ = run
+    logger = logging.getLogger("junior")
+    before = logger.level
+    seen: list[int] = []
+    real = cli_module._runtime
+    monkeypatch.setattr(cli_module, "_runtime", lambda ctx: seen.append(logger.level) or real(ctx))
+    monkeypatch.setenv("JUNIOR_LOG_LEVEL", "ERROR")
+    for args in (("sources",), ("-v", "sources"), ("-vv", "sources"), ("--log-level", "info", "sources")):
+        assert invoke(runner, *args).exit_code == 0
+    assert seen == [logging.ERROR, logging.INFO, logging.DEBUG, logging.INFO]
+    assert logger.level == before  # restored when the command ends
+    bad = invoke(runner, "--log-level", "loud", "sources")
+    assert bad.exit_code == 2 and "'loud' is not one of" in bad.output

@@ -12,7 +12,7 @@ from click.testing import CliRunner, Result
 from junior_core import Runtime, Source, Tool, hookimpl
 from junior_core import cli as cli_module
 from junior_core.plugins import PluginSet
-from tests.conftest import echo, notes_plugin, weather_plugin
+from tests.helpers import echo, notes_plugin, weather_plugin
 
 LONG = "x" * 1200
 

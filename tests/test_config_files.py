@@ -9,7 +9,7 @@ import pytest
 
 from junior_core import Runtime
 from junior_core.config import ConfigError, config_path, plugin_settings
-from tests.conftest import notes_plugin, weather_plugin
+from tests.helpers import notes_plugin, weather_plugin
 
 
 def test_the_user_config_file_is_the_fallback(tmp_path: Path) -> None:

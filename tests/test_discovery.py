@@ -4,13 +4,24 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+import threading
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
 from junior_core import Runtime, Source, Tool, ToolContext, hookimpl
-from tests.conftest import OBJECT, SourcePlugin, echo
+from junior_core.testing import ManualClock
+from tests.helpers import OBJECT, SourcePlugin, echo
+
+
+@pytest.fixture
+def release() -> Iterator[threading.Event]:
+    """Set at the end of the test, so handlers blocked on it end and their threads with them."""
+    event = threading.Event()
+    yield event
+    event.set()
 
 
 # -- searchTools: description ------------------------------------------------------------------
@@ -263,27 +274,76 @@ def test_tool_error_codes_and_details_reach_the_model(rt: Runtime) -> None:
     }
 
 
-def test_handler_past_its_timeout_is_a_timeout_error(rt: Runtime) -> None:
-    out = rt.execute_tool("notes__hang_note", {})
+def _overruns(clock: ManualClock, release: threading.Event) -> Callable[[dict[str, Any], Any], None]:
+    """A sync handler that moves ``clock`` an hour on, past any limit here, and blocks until ``release``."""
+
+    def handler(arguments: dict[str, Any], context: Any) -> None:
+        clock.advance(3600)
+        release.wait()
+
+    return handler
+
+
+def test_handler_past_its_timeout_is_a_timeout_error(
+    make_runtime: Callable[..., Runtime], release: threading.Event
+) -> None:
+    clock = ManualClock()
+    tool = Tool("hang", "Hangs.", OBJECT, _overruns(clock, release), timeout_s=0.2)
+    rt = make_runtime(SourcePlugin(Source("x", "X."), [tool]), clock=clock)
+    out = rt.execute_tool("x__hang", {})
     assert out["error"]["code"] == "timeout" and "within 0.2 s." in out["error"]["message"]
-    assert asyncio.run(rt.aexecute_tool("notes__hang_note", {}))["error"]["code"] == "timeout"
+    assert asyncio.run(rt.aexecute_tool("x__hang", {}))["error"]["code"] == "timeout"
 
 
 def test_async_handler_past_its_timeout(make_runtime: Callable[..., Runtime]) -> None:
-    async def slow(arguments: dict[str, Any], context: Any) -> None:
-        await asyncio.sleep(5)
+    clock = ManualClock()
 
-    rt = make_runtime(SourcePlugin(Source("x", "X."), [Tool("slow", "Slow.", OBJECT, slow, timeout_s=0.1)]))
+    async def slow(arguments: dict[str, Any], context: Any) -> None:
+        clock.advance(3600)
+        await asyncio.Event().wait()  # never set: the call is cancelled when the caller gives up
+
+    rt = make_runtime(SourcePlugin(Source("x", "X."), [Tool("slow", "Slow.", OBJECT, slow, timeout_s=0.1)]),
+                      clock=clock)
     assert rt.execute_tool("x__slow", {})["error"]["code"] == "timeout"
     assert asyncio.run(rt.aexecute_tool("x__slow", {}))["error"]["code"] == "timeout"
 
 
-def test_runtime_default_timeout_applies(make_runtime: Callable[..., Runtime]) -> None:
-    import time
+def test_runtime_default_timeout_applies(make_runtime: Callable[..., Runtime], release: threading.Event) -> None:
+    clock = ManualClock()
+    tool = Tool("slow", "Slow.", OBJECT, _overruns(clock, release))
+    rt = make_runtime(SourcePlugin(Source("x", "X."), [tool]), default_timeout_s=0.1, clock=clock)
+    answer = rt.execute_tool("x__slow", {})
+    assert answer["error"]["code"] == "timeout" and "within 0.1 s." in answer["error"]["message"]
 
-    tool = Tool("slow", "Slow.", OBJECT, lambda a, c: time.sleep(2))
-    rt = make_runtime(SourcePlugin(Source("x", "X."), [tool]), default_timeout_s=0.1)
-    assert rt.execute_tool("x__slow", {})["error"]["code"] == "timeout"
+
+def test_a_call_longer_than_its_timeout_in_real_time_is_kept_until_the_clock_passes_it(
+    make_runtime: Callable[..., Runtime]
+) -> None:
+    # What decides is the runtime's clock: five times the limit in real time, none of it on the clock.
+    def sync_slow(arguments: dict[str, Any], context: Any) -> str:
+        time.sleep(0.05)
+        return "sync"
+
+    async def async_slow(arguments: dict[str, Any], context: Any) -> str:
+        await asyncio.sleep(0.05)
+        return "async"
+
+    tools = [Tool("sync", "Slow.", OBJECT, sync_slow, timeout_s=0.01),
+             Tool("async", "Slow.", OBJECT, async_slow, timeout_s=0.01)]
+    rt = make_runtime(SourcePlugin(Source("x", "X."), tools), clock=ManualClock())
+    assert [rt.execute_tool(f"x__{name}", {})["result"] for name in ("sync", "async")] == ["sync", "async"]
+    assert [asyncio.run(rt.aexecute_tool(f"x__{name}", {}))["result"] for name in ("sync", "async")] == [
+        "sync", "async"]
+
+
+def test_on_the_monotonic_clock_a_call_past_its_timeout_is_a_timeout(
+    make_runtime: Callable[..., Runtime], release: threading.Event
+) -> None:
+    # The one tool deadline test on the real clock: the handler never returns, so it is late however loaded.
+    tool = Tool("stuck", "Stuck.", OBJECT, lambda arguments, context: release.wait(), timeout_s=0.05)
+    rt = make_runtime(SourcePlugin(Source("x", "X."), [tool]))
+    assert rt.execute_tool("x__stuck", {})["error"]["code"] == "timeout"
+    assert asyncio.run(rt.aexecute_tool("x__stuck", {}))["error"]["code"] == "timeout"
 
 
 def test_non_json_result_is_tool_failed(rt: Runtime) -> None:

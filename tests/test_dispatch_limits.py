@@ -14,13 +14,14 @@ from typing import Any
 
 import pytest
 
-from conftest import OBJECT, SourcePlugin, echo
 from junior_core import Runtime, Source, Tool
 from junior_core._fastcheck import compile_check
 from junior_core._limits import MAX_DEPTH
 from junior_core.errors import RegistrationError
 from junior_core.llm.openai import parse_openai_response
 from junior_core.llm.types import ModelReply, ModelRequest, ToolCall
+from junior_core.testing import ManualClock
+from tests.helpers import OBJECT, SourcePlugin, echo
 
 HOSTILE = "^(a+)+$"
 
@@ -48,7 +49,7 @@ def release() -> Iterator[threading.Event]:
 
 
 def wait_until(predicate: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60  # a bound on threads handing work over, not a deadline under test
     while not predicate():
         assert time.monotonic() < deadline, f"gave up waiting for {what}"
         time.sleep(0.01)
@@ -58,13 +59,18 @@ def wait_until(predicate: Callable[[], bool], what: str) -> None:
 def test_hung_calls_past_the_bound_answer_unavailable_for_that_source_only(
     make_runtime: Callable[..., Runtime], release: threading.Event
 ) -> None:
+    clock = ManualClock()
+
     def stuck(arguments: dict[str, Any], context: Any) -> str:
+        if not release.is_set():
+            clock.advance(3600)  # it has started, and is past its limit: it counts as hung, never as skipped
         release.wait()
         return "late"
 
     rt = make_runtime(
         SourcePlugin(Source("stuck", "Never answers."), [Tool("wait", "Waits.", OBJECT, stuck, timeout_s=0.05)]),
         SourcePlugin(Source("fine", "Answers."), [Tool("echo", "Echo.", OBJECT, echo)]),
+        clock=clock,
     )
     assert {rt.execute_tool("stuck__wait")["error"]["code"] for _ in range(8)} == {"timeout"}  # the default bound
     refused = rt.execute_tool("stuck__wait")
@@ -384,7 +390,9 @@ def test_a_real_ctrl_c_on_the_host_thread_still_interrupts_the_host(
         release.wait()
         return "late"
 
-    rt = make_runtime(SourcePlugin(Source("x", "X."), [Tool("slow", "Slow.", OBJECT, presses_ctrl_c, timeout_s=2)]))
+    # On a clock that stands still the call's limit never passes, however long its thread takes to start.
+    rt = make_runtime(SourcePlugin(Source("x", "X."), [Tool("slow", "Slow.", OBJECT, presses_ctrl_c, timeout_s=2)]),
+                      clock=ManualClock())
     with pytest.raises(KeyboardInterrupt):
         rt.execute_tool("x__slow")
     with pytest.raises(KeyboardInterrupt):

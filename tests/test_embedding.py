@@ -21,7 +21,7 @@ from junior_core.testing import (
     make_context,
     say,
 )
-from tests.conftest import OBJECT, SourcePlugin
+from tests.helpers import OBJECT, SourcePlugin
 
 
 def test_call_model_tool_takes_the_json_text_openai_delivers(rt: Runtime) -> None:
@@ -195,3 +195,27 @@ def test_the_readme_async_bot_turn_runs(monkeypatch: pytest.MonkeyPatch, capsys:
     exec(compile(code, "README.md", "exec"), {"__name__": "readme"})
     assert capsys.readouterr().out == "Noted.\n"
     assert requests == ["<@U024BE7LH>: Remember that I prefer terse PR summaries."]
+
+
+def test_the_readme_bot_gives_each_tool_call_its_own_id(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    from pathlib import Path
+
+    from junior_core.llm.types import ToolCall
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    code = readme.split("Embedding it in a bot:", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    monkeypatch.setenv("JUNIOR_LOAD_PLUGINS", "memory")
+    monkeypatch.setenv("JUNIOR_MEMORY_URL", f"sqlite:///{tmp_path / 'memory.sqlite3'}")
+
+    def remember(call_id: str, content: str) -> ToolCall:
+        arguments = {"tool_name": "memory__remember", "arguments": {"content": content, "kind": "preference"}}
+        return ToolCall(call_id, "executeTool", arguments)
+
+    # Two remembers in one conversation, as a model makes them: the second is a new memory, not a replay.
+    namespace: dict[str, Any] = {"__name__": "readme", "tool_calls": [
+        remember("toolu_01", "I prefer terse PR summaries"), remember("toolu_02", "I review PRs in the morning")]}
+    exec(compile(code, "README.md", "exec"), namespace)
+    answers = namespace["answers"]
+    assert [answer["ok"] for answer in answers] == [True, True], answers
+    assert [answer["result"]["created"] for answer in answers] == [True, True], answers
+    assert answers[0]["result"]["id"] != answers[1]["result"]["id"]

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from junior_core import Runtime, Source, Tool
 from junior_core import cli as cli_module
 from junior_core.plugins import PluginSet
-from tests.conftest import OBJECT, SourcePlugin, echo, notes_plugin
+from tests.helpers import OBJECT, SourcePlugin, echo, notes_plugin
 
 
 def kitchen() -> SourcePlugin:

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from junior_core._fastcheck import compile_check
-from tests.conftest import examples
+from tests.helpers import examples
 
 SCALAR_SCHEMAS = st.one_of(
     st.fixed_dictionaries(

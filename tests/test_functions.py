@@ -15,7 +15,7 @@ from junior_core.docstrings import parse_docstring
 from junior_core.functions import ToolDefinitionError
 from junior_core.signatures import analyse
 from junior_core.testing import ContextFactory, RuntimeFactory, assert_error, assert_found, assert_ok
-from tests.conftest import SourcePlugin
+from tests.helpers import SourcePlugin
 
 
 def schema_of(fn: Any) -> dict[str, Any]:
@@ -423,7 +423,7 @@ def test_a_decorated_async_function_is_awaited(junior_runtime: Any) -> None:
         """Shout the text."""
         return text.upper()
 
-    from tests.conftest import SourcePlugin
+    from tests.helpers import SourcePlugin
 
     rt = junior_runtime(SourcePlugin(Source("loud", "Loud things."), [Tool.from_function(shout)]))
     assert rt.execute_tool("loud__shout", {"text": "hi"}) == {"ok": True, "tool_name": "loud__shout", "result": "HI"}

@@ -31,7 +31,8 @@ from junior_core import (
     hookimpl,
     hookspecs,
 )
-from tests.conftest import OBJECT, echo, notes_plugin
+from junior_core.testing import ManualClock
+from tests.helpers import OBJECT, echo, notes_plugin
 
 DOCS = Path(__file__).parent.parent / "docs" / "hooks.md"
 CTX = ToolContext(Actor("slack", "T1", "U1"), Conversation("slack", "T1", "C1", thread_ts="1700000000.000100", visibility="public"), "c1")
@@ -366,8 +367,10 @@ def test_hook_calls_see_the_callers_context_variables(make_runtime: Callable[...
     assert rt.prompt_context(CTX, "hi") == ["request r-42"]
 
 
-# -- deadlines -------------------------------------------------------------------------------------
-GENEROUS_S = 10.0  # far above the deadlines below; only a hook call that waits for the hang could exceed it
+# -- deadlines ---------------------------------------------------------------------------------------
+# Every deadline test but one runs on a ManualClock: a late hook moves the clock past its deadline and blocks, an
+# on-time one just returns, so the outcome never depends on the machine's load and no test waits for a deadline.
+OVERRUN_S = 3600.0  # how far a late hook moves the clock: past any deadline below
 
 
 @pytest.fixture
@@ -378,8 +381,13 @@ def never() -> Iterator[threading.Event]:
     event.set()
 
 
-def _late(name: str, release: threading.Event, *hooks: str) -> Any:
-    """A plugin whose given hooks block until ``release`` is set."""
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+def _late(name: str, release: threading.Event, *hooks: str, clock: ManualClock | None = None) -> Any:
+    """A plugin whose given hooks block until ``release`` is set; on ``clock``, past their deadline until then."""
 
     class Late:
         junior_plugin_name = name
@@ -389,6 +397,8 @@ def _late(name: str, release: threading.Event, *hooks: str) -> Any:
 
         def _wait(self, hook: str) -> None:
             self.entered.append(hook)
+            if clock is not None and not release.is_set():
+                clock.advance(OVERRUN_S)
             release.wait()
 
     plugin = Late()
@@ -408,33 +418,46 @@ def _error(rt: Runtime, plugin: str) -> str:
 
 
 def test_a_prompt_context_that_never_returns_is_skipped_and_logged(
-    make_runtime: Callable[..., Runtime], never: threading.Event, caplog: pytest.LogCaptureFixture
+    make_runtime: Callable[..., Runtime], never: threading.Event, clock: ManualClock, caplog: pytest.LogCaptureFixture
 ) -> None:
-    rt = make_runtime(_late("stuck-recall", never, "prompt_context"), _block("fast"), hook_timeout_s=1.0)
-    start = time.monotonic()
+    stuck = _late("stuck-recall", never, "prompt_context", clock=clock)
+    rt = make_runtime(stuck, _block("fast"), hook_timeout_s=1.0, clock=clock)
     assert rt.prompt_context(CTX, "hi") == ["fast"]
-    assert time.monotonic() - start < GENEROUS_S
     assert "prompt_context did not return within 1 s; its part was skipped" in _error(rt, "stuck-recall")
     assert any("stuck-recall" in r.getMessage() and "did not return" in r.getMessage() for r in caplog.records)
 
 
-def test_a_sleeping_prompt_context_is_skipped_and_a_fast_one_is_kept(make_runtime: Callable[..., Runtime]) -> None:
-    class Sleepy:
-        junior_plugin_name = "sleepy"
+def test_on_the_monotonic_clock_a_hook_past_its_deadline_is_skipped(
+    make_runtime: Callable[..., Runtime], never: threading.Event
+) -> None:
+    # The one deadline test on the real clock: the hook never returns, so it is late however loaded the machine.
+    rt = make_runtime(_late("stuck-recall", never, "prompt_context"), hook_timeout_s=0.05)
+    assert rt.prompt_context(CTX, "hi") == []
+    assert "prompt_context did not return within 0.05 s" in _error(rt, "stuck-recall")
+
+
+def test_a_slow_hook_is_kept_while_the_clock_has_not_passed_its_deadline(
+    make_runtime: Callable[..., Runtime], clock: ManualClock
+) -> None:
+    release = threading.Event()
+
+    class Slow:
+        junior_plugin_name = "slow"
 
         @hookimpl
         def prompt_context(self) -> str:
-            time.sleep(8)
-            return "slept"
+            clock.advance(0.009)  # most of its deadline, in clock time
+            assert release.wait(60)  # and five times its deadline, in real time
+            return "slow"
 
-    # A deadline the fast hook meets on a loaded machine too; only the sleeper overruns it.
-    rt = make_runtime(Sleepy(), _block("fast"), hook_timeout_s=1.0)
-    assert rt.prompt_context(CTX, "hi") == ["fast"]
-    assert "within 1 s" in _error(rt, "sleepy")
+    rt = make_runtime(Slow(), _block("fast"), hook_timeout_s=0.01, clock=clock)
+    threading.Timer(0.05, release.set).start()
+    assert rt.prompt_context(CTX, "hi") == ["slow", "fast"]
+    assert _error(rt, "slow") == ""
 
 
 def test_an_after_turn_that_never_returns_does_not_hold_the_turn(
-    make_runtime: Callable[..., Runtime], never: threading.Event
+    make_runtime: Callable[..., Runtime], never: threading.Event, clock: ManualClock
 ) -> None:
     seen: list[int] = []
 
@@ -443,19 +466,19 @@ def test_an_after_turn_that_never_returns_does_not_hold_the_turn(
         def after_turn(self, transcript: list[Message]) -> None:
             seen.append(len(transcript))
 
-    rt = make_runtime(_late("stuck-observer", never, "after_turn"), Observer(), hook_timeout_s=1.0)
-    start = time.monotonic()
+    stuck = _late("stuck-observer", never, "after_turn", clock=clock)
+    rt = make_runtime(stuck, Observer(), hook_timeout_s=1.0, clock=clock)
     rt.after_turn(CTX, [Message("user", "hi", actor=CTX.actor)])
-    assert time.monotonic() - start < GENEROUS_S
     assert seen == [1]
     assert "after_turn did not return within 1 s" in _error(rt, "stuck-observer")
 
 
 def test_a_policy_that_never_answers_denies_the_call(
-    make_runtime: Callable[..., Runtime], never: threading.Event
+    make_runtime: Callable[..., Runtime], never: threading.Event, clock: ManualClock
 ) -> None:
     tools = _Tools()
-    rt = make_runtime(tools, _late("stuck-policy", never, "before_tool_execute"), hook_timeout_s=1.0)
+    stuck = _late("stuck-policy", never, "before_tool_execute", clock=clock)
+    rt = make_runtime(tools, stuck, hook_timeout_s=1.0, clock=clock)
     out = rt.execute_tool("x__t", {}, CTX)
     assert out["ok"] is False and out["error"]["code"] == "not_permitted"
     assert "did not answer in time" in out["error"]["message"]
@@ -463,56 +486,49 @@ def test_a_policy_that_never_answers_denies_the_call(
 
 
 def test_a_plugin_with_hung_calls_is_not_called_again_until_one_returns(
-    make_runtime: Callable[..., Runtime]
+    make_runtime: Callable[..., Runtime], clock: ManualClock
 ) -> None:
     from junior_core.plugins import MAX_OVERDUE_CALLS
 
     release = threading.Event()
     try:
-        late = _late("stuck", release, "prompt_context")
-        rt = make_runtime(late, _block("fast"), hook_timeout_s=0.5)  # the fast hook's margin under load
+        late = _late("stuck", release, "prompt_context", clock=clock)
+        rt = make_runtime(late, _block("fast"), hook_timeout_s=1.0, clock=clock)
         for _ in range(MAX_OVERDUE_CALLS + 3):
             assert rt.prompt_context(CTX, "hi") == ["fast"]
-        deadline = time.monotonic() + GENEROUS_S
-        while len(late.entered) < MAX_OVERDUE_CALLS and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert late.entered == ["prompt_context"] * MAX_OVERDUE_CALLS
+        assert late.entered == ["prompt_context"] * MAX_OVERDUE_CALLS  # each moved the clock before it was dropped
     finally:
         release.set()
-    rt._plugins.hook_timeout_s = GENEROUS_S
-    assert rt.prompt_context(CTX, "hi") in (["fast"], ["too late", "fast"])  # the overdue calls are draining
-    while rt.prompt_context(CTX, "hi") != ["too late", "fast"]:
-        assert time.monotonic() < deadline + GENEROUS_S
-        time.sleep(0.01)
+    # Released, the hung calls drain on their threads; until one has returned the plugin is still skipped.
+    drained = time.monotonic() + 60  # a bound on the threads' hand-off, not a deadline under test
+    while (answer := rt.prompt_context(CTX, "hi")) != ["too late", "fast"]:
+        assert answer == ["fast"] and time.monotonic() < drained
+        time.sleep(0.001)
 
 
 def test_a_startup_that_never_returns_does_not_hang_the_host(
-    make_runtime: Callable[..., Runtime], never: threading.Event
+    make_runtime: Callable[..., Runtime], never: threading.Event, clock: ManualClock
 ) -> None:
     tools = _Tools()
-    start = time.monotonic()
-    rt = make_runtime(tools, _late("stuck-start", never, "startup"), strict=False, startup_timeout_s=1.0)
-    assert time.monotonic() - start < GENEROUS_S
+    stuck = _late("stuck-start", never, "startup", clock=clock)
+    rt = make_runtime(tools, stuck, strict=False, startup_timeout_s=1.0, clock=clock)
     assert "startup did not return within 1 s" in _error(rt, "stuck-start")
     assert rt.execute_tool("x__t", {}, CTX)["ok"] is True
     with pytest.raises(PluginError, match=r"plugin 'stuck-start': startup did not return within 1 s"):
-        make_runtime(tools, _late("stuck-start", never, "startup"), startup_timeout_s=1.0)
+        make_runtime(tools, _late("stuck-start", never, "startup", clock=clock), startup_timeout_s=1.0, clock=clock)
 
 
 def test_register_sources_and_shutdown_that_never_return_do_not_hang_the_host(
-    make_runtime: Callable[..., Runtime], never: threading.Event
+    make_runtime: Callable[..., Runtime], never: threading.Event, clock: ManualClock
 ) -> None:
-    start = time.monotonic()
-    rt = make_runtime(
-        _Tools(), _late("stuck", never, "register_sources", "shutdown"), strict=False, startup_timeout_s=1.0
-    )
+    stuck = _late("stuck", never, "register_sources", "shutdown", clock=clock)
+    rt = make_runtime(_Tools(), stuck, strict=False, startup_timeout_s=1.0, clock=clock)
     info = {i.name: i for i in rt.plugins}["stuck"]
     assert info.status == "failed" and "register_sources did not return within 1 s" in (info.error or "")
     assert rt.sources == [{"id": "x", "description": "X."}]
-    rt2 = make_runtime(_late("stuck-close", never, "shutdown"), startup_timeout_s=1.0)
+    rt2 = make_runtime(_late("stuck-close", never, "shutdown", clock=clock), startup_timeout_s=1.0, clock=clock)
     rt2.close()
     assert rt2.closed and "shutdown did not return within 1 s" in _error(rt2, "stuck-close")
-    assert time.monotonic() - start < GENEROUS_S
 
 
 def test_hook_deadlines_come_from_the_environment(

@@ -14,7 +14,7 @@ import pytest
 from junior_core import Actor, Conversation, Runtime, Tool, ToolContext, hookimpl
 from junior_core.config import ConfigError
 from junior_core.testing import assert_error, assert_ok
-from tests.conftest import notes_plugin, weather_plugin
+from tests.helpers import notes_plugin, weather_plugin
 
 ALICE = ToolContext(
     Actor("slack", "T1", "U1"),

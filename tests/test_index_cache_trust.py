@@ -23,7 +23,7 @@ import junior_core.discovery.whoosh_parts
 from junior_core import Runtime
 from junior_core.discovery.store import KEEP, IndexCache
 from junior_core.discovery.trust import sign
-from tests.conftest import notes_plugin, weather_plugin
+from tests.helpers import notes_plugin, weather_plugin
 
 ROOT = Path(__file__).resolve().parents[1]
 QUERIES = ["weather forecast", "delete a note", "write a note with tags", "find notes by words"]
@@ -65,7 +65,7 @@ LATER = textwrap.dedent(
     sys.path.insert(0, {root!r})
     logging.basicConfig(level=logging.WARNING, format="%(name)s %(message)s")
     from junior_core import Runtime
-    from tests.conftest import notes_plugin, weather_plugin
+    from tests.helpers import notes_plugin, weather_plugin
 
     with Runtime(plugins=[notes_plugin(), weather_plugin()]) as rt:
         print(json.dumps([rt.search_tools(q)["tools"][0]["tool_name"] for q in {queries!r}]))

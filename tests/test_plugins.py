@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from junior_core import PluginError, Runtime, Source, Tool, hookimpl
-from tests.conftest import OBJECT, SourcePlugin, echo
+from tests.helpers import OBJECT, SourcePlugin, echo
 
 DISTS = Path(__file__).parent / "dists"
 JUNIOR = [sys.executable, "-m", "junior_core"]

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from junior_core import Runtime
-from tests.conftest import notes_plugin, weather_plugin
+from tests.helpers import notes_plugin, weather_plugin
 
 
 def properties(schema: dict[str, Any], path: str = "") -> Iterator[tuple[str, dict[str, Any]]]:

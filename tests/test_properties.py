@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from junior_core import Runtime
-from tests.conftest import examples, notes_plugin, weather_plugin
+from tests.helpers import examples, notes_plugin, weather_plugin
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),

@@ -8,7 +8,7 @@ from typing import Any
 
 from junior_core import Runtime, ToolContext, hookimpl, protocol
 from junior_core.runtime import Answered, Prepared
-from tests.conftest import notes_plugin, weather_plugin
+from tests.helpers import notes_plugin, weather_plugin
 
 CASES: list[tuple[str, Any]] = [
     ("notes__add_note", {"text": "hi"}),  # runs

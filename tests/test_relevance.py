@@ -12,33 +12,7 @@ from junior_core.discovery.index import SearchIndex
 from junior_core.discovery.query import Clause, Intent, clauses
 from junior_core.discovery.settings import RankingConfig
 from junior_core.discovery.text import leading_verbs, phrase_term, phrase_words
-from tests.conftest import OBJECT, SourcePlugin, echo
-
-WRITES = {"readOnlyHint": False}
-REMOVES = {"readOnlyHint": False, "destructiveHint": True}
-READS = {"readOnlyHint": True}
-
-
-def notebook(keywords: bool = True) -> SourcePlugin:
-    """A memory-like source of four tools whose descriptions mention each other's verbs, as real ones do."""
-    return SourcePlugin(Source("notebook", "Long-term notebook: saving, listing and removing notes."), [
-        Tool("remember", "Remember (save, store) a durable note so later chats recall it.\n\nUse when the user "
-             "asks to save something, the team's procedures too.", OBJECT, echo,
-             annotations=WRITES,
-             keywords=("remember", "keep in mind") if keywords else ()),
-        Tool("forget", "Forget (delete, remove) a note: archive it so it is no longer recalled, listed or "
-             "searched.", OBJECT, echo, annotations=REMOVES, keywords=("forget",) if keywords else ()),
-        Tool("list", "List (show) all the notes kept here, newest first, with their dates and time.\n\nUse "
-             "when the user asks what is remembered about them.", OBJECT, echo, annotations=READS),
-        Tool("search", "Search (look up, find) the notes by words, most relevant first.", OBJECT, echo,
-             annotations=READS),
-    ])
-
-
-def names(answer: dict[str, object]) -> list[str]:
-    tools = answer["tools"]
-    assert isinstance(tools, list)
-    return [str(t["tool_name"]) for t in tools]
+from tests.helpers import OBJECT, READS, REMOVES, WRITES, SourcePlugin, echo, names, notebook
 
 
 def floorless(**changes: object) -> Callable[[], SearchIndex]:

@@ -11,7 +11,7 @@ import pytest
 from junior_core import Runtime, RuntimeOptions, Source, SourceInfo, Tool, hookimpl
 from junior_core.llm.adapters import to_anthropic_tools, to_openai_tools
 from junior_core.testing import assert_error, assert_ok
-from tests.conftest import OBJECT, SourcePlugin
+from tests.helpers import OBJECT, SourcePlugin
 
 
 def test_openai_and_anthropic_formats(rt: Runtime) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 from junior_core import Runtime, Source, Tool
 from junior_core.catalog import MAX_SCHEMA_CHARS
 from junior_core.options import DEFAULT_MAX_SEARCH_CHARS
-from tests.conftest import SourcePlugin, echo
+from tests.helpers import SourcePlugin, echo
 
 
 def _schema(fields: int, words: int) -> dict[str, Any]:

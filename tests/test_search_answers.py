@@ -15,7 +15,7 @@ from junior_core.discovery.evidence import nearest_sources
 from junior_core.discovery.text import SUMMARY_LIMIT, summarize, summary_cut_early
 from junior_core.protocol import NO_MATCH_CHARS, SEARCH_SCHEMA
 from junior_core.testing import SummaryWarning, summary_warnings
-from tests.conftest import SourcePlugin, echo, notes_plugin, weather_plugin
+from tests.helpers import SourcePlugin, echo, notes_plugin, weather_plugin
 
 OBJECT: dict[str, Any] = {"type": "object"}
 

@@ -19,7 +19,7 @@ import junior_core.discovery.trust
 import junior_core.discovery.whoosh_parts
 from junior_core import Runtime, Source, Tool, hookimpl
 from junior_core.discovery.store import KEEP, IndexCache
-from tests.conftest import OBJECT, SourcePlugin, echo, notes_plugin, weather_plugin
+from tests.helpers import OBJECT, SourcePlugin, echo, notes_plugin, weather_plugin
 
 
 @pytest.fixture

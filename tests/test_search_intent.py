@@ -8,7 +8,7 @@ import pytest
 
 from junior_core import Runtime, Source, Tool
 from junior_core.discovery.query import Intent
-from tests.conftest import OBJECT, SourcePlugin, echo
+from tests.helpers import OBJECT, SourcePlugin, echo
 
 
 @pytest.mark.parametrize(
@@ -168,7 +168,7 @@ def test_the_first_clause_that_asks_decides_a_question() -> None:
 
 
 def test_chat_before_a_question_does_not_hide_it(make_runtime: Callable[..., Runtime]) -> None:
-    from tests.test_relevance import names, notebook
+    from tests.helpers import names, notebook
 
     rt = make_runtime(notebook(), index_cache=False)
     found = names(rt.search_tools("haha sorry for the spam today, ok so: what did I save about the standup?"))
@@ -177,7 +177,7 @@ def test_chat_before_a_question_does_not_hide_it(make_runtime: Callable[..., Run
 
 def test_chat_spellings_of_function_words_are_read_as_the_words(make_runtime: Callable[..., Runtime]) -> None:
     from junior_core.discovery.query import unchatted
-    from tests.test_relevance import names, notebook
+    from tests.helpers import names, notebook
 
     assert unchatted("wat did u save abt the standup, pls?") == "what did you save about the standup, please?"
     assert unchatted("menu, bus, ux, u-boot, you're") == "menu, bus, ux, u-boot, you're"  # only whole words

@@ -13,7 +13,7 @@ from junior_core import Runtime, Source, Tool
 from junior_core.discovery.index import RankingConfig, SearchIndex
 from junior_core.discovery.spelling import candidates
 from junior_core.protocol import corrected_note
-from tests.conftest import OBJECT, SourcePlugin, echo
+from tests.helpers import OBJECT, SourcePlugin, echo
 
 
 def kit(*tools: tuple[str, str]) -> SourcePlugin:

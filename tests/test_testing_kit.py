@@ -25,7 +25,7 @@ from junior_core.testing import (
     make_context,
     say,
 )
-from tests.conftest import OBJECT, SourcePlugin
+from tests.helpers import OBJECT, SourcePlugin
 
 INSTALLED_TEST = '''
 

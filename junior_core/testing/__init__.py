@@ -11,7 +11,9 @@ point ``pytest11``), which adds the fixtures ``junior_runtime`` and
   (every runtime the factory makes warns them as ``SummaryWarning``);
 - ``ScriptedModel``, ``say``, ``call``: a model whose answers are written in Python;
 - ``ChatCompletionsServer``: a scripted model served over HTTP in the real Chat Completions wire format, for a
-  bot that builds its own client from a model spec.
+  bot that builds its own client from a model spec;
+- ``ManualClock``: a clock that moves only when told (``Runtime(..., clock=clock)``), so a test of hook or
+  tool deadlines takes milliseconds whatever the machine's load.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from junior_core.context import Actor, Conversation, ToolContext
 from junior_core.llm.types import call, say
+from junior_core.testing.clock import ManualClock
 from junior_core.testing.scripted import Script, ScriptedModel, ScriptView
 from junior_core.testing.server import ChatCompletionsServer
 
@@ -38,6 +41,7 @@ __all__ = [
     "USER_ID",
     "ChatCompletionsServer",
     "ContextFactory",
+    "ManualClock",
     "RuntimeFactory",
     "Script",
     "ScriptView",

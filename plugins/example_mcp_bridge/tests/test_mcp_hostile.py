@@ -125,6 +125,7 @@ def test_escapes_bidi_and_zero_width_characters_never_reach_an_answer(make_runti
     assert entry is not None and "More details here\n; hidden text." in entry.tool.description  # what is indexed
 
 
+@pytest.mark.slow  # six `junior` processes; the answers' own check above runs in process
 def test_escapes_bidi_and_zero_width_characters_never_reach_the_terminal(tmp_path: Path) -> None:
     config = write_toml(tmp_path / "junior.toml", {"hostile": misbehaving("hostile")})
     env = {**os.environ, "JUNIOR_CONFIG": str(config), "JUNIOR_LOAD_PLUGINS": "mcp",

@@ -124,18 +124,15 @@ def test_a_command_that_is_not_an_mcp_server_is_one_line(tmp_path: Path, no_orph
 
 
 @pytest.mark.slow
-def test_log_level_from_the_option_or_the_environment(tmp_path: Path) -> None:
+def test_verbose_shows_a_servers_stderr_at_info(tmp_path: Path) -> None:
+    # The smoke test of -v on a real command; how -v, --log-level and JUNIOR_LOG_LEVEL combine is tested in
+    # process (tests/test_cli.py).
     config = write_toml(tmp_path / "junior.toml", {"dies": gated(tmp_path / "never")})
     env = {**os.environ, "JUNIOR_CONFIG": str(config), "JUNIOR_LOAD_PLUGINS": "mcp"}
     env.pop("JUNIOR_LOG_LEVEL", None)
-    stderr_line = f"INFO junior.mcp.dies: {tmp_path / 'never'} does not exist yet"
-    assert stderr_line not in junior(env, "mcp", "check").stderr
-    assert stderr_line in junior(env, "-v", "mcp", "check").stderr
-    assert stderr_line in junior(env, "--log-level", "info", "mcp", "check").stderr
-    assert stderr_line in junior({**env, "JUNIOR_LOG_LEVEL": "INFO"}, "mcp", "check").stderr
-    assert "DEBUG junior.mcp" in junior(env, "-vv", "mcp", "check").stderr
-    bad = junior(env, "--log-level", "loud", "sources")
-    assert bad.returncode == 2 and "'loud' is not one of" in bad.stderr
+    checked = junior(env, "-v", "mcp", "check")
+    assert f"INFO junior.mcp.dies: {tmp_path / 'never'} does not exist yet" in checked.stderr, checked.stderr
+    assert "DEBUG" not in checked.stderr
 
 
 @pytest.mark.slow

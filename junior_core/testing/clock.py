@@ -1,0 +1,55 @@
+"""``ManualClock``: a clock that moves only when told, for deadline tests that take milliseconds and cannot flake."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import asyncio
+
+__all__ = ["ManualClock"]
+
+_POLL_S = 0.001
+"""How often, in real seconds, a wait looks at the clock again while the call it waits for is still running."""
+
+
+class ManualClock:
+    """A clock for ``RuntimeOptions.clock`` that stands still until ``advance`` moves it.
+
+    A call's deadline passes only when the clock is moved past it, however long the call really takes, so a
+    test decides which call is late: a handler or hook that should overrun calls ``advance`` past its deadline
+    and then blocks (on an event the test sets afterwards); one that should be on time just returns.
+    Deadlines are fixed when a call starts, so ``advance`` from inside the call is never too early.
+    """
+
+    def __init__(self, start: float = 0.0) -> None:
+        self._now = start
+        self._lock = threading.Lock()
+
+    def now(self) -> float:
+        with self._lock:
+            return self._now
+
+    def advance(self, seconds: float) -> None:
+        """Move the clock ``seconds`` forward: every wait whose deadline is then past gives up."""
+        if not seconds >= 0:
+            raise ValueError(f"a clock moves forward only, not by {seconds!r} s")
+        with self._lock:
+            self._now += seconds
+
+    def wait(self, ended: Callable[[float], bool], until: float) -> bool:
+        while not ended(_POLL_S):
+            if self.now() >= until:
+                return False
+        return True
+
+    async def wait_async(self, future: asyncio.Future[Any], until: float) -> bool:
+        import asyncio
+
+        while not future.done():
+            if self.now() >= until:
+                return False
+            await asyncio.wait((future,), timeout=_POLL_S)
+        return True
