@@ -21,6 +21,7 @@ import logging
 import math
 import os
 import socket
+import stat
 import threading
 import time
 from collections.abc import Callable
@@ -157,7 +158,8 @@ def _restrict_sqlite_file(database: str, create_dirs: bool) -> None:
         # The default location is ours alone: tighten it even when an older version created it 0755.
         try:
             path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            path.parent.chmod(0o700)
+            if not path.parent.stat().st_mode & stat.S_ISVTX:  # never a shared directory such as /tmp
+                path.parent.chmod(0o700)
             for suffix in ("", "-wal", "-shm", "-journal"):
                 sibling = path.with_name(path.name + suffix)
                 if sibling.exists():

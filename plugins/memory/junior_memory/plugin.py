@@ -105,7 +105,7 @@ class MemoryPlugin:
                     from junior_memory.store import MemoryConfigError, MemoryStore
 
                     try:
-                        self._store = MemoryStore(self.url, create_dirs=not self._explicit_url, timeout=self.timeout,
+                        self._store = MemoryStore(self.url, timeout=self.timeout,
                                                   semantic=self._semantic())
                     except MemoryConfigError as exc:
                         # A setup mistake, not an outage: the tool fails (tool_failed) and the log says what to fix.

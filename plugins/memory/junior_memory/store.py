@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from junior_memory.admin import MemoryAdmin
-from junior_memory.config import resolve_timeout, resolve_url
+from junior_memory.config import default_path, resolve_timeout, resolve_url
 from junior_memory.content import content_hash, utcnow
 from junior_memory.engine import (
     HEAD_REVISION,
@@ -91,7 +91,9 @@ class MemoryStore(MemoryAdmin):
             seconds = resolve_timeout(timeout)
         except ValueError as exc:
             raise MemoryConfigError(str(exc)) from None
-        self.db = Database(self.url, timeout=seconds, create_dirs=url is None if create_dirs is None else create_dirs)
+        if create_dirs is None:  # only junior's own default location is made and kept private, never a user's path
+            create_dirs = self.url == f"sqlite:///{default_path()}"
+        self.db = Database(self.url, timeout=seconds, create_dirs=create_dirs)
         self.semantic = semantic
         self._index: VectorIndex | None = None
         self._index_lock = threading.Lock()

@@ -274,6 +274,22 @@ def test_a_new_database_file_at_an_explicit_path_is_0600(tmp_path: Path, umask_0
         store.close()
 
 
+@pytest.mark.parametrize("mode", [0o755, 0o1777])
+def test_a_path_from_junior_memory_url_keeps_its_directorys_mode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, umask_022: None, mode: int
+) -> None:
+    # JUNIOR_MEMORY_URL is the operator's choice too: a file straight in a shared directory (mode 1777, as /tmp)
+    # must never make that directory private to one user.
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(mode)
+    monkeypatch.setenv("JUNIOR_MEMORY_URL", f"sqlite:///{shared / 'memory.sqlite3'}")
+    with Runtime(plugins=[MemoryPlugin()]) as rt:
+        ok(rt.execute_tool("memory__remember", {"content": "I like tea", "kind": "preference"}, ctx()))
+    assert _mode(shared) == mode
+    assert _mode(shared / "memory.sqlite3") == 0o600
+
+
 def test_the_table_metadata_equals_the_migrated_schema(db_url: str) -> None:
     """The ORM metadata the queries are built from is exactly what the migrations create, on each dialect."""
     from alembic.autogenerate import compare_metadata
