@@ -21,6 +21,8 @@ SMALL = {
     "mcp.py": ["--calls", "10", "--rounds", "1"],
     "memory_intent.py": ["--metatool", "20"],
     "memory_credentials.py": ["--repeat", "2"],
+    "memory_recall_data.py": ["--conversations", "1", "--out", "recall.json"],
+    "memory_recall.py": ["--no-semantic"],
     "agent_discovery.py": ["replay", str(Path(__file__).resolve().parent / "data" / "agent_discovery_tiny.jsonl")],
 }
 
