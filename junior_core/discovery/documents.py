@@ -218,9 +218,12 @@ def postings(config: RankingConfig, analyze: Analyzer, entries: Sequence[Catalog
     described = fields.index("description") if "description" in fields else None
     for doc, doc_counts in enumerate(counted):
         acc: dict[str, float] = {}
-        get = acc.get
         for (weight, b, avg), counts, length in zip(params, doc_counts, lengths[doc], strict=True):
                 factor = weight / (1 - b + b * length / avg) if avg else weight
+                if not acc:  # the first field with terms (0.0 + x is x)
+                    acc = {term: tf * factor for term, tf in counts.items()}
+                    continue
+                get = acc.get
                 for term, tf in counts.items():
                     acc[term] = get(term, 0.0) + tf * factor
         yield {

@@ -189,27 +189,38 @@ class Analyzer:
     def __call__(self, text: str) -> list[str]:
         out: list[str] = []
         cache = self._cache
-        seen = self._seen
-        for match in _TOKEN.finditer(_without_clitics(text) if self._clitics else text):
-            raw = match.group()
-            if seen is not None:
-                seen.add(raw)
+        raws = _TOKEN.findall(_without_clitics(text) if self._clitics else text)
+        if self._seen is not None:
+            self._seen.update(raws)
+        for raw in raws:
             terms = cache.get(raw)
             if terms is None:
-                if len(cache) >= _CACHE_LIMIT:  # queries bring endless new words; keep memory bounded
-                    cache.clear()
-                terms = cache[raw] = tuple(self._token(raw))
+                terms = self._analysed(raw)
             out.extend(terms)
         return out
+
+    def _analysed(self, raw: str) -> tuple[str, ...]:
+        """The terms of one raw token, analysed and cached."""
+        cache = self._cache
+        if len(cache) >= _CACHE_LIMIT:  # queries bring endless new words; keep memory bounded
+            cache.clear()
+        terms = cache[raw] = tuple(self._token(raw))
+        return terms
 
     def compounds_whole(self, text: str) -> list[str]:
         """The terms of ``text``, a hyphenated word ("long-term", "read-only") giving only its whole: in prose a
         compound says one thing, so its parts are not its words ("long-term memory" is not about "long")."""
         out: list[str] = []
-        for match in _TOKEN.finditer(_without_clitics(text) if self._clitics else text):
-            raw = match.group()
-            terms = self(raw)
-            if "-" in raw.strip("-") and len(terms) > 1 and not _CJK.search(raw):
+        cache = self._cache
+        raws = _TOKEN.findall(_without_clitics(text) if self._clitics else text)
+        if self._seen is not None:
+            self._seen.update(raws)
+        for raw in raws:
+            # A raw token is one token of its own: its terms are the cached ones.
+            terms = cache.get(raw)
+            if terms is None:
+                terms = self._analysed(raw)
+            if len(terms) > 1 and "-" in raw.strip("-") and not _CJK.search(raw):
                 terms = terms[-1:]
             out.extend(terms)
         return out
