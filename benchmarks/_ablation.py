@@ -184,8 +184,9 @@ _SHORT = {"top5": "top 5", "first_inside_memory": "first inside", "first_memory_
           "no_match_alone": "no-match", "non_memory_memory_first": "memory first",
           "metatool_memory_in_top3": "MetaTool top 3", "mixed MetaTool single-tool R@5": "R@5 single",
           "mixed MetaTool two-tool R@5": "R@5 two-tool",
-          "memory_source_searches_showing_intended": "model's memory searches showing the tool",
-          "unserved_no_tool_or_weak": "model's unserved declined", "intended_shown_top5": "model's top 5"}
+          "memory_source_searches_showing_intended": "memory searches showing the tool",
+          "unserved_no_tool_or_weak": "unserved declined", "intended_shown_top5": "top 5"}
+_SETS = {"slack-standin-1": "model's Slack queries", "livemcpbench-standin-1": "model's LiveMCPBench queries"}
 
 
 def measured(entry: dict[str, Any]) -> str:
@@ -195,9 +196,10 @@ def measured(entry: dict[str, Any]) -> str:
         return "moved nothing by 0.5 points"
 
     def name(key: str) -> str:
-        for long, short in _SHORT.items():
+        for long, short in sorted(_SHORT.items(), key=lambda item: -len(item[0])):
             if key.endswith(long):
                 half = key[: -len(long)].strip()
+                half = _SETS.get(half, half)
                 return f"{half} {short}".strip()
         return key
 
