@@ -70,16 +70,33 @@ def test_an_answer_leaves_out_what_is_at_its_default(make_runtime: Callable[...,
         Tool("plain_file", "Touch a file.", OBJECT, echo),
     ])
     rt = make_runtime(plugin, weather_plugin())
-    answer = rt.search_tools("file", max_results=5)
+    answer = rt.search_tools(None, source="files", max_results=5)  # a listing: every row in full
     rows = {t["tool_name"]: t for t in answer["tools"]}
     assert rows["files__read_file"]["annotations"] == {"readOnlyHint": True}
     assert rows["files__write_file"]["annotations"] == {"destructiveHint": False, "title": "Write"}
     assert "annotations" not in rows["files__plain_file"]
-    # Every schema complete; only the returned tools' sources; no counts at their default.
+    # Every schema complete; no counts at their default.
     for entry in rt.catalog_tools("files"):
         assert rows[entry.tool_name]["input_schema"] == entry.tool.input_schema
     assert [s["id"] for s in answer["sources"]] == ["files"]
-    assert not {"returned_tools", "execution_tool", "source", "hint", "weak", "note"} & set(answer)
+    ranked = rt.search_tools("file", max_results=5)
+    assert not {"returned_tools", "execution_tool", "source", "hint", "weak", "note", "sources"} & set(ranked)
+
+
+def test_a_ranked_answer_shows_its_first_tool_in_full_and_the_rest_in_one_line(rt: Runtime) -> None:
+    answer = rt.search_tools("note", source="notes")
+    first, *rest = answer["tools"]
+    assert first["input_schema"] == rt.catalog_tool(first["tool_name"]).tool.input_schema  # type: ignore[union-attr]
+    assert rest and all(set(row) <= {"tool_name", "description", "matched"} for row in rest)
+    assert "exact tool_name" in answer["schemas"]
+    # What the answer says to do gets any of them in full: its exact tool_name ranks it first.
+    for row in rest:
+        again = rt.call_model_tool("searchTools", {"query": row["tool_name"]})
+        assert again["tools"][0]["tool_name"] == row["tool_name"]
+        assert again["tools"][0]["input_schema"] == rt.catalog_tool(row["tool_name"]).tool.input_schema  # type: ignore[union-attr]
+    # A listing asks for the tools, not for one: every row in full, and no note.
+    listing = rt.search_tools(None, source="notes")
+    assert all("input_schema" in row for row in listing["tools"]) and "schemas" not in listing
 
 
 # -- summaries --------------------------------------------------------------------------------------
@@ -142,7 +159,7 @@ def test_queries_answers_each_search_in_one_answer(rt: Runtime) -> None:
     # A tool an earlier query showed is named again without its schema.
     repeated = next(t for t in again["tools"] if t["tool_name"] == "weather__get_forecast")
     assert repeated == {"tool_name": "weather__get_forecast", "matched": ["forecast"], "shown_above": True}
-    assert sorted(s["id"] for s in answer["sources"]) == ["notes", "weather"]
+    assert "sources" not in answer and all("schemas" not in r for r in answer["results"]) and answer["schemas"]
     alone = rt.search_tools("weather forecast")
     assert first["tools"] == alone["tools"]
 
