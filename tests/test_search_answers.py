@@ -221,3 +221,19 @@ def test_the_answers_docs_architecture_shows_are_real_and_their_sizes_true() -> 
             answer = rt.call_model_tool("searchTools", json.loads(arguments))
             assert json.loads(shown) == answer, title
             assert int(size.replace(",", "")) == _size(answer), title
+
+
+def test_a_source_whose_every_tool_names_its_subject_leaves_the_subject_telling(
+        make_runtime: Callable[..., Runtime]) -> None:
+    from junior_core.discovery.evidence import _rarity
+
+    books = SourcePlugin(Source("books", "Bookkeeping."), [
+        Tool(f"ledger_{i:02d}", f"Ledger task {i}: post entries to the ledger.", OBJECT, echo) for i in range(12)])
+    others = [SourcePlugin(Source(f"other-{i}", f"Other tools {i}."), [Tool(f"thing_{i}", f"Thing {i}.", OBJECT, echo)],
+                           name=f"other{i}") for i in range(10)]
+    rt = make_runtime(books, *others)
+    rt.search_tools("ledger")
+    index = rt._discovery.index
+    [term] = index.analyze("ledger")
+    # 12 of 22 tools use it, far over 5% of the tools; it is one source's word, so it still tells.
+    assert term in _rarity(index, (term,))[2]
