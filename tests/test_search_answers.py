@@ -215,7 +215,7 @@ def test_the_answers_docs_architecture_shows_are_real_and_their_sizes_true() -> 
     section = text[text.index("## searchTools' answers"):text.index("## A bot turn")]
     examples = re.findall(r"\*\*([^*]+)\*\* \(([\d,]+) characters\)\..*?<!-- searchTools (\{.*?\}) -->\n```json\n(.*?)\n```",
                           section, re.S)
-    assert [title for title, *_ in examples] == ["A match", "A weak match", "No match", "A batch"]
+    assert [title for title, *_ in examples] == ["A match", "A match inside a source", "A weak match", "No match", "A batch"]
     with Runtime(plugins=[notes_plugin(), weather_plugin()], index_cache=False) as rt:
         for title, size, arguments, shown in examples:
             answer = rt.call_model_tool("searchTools", json.loads(arguments))
