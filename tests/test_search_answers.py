@@ -70,16 +70,33 @@ def test_an_answer_leaves_out_what_is_at_its_default(make_runtime: Callable[...,
         Tool("plain_file", "Touch a file.", OBJECT, echo),
     ])
     rt = make_runtime(plugin, weather_plugin())
-    answer = rt.search_tools("file", max_results=5)
+    answer = rt.search_tools(None, source="files", max_results=5)  # a listing: every row in full
     rows = {t["tool_name"]: t for t in answer["tools"]}
     assert rows["files__read_file"]["annotations"] == {"readOnlyHint": True}
     assert rows["files__write_file"]["annotations"] == {"destructiveHint": False, "title": "Write"}
     assert "annotations" not in rows["files__plain_file"]
-    # Every schema complete; only the returned tools' sources; no counts at their default.
+    # Every schema complete; no counts at their default.
     for entry in rt.catalog_tools("files"):
         assert rows[entry.tool_name]["input_schema"] == entry.tool.input_schema
     assert [s["id"] for s in answer["sources"]] == ["files"]
-    assert not {"returned_tools", "execution_tool", "source", "hint", "weak", "note"} & set(answer)
+    ranked = rt.search_tools("file", max_results=5)
+    assert not {"returned_tools", "execution_tool", "source", "hint", "weak", "note", "sources"} & set(ranked)
+
+
+def test_a_ranked_answer_shows_its_first_tool_in_full_and_the_rest_in_one_line(rt: Runtime) -> None:
+    answer = rt.search_tools("note", source="notes")
+    first, *rest = answer["tools"]
+    assert first["input_schema"] == rt.catalog_tool(first["tool_name"]).tool.input_schema  # type: ignore[union-attr]
+    assert rest and all(set(row) <= {"tool_name", "description", "matched"} for row in rest)
+    assert "exact tool_name" in answer["schemas"]
+    # What the answer says to do gets any of them in full: its exact tool_name ranks it first.
+    for row in rest:
+        again = rt.call_model_tool("searchTools", {"query": row["tool_name"]})
+        assert again["tools"][0]["tool_name"] == row["tool_name"]
+        assert again["tools"][0]["input_schema"] == rt.catalog_tool(row["tool_name"]).tool.input_schema  # type: ignore[union-attr]
+    # A listing asks for the tools, not for one: every row in full, and no note.
+    listing = rt.search_tools(None, source="notes")
+    assert all("input_schema" in row for row in listing["tools"]) and "schemas" not in listing
 
 
 # -- summaries --------------------------------------------------------------------------------------
@@ -142,7 +159,7 @@ def test_queries_answers_each_search_in_one_answer(rt: Runtime) -> None:
     # A tool an earlier query showed is named again without its schema.
     repeated = next(t for t in again["tools"] if t["tool_name"] == "weather__get_forecast")
     assert repeated == {"tool_name": "weather__get_forecast", "matched": ["forecast"], "shown_above": True}
-    assert sorted(s["id"] for s in answer["sources"]) == ["notes", "weather"]
+    assert "sources" not in answer and all("schemas" not in r for r in answer["results"]) and answer["schemas"]
     alone = rt.search_tools("weather forecast")
     assert first["tools"] == alone["tools"]
 
@@ -198,9 +215,25 @@ def test_the_answers_docs_architecture_shows_are_real_and_their_sizes_true() -> 
     section = text[text.index("## searchTools' answers"):text.index("## A bot turn")]
     examples = re.findall(r"\*\*([^*]+)\*\* \(([\d,]+) characters\)\..*?<!-- searchTools (\{.*?\}) -->\n```json\n(.*?)\n```",
                           section, re.S)
-    assert [title for title, *_ in examples] == ["A match", "A weak match", "No match", "A batch"]
+    assert [title for title, *_ in examples] == ["A match", "A match inside a source", "A weak match", "No match", "A batch"]
     with Runtime(plugins=[notes_plugin(), weather_plugin()], index_cache=False) as rt:
         for title, size, arguments, shown in examples:
             answer = rt.call_model_tool("searchTools", json.loads(arguments))
             assert json.loads(shown) == answer, title
             assert int(size.replace(",", "")) == _size(answer), title
+
+
+def test_a_source_whose_every_tool_names_its_subject_leaves_the_subject_telling(
+        make_runtime: Callable[..., Runtime]) -> None:
+    from junior_core.discovery.evidence import _rarity
+
+    books = SourcePlugin(Source("books", "Bookkeeping."), [
+        Tool(f"ledger_{i:02d}", f"Ledger task {i}: post entries to the ledger.", OBJECT, echo) for i in range(12)])
+    others = [SourcePlugin(Source(f"other-{i}", f"Other tools {i}."), [Tool(f"thing_{i}", f"Thing {i}.", OBJECT, echo)],
+                           name=f"other{i}") for i in range(10)]
+    rt = make_runtime(books, *others)
+    rt.search_tools("ledger")
+    index = rt._discovery.index
+    [term] = index.analyze("ledger")
+    # 12 of 22 tools use it, far over 5% of the tools; it is one source's word, so it still tells.
+    assert term in _rarity(index, (term,))[2]

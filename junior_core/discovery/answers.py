@@ -170,10 +170,12 @@ class Discovery:
         shown: set[str] = set()
         sources: list[str] = []
         counts: dict[str, int] = {}
+        brief = False
         for query in request.queries:
             answer = self._one(request.one(query), hidden, share)
             answer.pop("ok", None)
             answer.pop("source", None)
+            brief = answer.pop("schemas", None) is not None or brief  # said once, for every result
             counts = {key: answer.pop(key) for key in ("total_catalog_tools", "total_eligible_tools")}
             for sid in [row["id"] for row in answer.pop("sources", [])]:
                 if sid not in sources:
@@ -188,9 +190,7 @@ class Discovery:
                 rows.append(row)
             answer["tools"] = rows
             results.append(answer)
-        if request.source is not None:
-            sources = [request.source] if request.source in view.source_dicts else sources
-        return protocol.batch_answer(request.source, view.sources(sources), results, **counts)
+        return protocol.batch_answer(request.source, view.sources(sources), results, brief=brief, **counts)
 
     def _one(self, request: protocol.SearchRequest, hidden: frozenset[str], budget: int) -> dict[str, Any]:
         query, source_id, limit, offset = request.query, request.source, request.limit, request.offset
@@ -206,6 +206,7 @@ class Discovery:
         corrected: tuple[tuple[str, str], ...] = ()
         weak = False
         matched: Mapping[str, list[str]] = {}
+        full: frozenset[str] | None = None  # tool_names shown with their schema; None: every tool
         if not query:
             if source_id is not None:
                 picked = eligible[offset : offset + limit]
@@ -214,7 +215,9 @@ class Discovery:
                 picked, more = self._sample(eligible, limit), False
             total = len(eligible)
         else:
-            picked, total, corrected, asked, exact = self._ranked(view, query, source_id, offset + limit, hidden)
+            ranked = self._ranked(view, query, source_id, offset + limit, hidden)
+            picked, total, corrected, asked, exact = ranked
+            full = _full_entries(picked)
             picked = picked[offset:]
             more = offset + limit < total
             names = [t.tool_name for t in picked]
@@ -227,17 +230,21 @@ class Discovery:
                 weak, hint = True, protocol.weak_hint(found.telling, source_id)
             if not picked and offset == 0:
                 hint = protocol.no_match_hint(query, source_id, len(eligible))
-        if source_id is not None:
-            sources = view.sources([source_id])
-        elif not query:
-            sources = view.sources()
+        # An answer that returns tools describes no source: inside one the model named it, and across sources each
+        # row names its own, whose summary is a line of this tool's description already.
+        sources: list[dict[str, str]] = []
+        if not query:
+            sources = view.sources([source_id] if source_id is not None else None)
         elif not picked:
-            sources = view.sources(nearest_sources(self.index, query, view.source_ids, protocol.NEAREST_SOURCES))
-        else:
-            sources = view.sources(sorted({t.source_id for t in picked}))
+            near = [source_id] if source_id is not None else nearest_sources(
+                self.index, query, view.source_ids, protocol.NEAREST_SOURCES)
+            sources = view.sources(near)
         rows = []
         for entry in picked:
-            row = view.tool_dict(entry, with_source=source_id is None)
+            if full is None or entry.tool_name in full:
+                row = view.tool_dict(entry, with_source=source_id is None)
+            else:
+                row = view.brief_dict(entry, with_source=source_id is None)
             if matched.get(entry.tool_name):
                 row["matched"] = matched[entry.tool_name]
             rows.append(row)
@@ -246,6 +253,7 @@ class Discovery:
             tools=rows,
             next_offset=offset + len(picked) if more and picked else None, hint=hint,
             note=protocol.corrected_note(corrected) if corrected else None, weak=weak,
+            brief=any("input_schema" not in row for row in rows),
         )
         if not rows:
             return _no_match_fit(answer)
@@ -289,7 +297,7 @@ class Discovery:
             for i in largest_first:
                 if size <= limit:
                     break
-                if shortened.get(names[i]) == how:
+                if shortened.get(names[i]) == how or "input_schema" not in rows[i]:
                     continue
                 row = {**rows[i], "input_schema": shorten(rows[i]["input_schema"]), "input_schema_shortened": how}
                 new_size = len(json.dumps(row))
@@ -418,6 +426,12 @@ class Discovery:
         if not view.by_source.get(best) and entry is not None and entry.provider is not None:
             return best, "it lists no tools at the moment"
         return None
+
+
+def _full_entries(ranked: list[CatalogTool]) -> frozenset[str]:
+    """The tools of a ranked answer shown with their schema: the first-ranked (the query's exact tool_name, when
+    it is one, is always first); the rest get one line each."""
+    return frozenset(t.tool_name for t in ranked[:1])
 
 
 def _corrected(query: str, fixes: tuple[tuple[str, str], ...]) -> str:
