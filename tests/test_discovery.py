@@ -461,3 +461,14 @@ def test_an_exact_hit_ranked_past_the_limit_is_counted_once(make_runtime: Callab
     out = rt.search_tools("get", "x", max_results=2)
     assert out["tools"][0]["tool_name"] == "x__get"
     assert out["total_matches"] == 6
+
+
+def test_no_discovery_module_is_over_400_lines() -> None:
+    from pathlib import Path
+
+    import junior_core.discovery
+
+    folder = Path(junior_core.discovery.__file__).parent
+    sizes = {path.name: len(path.read_text(encoding="utf-8").splitlines()) for path in folder.glob("*.py")}
+    assert len(sizes) > 10, sizes
+    assert {name: n for name, n in sizes.items() if n > 400} == {}

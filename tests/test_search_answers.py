@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from junior_core import Runtime, Source, Tool
-from junior_core.discovery.answers import _no_match_fit
 from junior_core.discovery.evidence import nearest_sources
+from junior_core.discovery.sizing import fit_no_match
 from junior_core.discovery.text import SUMMARY_LIMIT, summarize, summary_cut_early
 from junior_core.protocol import NO_MATCH_CHARS, SEARCH_SCHEMA
 from junior_core.testing import SummaryWarning, summary_warnings
@@ -57,7 +57,7 @@ def test_a_no_match_answer_names_at_most_three_nearest_sources_within_1000_chara
     assert nearest_sources(index, "zebra xylophone", ids, 3) == []
     # However long the query and the nearest sources' descriptions, the answer stays within the limit.
     big = {"ok": True, "query": "q" * 1000, "hint": "h" * 300, "sources": listing["sources"], "tools": []}
-    fitted = _no_match_fit(big)
+    fitted = fit_no_match(big)
     assert _size(fitted) <= NO_MATCH_CHARS and fitted["sources"] == listing["sources"][: len(fitted["sources"])]
 
 
