@@ -31,7 +31,7 @@ class RankingConfig:
     """The share of a clause's ask words' idf a tool must match to pass the floor by coverage; with
     ``telling_share`` 0 as well, every tool that matches a word is returned."""
     reference_tools: float = 100.0
-    """How many installed tools the reference catalog (726 public tools' words, ``junior_core/data``) counts as when
+    """How many installed tools the reference catalog (2,876 public function docs' words, ``junior_core/data``) counts as when
     rarity (idf) is reckoned: in a catalog of four tools every word looks rare, so the reference says which words
     tools in general share ("delete", "list") and which are telling ("forget"); in a catalog of thousands it barely
     moves anything. 0 reckons rarity from the installed tools alone."""
