@@ -27,8 +27,8 @@ Intent, on top of the words, for the tools that passed the floor: the request's 
 never admits a tool. When no tool passes, searchTools answers as for no match.
 
 Rarity (idf) is reckoned over the installed tools plus a reference catalog, ``junior_core/data/
-reference_tools.txt`` (the words of 2,876 public function docs, BFCL's), counted as ``reference_tools`` tools: in a catalog of
-four tools every word would otherwise look rare, and a word all four use would look worthless.
+reference_tools.txt`` (the words of 2,876 public function docs, BFCL's), counted as ``reference_tools`` tools: in
+a catalog of four tools every word would otherwise look rare, and a word all four use would look worthless.
 """
 
 from __future__ import annotations
@@ -62,8 +62,9 @@ log = logging.getLogger("junior.search")
 class Reference:
     """How many of the reference catalog's tools use each term, analysed as the index analyses tool text.
 
-    The reference is ``junior_core/data/reference_tools.txt``: the words of 2,876 public function docs (the
-    Berkeley Function Calling Leaderboard's, which no benchmark here installs), one per line. It is read once per analysis setting, at the first search.
+    The reference is ``junior_core/data/reference_tools.txt``: the words of 2,876 public function
+    docs (the Berkeley Function Calling Leaderboard's, which no benchmark here installs), one per line. It is read
+    once per analysis setting, at the first search.
     """
 
     resource = ("data", "reference_tools.txt")

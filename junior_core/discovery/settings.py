@@ -31,10 +31,10 @@ class RankingConfig:
     """The share of a clause's ask words' idf a tool must match to pass the floor by coverage; with
     ``telling_share`` 0 as well, every tool that matches a word is returned."""
     reference_tools: float = 100.0
-    """How many installed tools the reference catalog (2,876 public function docs' words, ``junior_core/data``) counts as when
-    rarity (idf) is reckoned: in a catalog of four tools every word looks rare, so the reference says which words
-    tools in general share ("delete", "list") and which are telling ("forget"); in a catalog of thousands it barely
-    moves anything. 0 reckons rarity from the installed tools alone."""
+    """How many installed tools the reference catalog (2,876 public function docs' words, ``junior_core/data``)
+    counts as when rarity (idf) is reckoned: in a catalog of four tools every word looks rare, so the reference says
+    which words tools in general share ("delete", "list") and which are telling ("forget"); in a catalog of
+    thousands it barely moves anything. 0 reckons rarity from the installed tools alone."""
     telling_share: float = 0.05
     """A word of what searchTools shows of a tool (name, title, summary) or of its keywords admits the tool past
     the floor when at most this share of the tools outside its source use it (the reference included); 0 admits
