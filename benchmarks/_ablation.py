@@ -1,5 +1,6 @@
-"""The ablation variants ``retrieval.py --ablate`` and ``memory_intent.py --ablate`` measure: every rule switch of
-``junior_core.discovery.rules`` off in turn, and every setting of ``RankingConfig`` at its neutral value.
+"""The ablation variants ``retrieval.py --ablate``, ``memory_intent.py --ablate`` and ``agent_discovery.py ablate``
+measure: every rule switch of ``junior_core.discovery.rules`` off in turn, and every setting of ``RankingConfig`` at
+its neutral value. ``agent_discovery.py ablate`` replays the searches a model wrote (the kept transcripts).
 
 A setting's neutral value is what the score would be without it: a field weight at 1 (the description's), or 0 for
 the fields that only add (params, source); k1 at BM25's 1.2; a weight of a kind of word at 1 (counted as any word);
@@ -72,6 +73,9 @@ HIGHER_IS_WORSE = ("non_memory_memory_first", "metatool_memory_in_top3")
 MEMORY_SETS = ("heldout", "second", "third")
 MEMORY_KEYS = ("top5", "first_inside_memory", "first_memory_alone")
 PRECISION_KEYS = ("heldout no_match_alone", "heldout non_memory_memory_first", "heldout metatool_memory_in_top3")
+TRANSCRIPT_KEYS = ("slack-standin-1 memory_source_searches_showing_intended",
+                   "slack-standin-1 unserved_no_tool_or_weak", "livemcpbench-standin-1 intended_shown_top5")
+"""The model-written queries' figures (``agent_discovery.py ablate``): the kept transcripts' searches replayed."""
 
 
 def costs(memory: dict[str, Any] | None, memory_base: dict[str, Any] | None, retrieval: list[dict[str, Any]],
@@ -98,7 +102,15 @@ def merge(paths: list[str]) -> dict[str, Any]:
     variants: dict[str, dict[str, Any]] = {}
     for path in paths:
         rows = json.loads(Path(path).read_text(encoding="utf-8"))
-        if rows and "catalog" in rows[0]:
+        if rows and rows[0].get("kind") == "transcripts":
+            base_row = rows[0]
+            for row in rows:
+                entry = variants.setdefault(row["variant"], {"variant": row["variant"], "costs": {}})
+                entry["transcripts"] = row
+                entry["costs"].update({key: round(base_row[key] - value, 1) for key, value in row.items()
+                                       if key not in ("variant", "kind") and value is not None
+                                       and base_row.get(key) is not None})
+        elif rows and "catalog" in rows[0]:
             base = [r for r in rows if r["variant"] == "all on"]
             for label in dict.fromkeys(r["variant"] for r in rows):
                 mine = [r for r in rows if r["variant"] == label]
@@ -128,8 +140,9 @@ def gone(label: str) -> bool:
 def markdown(merged: dict[str, Any]) -> str:
     """The ablation table docs/discovery.md and docs/benchmarks.md quote."""
     head = ("| switched off | memory top 5 (held-out / second / third) | first inside memory | first, memory alone "
-            "| no-match alone / memory first / MetaTool top 3 (held-out) | R@5 mixed single / two-tool | pays |")
-    lines = [head, "|---|---|---|---|---|---|---|"]
+            "| no-match alone / memory first / MetaTool top 3 (held-out) | R@5 mixed single / two-tool "
+            "| model's queries: memory shown / unserved declined / LiveMCPBench top 5 | pays |")
+    lines = [head, "|---|---|---|---|---|---|---|---|"]
     for entry in merged["variants"]:
         if entry["variant"] == "all on":
             continue
@@ -144,6 +157,7 @@ def markdown(merged: dict[str, Any]) -> str:
             f"| {cells([f'{h} first_memory_alone' for h in MEMORY_SETS])} "
             f"| {cells(list(PRECISION_KEYS))} "
             f"| {cells(['mixed MetaTool single-tool R@5', 'mixed MetaTool two-tool R@5'])} "
+            f"| {cells(list(TRANSCRIPT_KEYS))} "
             f"| {'yes' if entry['pays'] else 'no'}{'' if entry.get('seeds_first', True) else ', seeds missed'}"
             f"{', deleted' if gone(entry['variant']) else ''} |")
     return "\n".join(lines)
@@ -169,7 +183,10 @@ SETTING_TEXT = {
 _SHORT = {"top5": "top 5", "first_inside_memory": "first inside", "first_memory_alone": "first alone",
           "no_match_alone": "no-match", "non_memory_memory_first": "memory first",
           "metatool_memory_in_top3": "MetaTool top 3", "mixed MetaTool single-tool R@5": "R@5 single",
-          "mixed MetaTool two-tool R@5": "R@5 two-tool"}
+          "mixed MetaTool two-tool R@5": "R@5 two-tool",
+          "memory_source_searches_showing_intended": "memory searches showing the tool",
+          "unserved_no_tool_or_weak": "unserved declined", "intended_shown_top5": "top 5"}
+_SETS = {"slack-standin-1": "model's Slack queries", "livemcpbench-standin-1": "model's LiveMCPBench queries"}
 
 
 def measured(entry: dict[str, Any]) -> str:
@@ -179,9 +196,10 @@ def measured(entry: dict[str, Any]) -> str:
         return "moved nothing by 0.5 points"
 
     def name(key: str) -> str:
-        for long, short in _SHORT.items():
+        for long, short in sorted(_SHORT.items(), key=lambda item: -len(item[0])):
             if key.endswith(long):
                 half = key[: -len(long)].strip()
+                half = _SETS.get(half, half)
                 return f"{half} {short}".strip()
         return key
 

@@ -173,17 +173,19 @@ def _simulated(tool_name: str) -> Callable[[dict[str, Any], ToolContext], dict[s
 
 
 @contextmanager
-def catalog(folder: Path, *, index_cache: bool = False) -> Iterator[Runtime]:
+def catalog(folder: Path, *, index_cache: bool = False,
+            index_factory: Callable[[], Any] | None = None) -> Iterator[Runtime]:
     """Memory on SQLite in ``folder`` plus the LiveMCPBench tools, whose calls are simulated.
 
     ``index_cache``: keep the search index in ``folder`` (the step commands, one process per call, reuse it).
+    ``index_factory``: the search index to use (the ablation's, with a rule or setting changed).
     """
     from junior_memory.plugin import MemoryPlugin
 
     live = livemcpbench(handler=_simulated)
     memory = MemoryPlugin(url=f"sqlite:///{folder / 'memory.sqlite3'}", embedder=False)
     cache: bool | Path = folder / "index-cache" if index_cache else False
-    with Runtime(plugins=[DatasetPlugin([live]), memory], index_cache=cache) as rt:
+    with Runtime(plugins=[DatasetPlugin([live]), memory], index_cache=cache, index_factory=index_factory) as rt:
         yield rt
 
 
@@ -508,10 +510,11 @@ def misses(records: Sequence[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
-def replay_records(records: Sequence[Mapping[str, Any]], folder: Path) -> list[dict[str, Any]]:
+def replay_records(records: Sequence[Mapping[str, Any]], folder: Path,
+                   index_factory: Callable[[], Any] | None = None) -> list[dict[str, Any]]:
     """Each request with its searchTools calls re-run today (other calls dropped; what ran is kept)."""
     out = []
-    with catalog(folder) as rt:
+    with catalog(folder, index_factory=index_factory) as rt:
         for record in records:
             context = conversation(str(record["id"]))
             calls = []
@@ -522,11 +525,12 @@ def replay_records(records: Sequence[Mapping[str, Any]], folder: Path) -> list[d
     return out
 
 
-def replay(path: Path, *, missed: list[str] | None = None) -> dict[str, Any]:
+def replay(path: Path, *, missed: list[str] | None = None,
+           index_factory: Callable[[], Any] | None = None) -> dict[str, Any]:
     """The figures of ``path``'s searches re-run today; ``missed`` collects the lines of ``misses``."""
     _, records = read_transcript(path)
     with tempfile.TemporaryDirectory(prefix="junior-agent-replay-") as scratch:
-        replayed = replay_records(records, Path(scratch))
+        replayed = replay_records(records, Path(scratch), index_factory)
     if missed is not None:
         missed.extend(misses(replayed))
     return figures(replayed, with_execution=False)
@@ -555,6 +559,37 @@ def check_floors(found: Mapping[str, Any], floors: Mapping[str, Mapping[str, flo
         if "max" in bounds and value > bounds["max"]:
             misses.append(f"{name}: {value} > max {bounds['max']}")
     return misses
+
+
+ABLATED = {"slack": ("memory_source_searches_showing_intended", "intended_shown_top5", "unserved_no_tool_or_weak"),
+           "livemcpbench": ("intended_shown_top5",)}
+"""The figures ``ablate`` compares per kept transcript (``<set>-*.jsonl`` in ``benchmarks/data/transcripts``)."""
+
+
+def ablate(labels: list[str] | None = None, json_path: str | None = None) -> list[dict[str, Any]]:
+    """The kept transcripts' searches replayed with each rule switch off and each setting at its neutral value in
+    turn (``_ablation``): what each one pays on queries a model wrote, which no setting was tuned on."""
+    import time
+
+    import _ablation
+    from _data import write_json
+
+    kept = {name: sorted(TRANSCRIPTS.glob(f"{name}-*.jsonl")) for name in ABLATED}
+    rows: list[dict[str, Any]] = []
+    for label, off, changes in _ablation.select(labels):
+        start = time.perf_counter()
+        row: dict[str, Any] = {"variant": label, "kind": "transcripts"}
+        with _ablation.applied(off, changes) as factory:
+            for name, paths in kept.items():
+                for path in paths:
+                    found = replay(path, index_factory=factory)
+                    for key in ABLATED[name]:
+                        row[f"{path.stem} {key}"] = None if found[key] is None else round(100 * found[key], 1)
+        rows.append(row)
+        if json_path:  # after each variant, so a long run that is stopped keeps what it measured
+            write_json(rows, json_path)
+        print(f"  {label}: {time.perf_counter() - start:.0f} s", file=sys.stderr)
+    return rows
 
 
 def render(title: str, found: Mapping[str, Any]) -> str:
@@ -600,6 +635,9 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
     p_replay.add_argument("--json", action="store_true")
     p_replay.add_argument("--misses", action="store_true", help="list requests whose intended tool was in no top 5")
     p_replay.add_argument("--check", action="store_true", help="exit 1 when a figure misses the transcript's floors")
+    p_ablate = sub.add_parser("ablate", help="replay the kept transcripts with each rule and setting off in turn")
+    p_ablate.add_argument("labels", nargs="*", help="only the variants whose label holds one of these")
+    p_ablate.add_argument("--json", default=None, metavar="PATH", help="write the rows here after each variant")
     args = parser.parse_args(argv)
 
     if args.command == "run":
@@ -624,6 +662,14 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
             render(f"{args.file}: {head.get('model')}, {head.get('request_set')}, {len(records)} requests", found))
         if args.misses:
             out("\n".join(misses(records)) or f"every intended tool was in some top {TOP}")
+    elif args.command == "ablate":
+        rows = ablate(args.labels or None, args.json)
+        base = rows[0]
+        for row in rows:
+            cells = [f"{k.split(' ', 1)[0]} {k.split(' ', 1)[1]}: "
+                     + (f"{v}" if row is base or v is None or base[k] is None else f"{v - base[k]:+.1f}")
+                     for k, v in row.items() if k not in ("variant", "kind")]
+            out(f"{row['variant']}: " + "; ".join(cells))
     elif args.command == "replay":
         missed: list[str] = []
         found = replay(args.file, missed=missed)

@@ -289,6 +289,16 @@ def shown_annotations(annotations: Mapping[str, Any]) -> dict[str, Any]:
             if key not in ANNOTATION_DEFAULTS or value is not ANNOTATION_DEFAULTS[key]}
 
 
+BRIEF_NOTE = ("A tool listed without input_schema: searchTools with query set to its exact tool_name returns it "
+              "in full.")
+"""What an answer with one-line rows says once, in ``schemas``."""
+
+
+def brief_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool's one-line row in a searchTools answer: its name, summary and (across sources) source."""
+    return {key: row[key] for key in ("tool_name", "description", "source") if key in row}
+
+
 def tool_row(
     tool_name: str, summary: str, source: str | None, schema: dict[str, Any], annotations: dict[str, Any]
 ) -> dict[str, Any]:
@@ -317,6 +327,7 @@ def search_answer(
     hint: str | None = None,
     note: str | None = None,
     weak: bool = False,
+    brief: bool = False,
 ) -> dict[str, Any]:
     """searchTools' answer: what was searched (a ``note`` when words were corrected), ``weak`` and a ``hint`` when
     no tool holds the query's telling words, the sources of the tools, the counts, the tools' rows, ``next_cursor``
@@ -332,6 +343,8 @@ def search_answer(
         answer["weak"] = True
     if hint is not None:
         answer["hint"] = hint
+    if brief:
+        answer["schemas"] = BRIEF_NOTE
     if sources:
         answer["sources"] = sources
     answer["total_catalog_tools"] = catalog_tools
@@ -344,12 +357,15 @@ def search_answer(
 
 
 def batch_answer(source: str | None, sources: list[dict[str, str]], results: list[dict[str, Any]],
-                 **counts: int) -> dict[str, Any]:
+                 brief: bool = False, **counts: int) -> dict[str, Any]:
     """searchTools' answer to ``queries``: one result per query, in order (each a search answer without ``ok``,
-    ``source``, ``sources`` and the catalog's counts), the sources of all their tools and the counts once."""
+    ``source``, ``sources``, ``schemas`` and the catalog's counts), the sources its results name, the ``schemas``
+    note (``brief``: some row is one line) and the counts once."""
     answer: dict[str, Any] = {"ok": True}
     if source is not None:
         answer["source"] = source
+    if brief:
+        answer["schemas"] = BRIEF_NOTE
     if sources:
         answer["sources"] = sources
     answer.update(counts)

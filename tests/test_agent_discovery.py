@@ -262,3 +262,22 @@ def test_kept_transcripts_replay_above_their_floors(transcript: Path) -> None:
     assert floors, f"{transcript.name}: a kept transcript carries floors (header 'floors' or a .floors.json)"
     found = agent.replay(transcript)
     assert agent.check_floors(found, floors) == []
+
+
+def test_the_ablation_merges_the_model_queries_figures_into_each_variants_costs(tmp_path: Path) -> None:
+    import _ablation  # importable: _load put benchmarks/ on sys.path
+
+    key = "livemcpbench-standin-1 intended_shown_top5"
+    memory = "slack-standin-1 memory_source_searches_showing_intended"
+    runs = [{"variant": "all on", "kind": "transcripts", key: 60.0, memory: 100.0},
+            {"variant": "rule asks off", "kind": "transcripts", key: 57.5, memory: 93.8},
+            {"variant": "k1 = 1.2", "kind": "transcripts", key: 60.0, memory: 100.0}]
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(runs), encoding="utf-8")
+    merged = {e["variant"]: e for e in _ablation.merge([str(path)])["variants"]}
+    assert merged["rule asks off"]["costs"] == {key: 2.5, memory: 6.2}
+    assert merged["rule asks off"]["pays"] is True
+    assert merged["k1 = 1.2"]["pays"] is False  # moved nothing on the model's queries
+    row = next(line for line in _ablation.markdown({"variants": list(merged.values())}).splitlines()
+               if line.startswith("| rule asks off"))
+    assert "| -6.2 / – / -2.5 |" in row

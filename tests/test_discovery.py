@@ -55,10 +55,9 @@ def test_search_all_sources_shape(rt: Runtime) -> None:
     assert out["tools"][0]["source"] == "weather"
     # No annotations: the tool declares none, and a hint at MCP's default is left out.
     assert set(out["tools"][0]) == {"tool_name", "description", "source", "input_schema", "matched"}
-    assert out["sources"] == [
-        {"id": s, "description": rt._catalog.source(s).source.description}  # type: ignore[union-attr]
-        for s in sorted({t["source"] for t in out["tools"]})
-    ]
+    # Each row names its source; the sources' summaries are lines of searchTools' own description already.
+    assert "sources" not in out
+    assert all(f"- {t['source']}: " in rt.model_tools()[0]["description"] for t in out["tools"])
     assert "execution_tool" not in out and "returned_tools" not in out  # a constant, and len(tools)
     assert out["total_catalog_tools"] == 9  # 10 registered, one hidden
     assert out["total_eligible_tools"] == 9
@@ -70,7 +69,9 @@ def test_search_inside_a_source_has_no_per_tool_source(rt: Runtime) -> None:
     out = rt.search_tools("note", source="notes")
     assert out["tools"] and all(t["tool_name"].startswith("notes__") for t in out["tools"])
     assert all("source" not in t for t in out["tools"])
-    assert out["sources"] == [{"id": "notes", "description": "Personal notes: write, find and delete short notes."}]
+    assert "sources" not in out  # the model named it: describing it again tells it nothing
+    listing = rt.search_tools(None, source="notes")
+    assert listing["sources"] == [{"id": "notes", "description": "Personal notes: write, find and delete short notes."}]
     assert out["total_eligible_tools"] == 7
 
 
@@ -460,3 +461,14 @@ def test_an_exact_hit_ranked_past_the_limit_is_counted_once(make_runtime: Callab
     out = rt.search_tools("get", "x", max_results=2)
     assert out["tools"][0]["tool_name"] == "x__get"
     assert out["total_matches"] == 6
+
+
+def test_no_discovery_module_is_over_400_lines() -> None:
+    from pathlib import Path
+
+    import junior_core.discovery
+
+    folder = Path(junior_core.discovery.__file__).parent
+    sizes = {path.name: len(path.read_text(encoding="utf-8").splitlines()) for path in folder.glob("*.py")}
+    assert len(sizes) > 10, sizes
+    assert {name: n for name, n in sizes.items() if n > 400} == {}

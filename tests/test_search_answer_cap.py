@@ -41,10 +41,16 @@ def test_schemas_just_under_their_cap_cannot_make_an_answer_huge(make_runtime: C
     rt = make_runtime(_giants())
     sizes = [len(json.dumps(e.tool.input_schema, sort_keys=True)) for e in rt.catalog_tools()]
     assert max(sizes) <= MAX_SCHEMA_CHARS and max(sizes) > 0.9 * MAX_SCHEMA_CHARS  # the attack: just under the cap
+    # A ranked answer shows one schema (its first tool's) and the rest in one line each: small whatever they hold.
     for answer, asked in ((rt.search_tools("sales report"), 5), (rt.search_tools("sales report", max_results=20), 20),
-                          (rt.search_tools(source="reports", max_results=20), 20),
-                          (rt.search_tools(None, max_results=20), 20),
                           (rt.call_model_tool("searchTools", {"query": "build report", "max_results": 20}), 20)):
+        first, *rest = answer["tools"]
+        assert first["input_schema"] == rt.catalog_tool(first["tool_name"]).tool.input_schema  # type: ignore[union-attr]
+        assert rest and all("input_schema" not in row for row in rest) and "shortened" not in answer
+        assert _size(answer) <= DEFAULT_MAX_SEARCH_CHARS and len(answer["tools"]) == asked
+    # A listing shows every schema: those are shortened to fit.
+    for answer, asked in ((rt.search_tools(source="reports", max_results=20), 20),
+                          (rt.search_tools(None, max_results=20), 20)):
         assert _size(answer) <= DEFAULT_MAX_SEARCH_CHARS == 65_536, _size(answer)
         note = answer["shortened"]
         assert note["limit_chars"] == 65_536 and "exact tool_name and max_results 1" in note["message"]
@@ -66,7 +72,7 @@ def test_schemas_just_under_their_cap_cannot_make_an_answer_huge(make_runtime: C
 
 def test_what_the_note_says_gets_one_tool_in_full(make_runtime: Callable[..., Runtime]) -> None:
     rt = make_runtime(_giants())
-    answer = rt.search_tools("sales report")
+    answer = rt.search_tools(source="reports", max_results=20)
     name = answer["shortened"]["tools"][0]
     one = rt.call_model_tool("searchTools", {"query": name, "max_results": 1})
     [row] = one["tools"]

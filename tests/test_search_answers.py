@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from junior_core import Runtime, Source, Tool
-from junior_core.discovery.answers import _no_match_fit
 from junior_core.discovery.evidence import nearest_sources
+from junior_core.discovery.sizing import fit_no_match
 from junior_core.discovery.text import SUMMARY_LIMIT, summarize, summary_cut_early
 from junior_core.protocol import NO_MATCH_CHARS, SEARCH_SCHEMA
 from junior_core.testing import SummaryWarning, summary_warnings
@@ -57,7 +57,7 @@ def test_a_no_match_answer_names_at_most_three_nearest_sources_within_1000_chara
     assert nearest_sources(index, "zebra xylophone", ids, 3) == []
     # However long the query and the nearest sources' descriptions, the answer stays within the limit.
     big = {"ok": True, "query": "q" * 1000, "hint": "h" * 300, "sources": listing["sources"], "tools": []}
-    fitted = _no_match_fit(big)
+    fitted = fit_no_match(big)
     assert _size(fitted) <= NO_MATCH_CHARS and fitted["sources"] == listing["sources"][: len(fitted["sources"])]
 
 
@@ -70,16 +70,33 @@ def test_an_answer_leaves_out_what_is_at_its_default(make_runtime: Callable[...,
         Tool("plain_file", "Touch a file.", OBJECT, echo),
     ])
     rt = make_runtime(plugin, weather_plugin())
-    answer = rt.search_tools("file", max_results=5)
+    answer = rt.search_tools(None, source="files", max_results=5)  # a listing: every row in full
     rows = {t["tool_name"]: t for t in answer["tools"]}
     assert rows["files__read_file"]["annotations"] == {"readOnlyHint": True}
     assert rows["files__write_file"]["annotations"] == {"destructiveHint": False, "title": "Write"}
     assert "annotations" not in rows["files__plain_file"]
-    # Every schema complete; only the returned tools' sources; no counts at their default.
+    # Every schema complete; no counts at their default.
     for entry in rt.catalog_tools("files"):
         assert rows[entry.tool_name]["input_schema"] == entry.tool.input_schema
     assert [s["id"] for s in answer["sources"]] == ["files"]
-    assert not {"returned_tools", "execution_tool", "source", "hint", "weak", "note"} & set(answer)
+    ranked = rt.search_tools("file", max_results=5)
+    assert not {"returned_tools", "execution_tool", "source", "hint", "weak", "note", "sources"} & set(ranked)
+
+
+def test_a_ranked_answer_shows_its_first_tool_in_full_and_the_rest_in_one_line(rt: Runtime) -> None:
+    answer = rt.search_tools("note", source="notes")
+    first, *rest = answer["tools"]
+    assert first["input_schema"] == rt.catalog_tool(first["tool_name"]).tool.input_schema  # type: ignore[union-attr]
+    assert rest and all(set(row) <= {"tool_name", "description", "matched"} for row in rest)
+    assert "exact tool_name" in answer["schemas"]
+    # What the answer says to do gets any of them in full: its exact tool_name ranks it first.
+    for row in rest:
+        again = rt.call_model_tool("searchTools", {"query": row["tool_name"]})
+        assert again["tools"][0]["tool_name"] == row["tool_name"]
+        assert again["tools"][0]["input_schema"] == rt.catalog_tool(row["tool_name"]).tool.input_schema  # type: ignore[union-attr]
+    # A listing asks for the tools, not for one: every row in full, and no note.
+    listing = rt.search_tools(None, source="notes")
+    assert all("input_schema" in row for row in listing["tools"]) and "schemas" not in listing
 
 
 # -- summaries --------------------------------------------------------------------------------------
@@ -144,7 +161,7 @@ def test_queries_answers_each_search_in_one_answer(rt: Runtime) -> None:
     # A tool an earlier query showed is named again without its schema.
     repeated = next(t for t in again["tools"] if t["tool_name"] == "weather__get_forecast")
     assert repeated == {"tool_name": "weather__get_forecast", "matched": ["forecast"], "shown_above": True}
-    assert sorted(s["id"] for s in answer["sources"]) == ["notes", "weather"]
+    assert "sources" not in answer and all("schemas" not in r for r in answer["results"]) and answer["schemas"]
     alone = rt.search_tools("weather forecast")
     assert first["tools"] == alone["tools"]
 
@@ -200,9 +217,25 @@ def test_the_answers_docs_architecture_shows_are_real_and_their_sizes_true() -> 
     section = text[text.index("## searchTools' answers"):text.index("## A bot turn")]
     examples = re.findall(r"\*\*([^*]+)\*\* \(([\d,]+) characters\)\..*?<!-- searchTools (\{.*?\}) -->\n```json\n(.*?)\n```",
                           section, re.S)
-    assert [title for title, *_ in examples] == ["A match", "A weak match", "No match", "A batch"]
+    assert [title for title, *_ in examples] == ["A match", "A match inside a source", "A weak match", "No match", "A batch"]
     with Runtime(plugins=[notes_plugin(), weather_plugin()], index_cache=False) as rt:
         for title, size, arguments, shown in examples:
             answer = rt.call_model_tool("searchTools", json.loads(arguments))
             assert json.loads(shown) == answer, title
             assert int(size.replace(",", "")) == _size(answer), title
+
+
+def test_a_source_whose_every_tool_names_its_subject_leaves_the_subject_telling(
+        make_runtime: Callable[..., Runtime]) -> None:
+    from junior_core.discovery.evidence import _rarity
+
+    books = SourcePlugin(Source("books", "Bookkeeping."), [
+        Tool(f"ledger_{i:02d}", f"Ledger task {i}: post entries to the ledger.", OBJECT, echo) for i in range(12)])
+    others = [SourcePlugin(Source(f"other-{i}", f"Other tools {i}."), [Tool(f"thing_{i}", f"Thing {i}.", OBJECT, echo)],
+                           name=f"other{i}") for i in range(10)]
+    rt = make_runtime(books, *others)
+    rt.search_tools("ledger")
+    index = rt._discovery.index
+    [term] = index.analyze("ledger")
+    # 12 of 22 tools use it, far over 5% of the tools; it is one source's word, so it still tells.
+    assert term in _rarity(index, (term,))[2]

@@ -6,7 +6,6 @@ What the answers say is ``protocol``'s; what goes in them is decided here.
 from __future__ import annotations
 
 import difflib
-import json
 import logging
 import os
 import re
@@ -21,6 +20,7 @@ from junior_core.discovery.documents import fields_holding
 from junior_core.discovery.evidence import nearest_sources, weigh
 from junior_core.discovery.index import SearchIndex
 from junior_core.discovery.reasons import Trace
+from junior_core.discovery.sizing import fit, fit_no_match
 from junior_core.discovery.text import summarize
 from junior_core.discovery.view import View
 from junior_core.exposure import NOTHING_HIDDEN
@@ -170,10 +170,12 @@ class Discovery:
         shown: set[str] = set()
         sources: list[str] = []
         counts: dict[str, int] = {}
+        brief = False
         for query in request.queries:
             answer = self._one(request.one(query), hidden, share)
             answer.pop("ok", None)
             answer.pop("source", None)
+            brief = answer.pop("schemas", None) is not None or brief  # said once, for every result
             counts = {key: answer.pop(key) for key in ("total_catalog_tools", "total_eligible_tools")}
             for sid in [row["id"] for row in answer.pop("sources", [])]:
                 if sid not in sources:
@@ -188,9 +190,7 @@ class Discovery:
                 rows.append(row)
             answer["tools"] = rows
             results.append(answer)
-        if request.source is not None:
-            sources = [request.source] if request.source in view.source_dicts else sources
-        return protocol.batch_answer(request.source, view.sources(sources), results, **counts)
+        return protocol.batch_answer(request.source, view.sources(sources), results, brief=brief, **counts)
 
     def _one(self, request: protocol.SearchRequest, hidden: frozenset[str], budget: int) -> dict[str, Any]:
         query, source_id, limit, offset = request.query, request.source, request.limit, request.offset
@@ -206,6 +206,7 @@ class Discovery:
         corrected: tuple[tuple[str, str], ...] = ()
         weak = False
         matched: Mapping[str, list[str]] = {}
+        full: frozenset[str] | None = None  # tool_names shown with their schema; None: every tool
         if not query:
             if source_id is not None:
                 picked = eligible[offset : offset + limit]
@@ -214,7 +215,9 @@ class Discovery:
                 picked, more = self._sample(eligible, limit), False
             total = len(eligible)
         else:
-            picked, total, corrected, asked, exact = self._ranked(view, query, source_id, offset + limit, hidden)
+            ranked = self._ranked(view, query, source_id, offset + limit, hidden)
+            picked, total, corrected, asked, exact = ranked
+            full = _full_entries(picked)
             picked = picked[offset:]
             more = offset + limit < total
             names = [t.tool_name for t in picked]
@@ -227,17 +230,21 @@ class Discovery:
                 weak, hint = True, protocol.weak_hint(found.telling, source_id)
             if not picked and offset == 0:
                 hint = protocol.no_match_hint(query, source_id, len(eligible))
-        if source_id is not None:
-            sources = view.sources([source_id])
-        elif not query:
-            sources = view.sources()
+        # An answer that returns tools describes no source: inside one the model named it, and across sources each
+        # row names its own, whose summary is a line of this tool's description already.
+        sources: list[dict[str, str]] = []
+        if not query:
+            sources = view.sources([source_id] if source_id is not None else None)
         elif not picked:
-            sources = view.sources(nearest_sources(self.index, query, view.source_ids, protocol.NEAREST_SOURCES))
-        else:
-            sources = view.sources(sorted({t.source_id for t in picked}))
+            near = [source_id] if source_id is not None else nearest_sources(
+                self.index, query, view.source_ids, protocol.NEAREST_SOURCES)
+            sources = view.sources(near)
         rows = []
         for entry in picked:
-            row = view.tool_dict(entry, with_source=source_id is None)
+            if full is None or entry.tool_name in full:
+                row = view.tool_dict(entry, with_source=source_id is None)
+            else:
+                row = view.brief_dict(entry, with_source=source_id is None)
             if matched.get(entry.tool_name):
                 row["matched"] = matched[entry.tool_name]
             rows.append(row)
@@ -246,10 +253,11 @@ class Discovery:
             tools=rows,
             next_offset=offset + len(picked) if more and picked else None, hint=hint,
             note=protocol.corrected_note(corrected) if corrected else None, weak=weak,
+            brief=any("input_schema" not in row for row in rows),
         )
         if not rows:
-            return _no_match_fit(answer)
-        return self._fit(view, answer, offset, budget)
+            return fit_no_match(answer)
+        return fit(view, answer, offset, budget)
 
     def _held(self, view: View, tool_name: str, own: bool = False) -> frozenset[str]:
         """Every term a tool's document holds, in any field or (``own``) in its own text, its source's left out
@@ -262,53 +270,6 @@ class Discovery:
             return frozenset().union(*fields.values()), mine
 
         return view.held(tool_name, terms)[1 if own else 0]
-
-    # -- the answer's size ---------------------------------------------------------------------
-    def _fit(self, view: View, answer: dict[str, Any], offset: int, budget: int) -> dict[str, Any]:
-        """``answer`` within ``max_answer_chars`` of JSON: the largest schemas shortened first, then tools left to
-        the next page; what was done is said in ``shortened``.
-
-        Sizes are of ``json.dumps(answer)`` (ASCII escapes, default separators): the most a host sends for it.
-        """
-        rows: list[dict[str, Any]] = answer["tools"]
-        limit = budget
-        if not rows:
-            return answer
-        sizes = [view.row_size(row) for row in rows]
-        base = len(json.dumps({**answer, "tools": []}))
-        if base + sum(sizes) + 2 * len(rows) <= limit:
-            return answer
-        rows = list(rows)
-        names = [row["tool_name"] for row in rows]
-        # Room for the note, counted as if it named every tool.
-        size = base + sum(sizes) + 2 * len(rows) + len(json.dumps({"shortened": protocol.shortened_note(
-            limit, names, len(rows), protocol.encode_cursor(offset + len(rows)))}))
-        shortened: dict[str, str] = {}
-        largest_first = sorted(range(len(rows)), key=lambda i: (-sizes[i], names[i]))
-        for how, shorten in (("outline", protocol.schema_outline), ("omitted", protocol.schema_omitted)):
-            for i in largest_first:
-                if size <= limit:
-                    break
-                if shortened.get(names[i]) == how:
-                    continue
-                row = {**rows[i], "input_schema": shorten(rows[i]["input_schema"]), "input_schema_shortened": how}
-                new_size = len(json.dumps(row))
-                if new_size >= sizes[i]:
-                    continue  # an outline of a schema that is already small saves nothing
-                size += new_size - sizes[i]
-                rows[i], sizes[i], shortened[names[i]] = row, new_size, how
-        while True:
-            dropped = len(names) - len(rows)
-            out = {**answer, "tools": rows}
-            paged = dropped and ("query" in answer or "source" in answer)
-            cursor = protocol.encode_cursor(offset + len(rows)) if paged else ""
-            if cursor:
-                out["next_cursor"] = cursor
-            listed = [row["tool_name"] for row in rows if row["tool_name"] in shortened]
-            out["shortened"] = protocol.shortened_note(limit, listed, dropped, cursor)
-            if len(rows) == 1 or len(json.dumps(out)) <= limit:
-                return out
-            rows = rows[:-1]  # past every schema: the last tools wait for the next page
 
     def _sample(self, eligible: list[CatalogTool], limit: int) -> list[CatalogTool]:
         """Round-robin across sources (by id), each source's tools by tool_name."""
@@ -420,24 +381,14 @@ class Discovery:
         return None
 
 
+def _full_entries(ranked: list[CatalogTool]) -> frozenset[str]:
+    """The tools of a ranked answer shown with their schema: the first-ranked (the query's exact tool_name, when
+    it is one, is always first); the rest get one line each."""
+    return frozenset(t.tool_name for t in ranked[:1])
+
+
 def _corrected(query: str, fixes: tuple[tuple[str, str], ...]) -> str:
     """``query`` with each corrected word as it was searched for."""
     for word, fixed in fixes:
         query = re.sub(rf"(?<!\w){re.escape(word)}(?!\w)", fixed, query)
     return query
-
-
-def _no_match_fit(answer: dict[str, Any]) -> dict[str, Any]:
-    """An answer without tools within ``protocol.NO_MATCH_CHARS``: the query it repeats shortened first (its hint
-    quotes it), then the farthest of its sources left out."""
-    limit = protocol.NO_MATCH_CHARS
-    if len(json.dumps(answer)) <= limit:
-        return answer
-    out = dict(answer)
-    if "query" in out:
-        out["query"] = protocol.clip(out["query"], 200)
-    while out.get("sources") and len(json.dumps(out)) > limit:
-        out["sources"] = out["sources"][:-1]
-        if not out["sources"]:
-            del out["sources"]
-    return out

@@ -7,9 +7,10 @@ tool holds the query's telling words (``weak``), and for a query that matches no
   ``reasons``.
 - telling words: of the words the request asks with (not its payload: what follows "remember that ..."), those
   some installed tool or the reference catalog uses (a word neither uses is a name or a value, never telling)
-  and few tools use: at most ``TELLING_SHARE`` (5%) of the installed tools plus the reference catalog (counted
-  as ``reference_tools`` tools), the share the relevance floor calls telling. A keyword phrase the request says
-  that some tool declares is always telling.
+  and few use: at most ``TELLING_SHARE`` (5%) of the installed sources plus the reference catalog (counted as
+  ``reference_tools`` tools), an installed source counting once however many of its tools use the word (a
+  memory server whose nine tools all say "memory" does not make "memory" common). A keyword phrase the request
+  says that some tool declares is always telling.
 - ``weak``: in a search of every source, tools were returned and none of them holds either half the rarity the
   request asks with (``COVERAGE``) or a telling word, and none is the query's exact name or holds a keyword
   phrase the request says. Then the answer says so in one line, so the model can stop instead of searching
@@ -35,8 +36,8 @@ __all__ = ["COVERAGE", "TELLING_SHARE", "Evidence", "nearest_sources", "said_wor
 COVERAGE = 0.5
 """An answer is weak when none of its tools holds this share of the rarity its request asks with..."""
 TELLING_SHARE = 0.05
-"""... nor any telling word: one at most this share of the tools use (installed, and the reference catalog
-counted as ``reference_tools`` tools), the relevance floor's ``telling_share``."""
+"""... nor any telling word: one at most this share use, of the installed sources (each counted once however many
+of its tools use it) and the reference catalog (counted as ``reference_tools`` tools)."""
 
 
 @attrs.frozen
@@ -88,8 +89,8 @@ def weigh(index: SearchIndex, query: str, asked: Sequence[str], names: Sequence[
 
 def _rarity(index: SearchIndex, asked: Sequence[str]) -> tuple[dict[str, float], set[str], set[str]]:
     """The rarity (idf, as the ranking reckons it) of each asked word some installed or reference tool uses, the
-    asked keyword phrases some tool declares, and the telling words: those at most ``TELLING_SHARE`` of the tools
-    use (installed and reference)."""
+    asked keyword phrases some tool declares, and the telling words: those at most ``TELLING_SHARE`` use of the
+    installed sources (one count per source) and the reference tools."""
     snapshot = index.snapshot
     if snapshot is None or not asked:
         return {}, set(), set()
@@ -104,7 +105,9 @@ def _rarity(index: SearchIndex, asked: Sequence[str]) -> tuple[dict[str, float],
     with snapshot.lock:
         reader = snapshot.reader
         idf = scoring.rarity(config, analyzer, reader.doc_count_all())
-        total = reader.doc_count_all() + (weight if scale else 0.0)
+        # Installed tools count by source: a source whose every tool names its subject leaves the subject telling.
+        source_of = {doc: sid for sid, docs in snapshot.by_source.items() for doc in docs}
+        total = len(snapshot.by_source) + (weight if scale else 0.0)
         for term in asked:
             n = reader.doc_frequency("terms", term)
             if PHRASE_MARK in term:
@@ -112,7 +115,8 @@ def _rarity(index: SearchIndex, asked: Sequence[str]) -> tuple[dict[str, float],
                     phrases.add(term)
             elif not term.isdigit() and (n or df.get(term, 0)):
                 rarity[term] = idf(term, n)
-                if n + df.get(term, 0) * scale <= TELLING_SHARE * total:
+                sources = len({source_of.get(doc) for doc in reader.postings("terms", term).all_ids()}) if n else 0
+                if sources + df.get(term, 0) * scale <= TELLING_SHARE * total:
                     telling.add(term)
     return rarity, phrases, telling
 

@@ -49,7 +49,7 @@ class View:
         }
         self.source_texts = {entry.source.id: entry.source.description for entry in sources}
         self._tool_dicts: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
-        self._row_sizes: dict[tuple[str, bool], int] = {}
+        self._row_sizes: dict[tuple[str, bool, bool], int] = {}
         self._held: dict[str, tuple[frozenset[str], ...]] = {}
         self._filtered: dict[tuple[frozenset[str], str | None], list[CatalogTool]] = {}
         self.description = protocol.search_description(
@@ -88,9 +88,14 @@ class View:
             return {**row, "annotations": dict(row["annotations"])}
         return dict(row)
 
+    def brief_dict(self, entry: CatalogTool, with_source: bool) -> dict[str, Any]:
+        """A tool's one-line answer row: its name and summary (and source), without schema or annotations."""
+        row = self.tool_dict(entry, with_source)
+        return protocol.brief_row(row)
+
     def row_size(self, row: dict[str, Any]) -> int:
         """``len(json.dumps(row))`` of a tool's answer row, measured once per view (its ``matched`` per answer)."""
-        key = (row["tool_name"], "source" in row)
+        key = (row["tool_name"], "source" in row, "input_schema" in row)
         size = self._row_sizes.get(key)
         if size is None:
             size = self._row_sizes[key] = len(json.dumps({k: v for k, v in row.items() if k != "matched"}))
