@@ -56,7 +56,7 @@ test: install
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 	@if [ -f evals/__main__.py ]; then $(BIN)/python -m evals check; fi
 
-# The edit loop: every test not marked slow (no built distributions, demo, servers in subprocesses or conformance suite).
+# The edit loop: every test not marked slow (no distributions, demo, processes, real model, whole-set floors or conformance).
 test-fast: install
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow"
 
