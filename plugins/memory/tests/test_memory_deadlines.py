@@ -8,6 +8,8 @@ touched), where the connect timeout, the kernel and the server's own statement t
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from junior_memory import MemoryPlugin, MemoryStore, MemoryUnavailable
@@ -22,11 +24,11 @@ from junior_core.testing import ManualClock
 GUARD = 20
 
 
-def _sleep_on_the_server(clock: ManualClock, seconds: float, late_by: float) -> object:
+def _sleep_on_the_server(clock: ManualClock, seconds: float, late_by: float) -> Callable[[Any], Any]:
     """A unit of work that moves the clock ``late_by`` seconds, then keeps the server busy ``seconds`` (real)."""
-    def work(conn: object) -> object:
+    def work(conn: Any) -> Any:
         clock.advance(late_by)
-        return conn.exec_driver_sql(f"SELECT pg_sleep({seconds})").all()  # type: ignore[attr-defined]
+        return conn.exec_driver_sql(f"SELECT pg_sleep({seconds})").all()
 
     return work
 
