@@ -56,9 +56,11 @@ test: install
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 	@if [ -f evals/__main__.py ]; then $(BIN)/python -m evals check; fi
 
-# The edit loop: every test not marked slow (no built distributions, demo, servers in subprocesses or conformance suite).
+# The edit loop: every test not marked slow (no distributions, demo, processes, real model, whole-set floors or conformance).
+# Bytecode is written even where PYTHONDONTWRITEBYTECODE is set: pytest keeps each test module's rewritten
+# asserts in __pycache__ (git-ignored), so the next run does not rewrite and compile 280 modules again.
 test-fast: install
-	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow"
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow"
 
 lint: install
 	$(BIN)/ruff check junior_core plugins tests benchmarks scripts evals

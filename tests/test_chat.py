@@ -119,6 +119,7 @@ def test_a_model_that_is_down_is_one_line_and_exit_status_1(env: dict[str, str],
     assert done.stdout.startswith(f"error: model {model.spec} failed") and "Traceback" not in done.stdout + done.stderr
 
 
+@pytest.mark.slow  # two `junior chat` processes
 def test_without_a_model_chat_says_how_to_name_one(env: dict[str, str]) -> None:
     del env["JUNIOR_MODEL"]
     done = chat(env, "-m", "hello")

@@ -10,6 +10,7 @@ import sys
 import unicodedata
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -92,6 +93,7 @@ def test_a_native_tools_result_reaches_the_model_clean() -> None:
         assert rt.search_tools(source="weather")["sources"] == [{"id": "weather", "description": "Weather."}]
 
 
+@pytest.mark.slow  # a Python process running the junior command
 def test_the_junior_command_prints_no_escape_even_from_a_plugins_own_command(tmp_path: Path) -> None:
     """Any command, a plugin's too, prints through the cleaning stream that ``main`` puts on stdout and stderr."""
     code = (

@@ -51,7 +51,9 @@ class ChatCompletionsServer:
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="chat-completions", daemon=True)
+        # Polled every 10 ms, not 0.5 s: close() (shutdown) waits for the next poll.
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.01,), name="chat-completions",
+                                        daemon=True)
         self._thread.start()
 
     @property

@@ -9,6 +9,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
 from junior_core import Tool, ToolContext, ToolError
+from junior_core.clock import MONOTONIC, Clock
 from junior_mcp_bridge.config import RETRY_INTERVAL_S, ServerConfig
 from junior_mcp_bridge.connection import ServerConnection
 from junior_mcp_bridge.convert import annotations_of, local_names, modern_schema
@@ -64,14 +65,16 @@ class Bridge:
 
     def __init__(self, configs: Sequence[ServerConfig], on_change: Callable[[str], None] | None = None,
                  retry_interval_s: float = RETRY_INTERVAL_S, cache: ToolCache | None = None,
-                 refresh: bool = False) -> None:
+                 refresh: bool = False, clock: Clock | None = None) -> None:
         """``cache``: keep tool lists there, and answer from a fresh one without starting the server (unless
-        ``refresh``: then every server is connected and its entry rewritten)."""
+        ``refresh``: then every server is connected and its entry rewritten). ``clock``: what start-up deadlines
+        and back-offs are measured on (a runtime's ``RuntimeOptions.clock``; default the monotonic clock)."""
         self.configs = list(configs)
         self.connections = {c.name: ServerConnection(c, self._changed) for c in self.configs if c.enabled}
         for conn in self.connections.values():
             conn.retry_interval_s = retry_interval_s
             conn.cache = cache
+            conn.clock = clock or MONOTONIC
         self.cache = cache
         self.refresh = refresh
         self.on_change = on_change

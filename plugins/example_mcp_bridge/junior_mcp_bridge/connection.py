@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 
 from junior_core import ToolError
+from junior_core.clock import MONOTONIC, Clock
 from junior_core.text import clip
 from junior_mcp_bridge.config import RETRY_INTERVAL_S, ServerConfig
 from junior_mcp_bridge.convert import error_text, result_json
@@ -93,6 +94,8 @@ class ServerConnection:
         self.failure_level = logging.WARNING
         """Level of the one log line a failed connect writes (commands that print the failure lower it)."""
         self.retry_interval_s = RETRY_INTERVAL_S
+        self.clock: Clock = MONOTONIC
+        """What the start-up deadline and the back-offs are measured on (a runtime's ``RuntimeOptions.clock``)."""
         self.advice: str | None = None
         """What to do about the failure, when it is something other than waiting or fixing the configuration."""
         self.login: Login | None = None
@@ -162,7 +165,7 @@ class ServerConnection:
         self.error = f"{failed.error}; not started again for {left:.0f} s (`junior mcp check` tries it now)"
         self.problem, self.retryable, self.advice = failed.problem, failed.retryable, failed.advice
         self.stderr_tail = failed.stderr_tail
-        self._held_until = time.monotonic() + left
+        self._held_until = self.clock.now() + left
         self._retry_at = max(self._retry_at, self._held_until)
         self.state = "failed"
         log.info("MCP server %r failed to start %.0f s ago; not starting it for another %.0f s: %s", self.name,
@@ -209,7 +212,7 @@ class ServerConnection:
         """Connect again if the server is still down (the bridge's background retry)."""
         async with self._lock:
             if (self.state == "failed" and not self._closed and not self._restarting
-                    and time.monotonic() >= self._held_until):
+                    and self.clock.now() >= self._held_until):
                 log.debug("retrying MCP server %r", self.name)
                 await self._connect()
 
@@ -251,13 +254,10 @@ class ServerConnection:
         try:
             async with AsyncExitStack() as stack:
                 try:
-                    # Contexts are entered outside the timeout's scope: anyio scopes must nest strictly.
                     read, write = await self._open_transport(stack, run)
                     session = ClientSession(read, write, message_handler=self._on_message)
                     await stack.enter_async_context(session)
-                    with anyio.fail_after(self.config.startup_timeout_s):
-                        init = await session.initialize()
-                        tools = await _list_all(session)
+                    init, tools = await self._handshake(session)
                 except BaseException as exc:
                     # Reported now, not after the teardown below: a hung server takes seconds to kill.
                     if not ready.is_set():
@@ -298,6 +298,26 @@ class ServerConnection:
                     end_processes(run, grace_s=0.0)
                     raise
 
+    async def _handshake(self, session: ClientSession) -> tuple[types.InitializeResult, list[types.Tool]]:
+        """Initialize ``session`` and list its tools within ``startup_timeout_s`` on the clock; else TimeoutError."""
+        until = self.clock.now() + self.config.startup_timeout_s  # fixed before the first request is sent
+
+        async def initialize_and_list() -> tuple[types.InitializeResult, list[types.Tool]]:
+            init = await session.initialize()
+            return init, await _list_all(session)
+
+        work = asyncio.ensure_future(initialize_and_list())
+        try:
+            on_time = await self.clock.wait_async(work, until)
+        except BaseException:  # the start itself was cancelled
+            work.cancel()
+            raise
+        if not on_time:
+            work.cancel()
+            await asyncio.wait((work,))
+            raise TimeoutError
+        return work.result()
+
     def _failed(self, runner: asyncio.Task[Any] | None, exc: BaseException) -> None:
         """Record a failed connect, unless a newer attempt has taken over."""
         if self._runner is not runner:
@@ -319,7 +339,7 @@ class ServerConnection:
         if self.stderr_tail:
             self.error += f"; its stderr ended with: {' | '.join(self.stderr_tail)}"
         self.state = "failed"
-        self._retry_at = time.monotonic() + self.retry_interval_s
+        self._retry_at = self.clock.now() + self.retry_interval_s
         if not (self._oauth is not None and self._oauth.refresh_first):  # the refreshed attempt is the outcome
             self._record_failure()
         log.log(level, "MCP server %r is unavailable: %s", self.name, self.error)
@@ -445,7 +465,7 @@ class ServerConnection:
             raise self._down()
         async with self._lock:
             if self._session is None or self.state != "ready":
-                if time.monotonic() < self._retry_at:
+                if self.clock.now() < self._retry_at:
                     raise self._down()
                 log.info("reconnecting to MCP server %r", self.name)
                 await self._connect()
@@ -461,8 +481,8 @@ class ServerConnection:
         said = f" Its last words on stderr: {' | '.join(self.stderr_tail)}." if self.stderr_tail else ""
         if self.advice is not None:
             advice = f"retrying will not help: tell the user to {self.advice}, and use another tool meanwhile"
-        elif self.retryable and time.monotonic() < self._held_until:
-            advice = (f"junior starts it again in {self._held_until - time.monotonic():.0f} s; try again later, "
+        elif self.retryable and self.clock.now() < self._held_until:
+            advice = (f"junior starts it again in {self._held_until - self.clock.now():.0f} s; try again later, "
                       "or use another tool")
         elif self.retryable:
             advice = (f"junior retries it {self.retry_interval_s:g} s after each failed attempt; try again later, "

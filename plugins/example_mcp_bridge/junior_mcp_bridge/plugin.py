@@ -88,7 +88,7 @@ class MCPBridge:
 
                 retry = RETRY_INTERVAL_S if self._retry_interval_s is None else self._retry_interval_s
                 self.bridge = Bridge(self.configs, on_change=self._changed, retry_interval_s=retry,
-                                     cache=self._cache())
+                                     cache=self._cache(), clock=runtime.options.clock)
             bridge = self.bridge
             bridge.start(runtime.loop, names)
         self._mark_unavailable(runtime, bridge, names)

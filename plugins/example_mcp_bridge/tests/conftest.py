@@ -20,6 +20,18 @@ from mcp_bridge_helpers import live_children, write_toml
 
 from junior_core import Runtime
 
+# Fixtures that start MCP servers (or the `junior` gateway) as subprocesses: a test asking for one is slow
+# (seconds: a Python interpreter per server), so `make test-fast` leaves it to `make test`.
+SERVER_FIXTURES = {"make_runtime", "no_orphans", "time_rt", "gateway_env"}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if item.path.is_relative_to(here) and SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
 
 @pytest.fixture
 def no_orphans() -> Iterator[None]:

@@ -242,6 +242,46 @@ async def test_a_cancelled_caller_does_not_leave_the_connect_half_done(no_orphan
         await conn.stop()
 
 
+async def test_start_up_gives_up_when_the_runtime_clock_passes_its_limit(no_orphans: None) -> None:
+    import asyncio
+
+    from junior_mcp_bridge.config import ServerConfig
+    from junior_mcp_bridge.connection import ServerConnection
+
+    from junior_core.testing import ManualClock
+
+    class Watched(ManualClock):
+        """Says when the handshake has begun waiting: its deadline is fixed by then."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.waiting = asyncio.Event()
+
+        async def wait_async(self, future: asyncio.Future[object], until: float) -> bool:
+            self.waiting.set()
+            return await super().wait_async(future, until)
+
+    spec = misbehaving("hang")  # never answers `initialize`
+    config = ServerConfig(name="hung", origin="test", command=spec["command"], args=tuple(spec["args"]),
+                          startup_timeout_s=60)
+    conn = ServerConnection(config, lambda _: None)
+    conn.clock = clock = Watched()
+    starting = asyncio.create_task(conn.start())
+    try:
+        await asyncio.wait_for(clock.waiting.wait(), 30)
+        clock.advance(59.5)
+        await asyncio.sleep(0.05)
+        assert conn.state == "starting"  # the limit is a minute on the clock, however long the process took
+        clock.advance(0.5)
+        await asyncio.wait_for(starting, 20)
+        assert conn.state == "failed" and conn.retryable
+        assert conn.error is not None and conn.error.startswith("no answer within 60 s of starting"), conn.error
+        # It is tried again after the retry interval on the same clock, not before.
+        assert conn._retry_at == clock.now() + conn.retry_interval_s
+    finally:
+        await conn.stop()
+
+
 def test_failure_details_stay_out_of_what_the_model_sees(make_runtime: Callable[..., Runtime]) -> None:
     rt = make_runtime({
         "gone": {"command": "/nonexistent/secret-path/server"},

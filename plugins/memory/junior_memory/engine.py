@@ -9,6 +9,10 @@ Every wait has a deadline of ``timeout`` seconds (``JUNIOR_MEMORY_TIMEOUT``, def
   then, and the kernel keeps acknowledging our packets, so a watchdog shuts the socket down when a unit of
   work overruns. The call fails at once and the connection is discarded.
 
+The watchdog's deadlines are read from the store's clock (``junior_core.clock.Clock``; a runtime's
+``RuntimeOptions.clock``), so a test moves it by hand. The others are enforced by libpq, the kernel, the server
+and SQLAlchemy's pool, on the real clock.
+
 Past a deadline the store raises ``MemoryUnavailable``; tools answer ``unavailable`` and recall is skipped.
 """
 
@@ -23,11 +27,11 @@ import os
 import socket
 import stat
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from junior_core.clock import MONOTONIC, Clock
 from junior_memory.config import connect_url, display_url, mask_urls
 
 if TYPE_CHECKING:
@@ -71,9 +75,10 @@ class MemoryConfigError(Exception):
 
 
 class _Watchdog:
-    """One daemon thread that shuts down the sockets of units of work past their deadline."""
+    """One daemon thread per clock that shuts down the sockets of units of work past their deadline."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
         self._cond = threading.Condition()
         self._heap: list[tuple[float, int]] = []
         self._armed: dict[int, Callable[[], None]] = {}
@@ -84,7 +89,7 @@ class _Watchdog:
         with self._cond:
             token = next(self._ids)
             self._armed[token] = fire
-            heapq.heappush(self._heap, (time.monotonic() + seconds, token))
+            heapq.heappush(self._heap, (self.clock.now() + seconds, token))
             if self._thread is None:
                 self._thread = threading.Thread(target=self._loop, name="junior-memory-watchdog", daemon=True)
                 self._thread.start()
@@ -104,9 +109,9 @@ class _Watchdog:
                     self._cond.wait()
                     continue
                 due, token = self._heap[0]
-                delay = due - time.monotonic()
-                if delay > 0:
-                    self._cond.wait(delay)
+                if self.clock.now() < due:
+                    # Until the deadline, or sooner when a unit of work is armed (it may be due first).
+                    self.clock.wait(self._cond.wait, due)
                     continue
                 heapq.heappop(self._heap)
                 fire = self._armed.pop(token)
@@ -116,18 +121,29 @@ class _Watchdog:
                 log.debug("memory watchdog could not shut a socket down", exc_info=True)
 
 
-_watchdog = _Watchdog()
+_watchdogs: dict[Clock, _Watchdog] = {}
+_watchdogs_lock = threading.Lock()
+
+
+def _watchdog(clock: Clock) -> _Watchdog:
+    """The watchdog of ``clock``: the monotonic clock's serves every store not given another."""
+    with _watchdogs_lock:
+        watchdog = _watchdogs.get(clock)
+        if watchdog is None:
+            watchdog = _watchdogs[clock] = _Watchdog(clock)
+        return watchdog
 
 
 class _Deadline:
     """Shuts the connection's socket down if the unit of work is still running after ``seconds``."""
 
-    def __init__(self, fd: int, seconds: float) -> None:
+    def __init__(self, fd: int, seconds: float, clock: Clock) -> None:
         self.fd = fd
         self.fired = False
         self._lock = threading.Lock()
         self._done = False
-        self._token = _watchdog.arm(seconds, self._fire)
+        self._watchdog = _watchdog(clock)
+        self._token = self._watchdog.arm(seconds, self._fire)
 
     def _fire(self) -> None:
         with self._lock:
@@ -145,7 +161,7 @@ class _Deadline:
     def cancel(self) -> None:
         with self._lock:
             self._done = True
-        _watchdog.disarm(self._token)
+        self._watchdog.disarm(self._token)
 
 
 def _restrict_sqlite_file(database: str, create_dirs: bool) -> None:
@@ -201,13 +217,17 @@ def _postgres_connect_args(parsed: URL, timeout: float) -> dict[str, Any]:
 
 
 class Database:
-    """One engine on ``url`` with every wait bounded by ``timeout`` seconds; ``unit`` runs all database work."""
+    """One engine on ``url`` with every wait bounded by ``timeout`` seconds; ``unit`` runs all database work.
 
-    def __init__(self, url: str, *, timeout: float, create_dirs: bool) -> None:
+    ``clock``: what the watchdog's deadlines are read from (default the monotonic clock).
+    """
+
+    def __init__(self, url: str, *, timeout: float, create_dirs: bool, clock: Clock | None = None) -> None:
         from sqlalchemy.exc import ArgumentError
 
         self.url = url
         self.timeout = timeout
+        self.clock: Clock = clock or MONOTONIC
         self._ready = False
         self._ready_lock = threading.Lock()
         try:
@@ -279,7 +299,7 @@ class Database:
         if fileno is None:
             return None
         try:
-            return _Deadline(fileno(), seconds)
+            return _Deadline(fileno(), seconds, self.clock)
         except (OSError, ValueError):
             return None
 

@@ -21,7 +21,8 @@ from junior_memory.tools import SOURCE, MemoryTools
 if TYPE_CHECKING:
     import click
 
-    from junior_core import Register
+    from junior_core import Register, Runtime
+    from junior_core.clock import Clock
     from junior_memory.extraction import MemoryExtractor
     from junior_memory.review import MemoryReviewer
     from junior_memory.scope import Scope
@@ -89,6 +90,7 @@ class MemoryPlugin:
         self.extractor = extractor
         self.reviewer = reviewer
         self._store: MemoryStore | None = None
+        self._clock: Clock | None = None
         self._lock = threading.Lock()
         self.tools = MemoryTools(self._tool_store, reviewer=self.reviewer)
 
@@ -106,7 +108,7 @@ class MemoryPlugin:
 
                     try:
                         self._store = MemoryStore(self.url, timeout=self.timeout,
-                                                  semantic=self._semantic())
+                                                  semantic=self._semantic(), clock=self._clock)
                     except MemoryConfigError as exc:
                         # A setup mistake, not an outage: the tool fails (tool_failed) and the log says what to fix.
                         from junior_memory.config import missing_driver
@@ -141,6 +143,11 @@ class MemoryPlugin:
             ) from None
 
     # -- hooks -----------------------------------------------------------------------------------
+    @hookimpl
+    def startup(self, runtime: Runtime) -> None:
+        # The database deadlines are measured on the runtime's clock, as its hook and tool deadlines are.
+        self._clock = runtime.options.clock
+
     @hookimpl
     def register_sources(self, register: Register) -> None:
         register(SOURCE, tools=self.tools.tools())

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
     from sqlalchemy.engine import Connection, Engine
 
+    from junior_core.clock import Clock
     from junior_memory.queries import Statements
     from junior_memory.semantic import Semantic, VectorIndex, VectorWriter
 
@@ -79,12 +80,13 @@ class MemoryStore(MemoryAdmin):
     within ``timeout`` seconds (default ``JUNIOR_MEMORY_TIMEOUT``, else 5). With ``semantic`` (an embedder
     behind its deadline), memories are embedded after their commit, off the writer's thread, and
     ``search(..., semantic=True)`` fuses
-    similarity with keywords.
+    similarity with keywords. ``clock`` (``junior_core.clock.Clock``, default the monotonic clock) is what the
+    deadline of a database that stops answering is measured on.
     """
 
     def __init__(
         self, url: str | None = None, *, create_dirs: bool | None = None, timeout: float | None = None,
-        semantic: Semantic | None = None,
+        semantic: Semantic | None = None, clock: Clock | None = None,
     ) -> None:
         self.url = resolve_url(url)
         try:
@@ -93,7 +95,7 @@ class MemoryStore(MemoryAdmin):
             raise MemoryConfigError(str(exc)) from None
         if create_dirs is None:  # only junior's own default location is made and kept private, never a user's path
             create_dirs = self.url == f"sqlite:///{default_path()}"
-        self.db = Database(self.url, timeout=seconds, create_dirs=create_dirs)
+        self.db = Database(self.url, timeout=seconds, create_dirs=create_dirs, clock=clock)
         self.semantic = semantic
         self._index: VectorIndex | None = None
         self._index_lock = threading.Lock()

@@ -229,20 +229,6 @@ class BrokenEmbedder:
         raise OSError("model.onnx: no such file")
 
 
-class SlowEmbedder(ConceptEmbedder):
-    """A model that answers only after ``seconds`` (a first download, a stalled disk)."""
-
-    def __init__(self, seconds: float) -> None:
-        super().__init__("test/slow")
-        self.seconds = seconds
-
-    def embed(self, texts: Any) -> list[list[float]]:
-        import time
-
-        time.sleep(self.seconds)
-        return super().embed(texts)
-
-
 class BlockingEmbedder(ConceptEmbedder):
     """A model that holds every call until ``release`` is set (at most ``hold`` seconds): a slow model, on cue."""
 

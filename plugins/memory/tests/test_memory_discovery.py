@@ -95,6 +95,7 @@ def test_the_seed_sentences_rank_their_tool_first_in_every_catalog(
     assert rt.search_tools(sentence, source="memory")["tools"][0]["tool_name"] == tool
 
 
+@pytest.mark.slow  # the floors of a whole request set: hundreds of searches in three catalogs
 @pytest.mark.skipif(not DATA.is_dir(), reason="needs ../shared/data/livemcpbench")
 def test_held_out_requests_find_their_memory_tool_and_nothing_else(catalogs: tuple[object, ModuleType]) -> None:
     """Floors under today's figures on the held-out half (docs/benchmarks.md has them), never tuned on."""
@@ -115,6 +116,7 @@ def test_held_out_requests_find_their_memory_tool_and_nothing_else(catalogs: tup
     assert intrusion["requests"] == 500 and intrusion["memory_in_top3"] <= 4.5
 
 
+@pytest.mark.slow  # the floors of a whole request set: hundreds of searches in three catalogs
 @pytest.mark.skipif(not DATA.is_dir(), reason="needs ../shared/data/livemcpbench")
 def test_the_third_set_keeps_its_first_figures(catalogs: tuple[object, ModuleType]) -> None:
     """Floors under the figures the third set gave the first time it was measured (docs/benchmarks.md), never

@@ -131,6 +131,7 @@ def test_info_says_which_recall_is_active_and_why(db_url: str, monkeypatch: pyte
     assert down["recall"] == "keyword" and "model.onnx is not in /nowhere" in down["why"]
 
 
+@pytest.mark.slow  # loads and runs the real model
 def test_the_pinned_wheel_and_the_shipped_tokenizer_are_the_default_model_offline(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -18,9 +18,9 @@ from memory_helpers import (
     BOB,
     PRIVATE,
     PUBLIC,
+    BlockingEmbedder,
     BrokenEmbedder,
     ConceptEmbedder,
-    SlowEmbedder,
     ctx,
     ok,
     within,
@@ -194,14 +194,18 @@ def test_without_the_extra_recall_is_keywords_and_every_call_succeeds(
 
 
 def test_a_slow_model_does_not_hold_up_the_call(make_runtime: Any, rows: Any) -> None:
-    rt = make_runtime(embedder=SlowEmbedder(5.0))
-    plugin = rt.plugin("memory")
-    plugin.store().semantic.wait = 0.2
-    saved = within(1.0, lambda: rt.execute_tool("memory__remember", {"content": "Deploys are frozen on Fridays",
-                                                                      "kind": "procedure"}, ctx()))
-    assert ok(saved)["created"] is True
-    assert within(3.0, lambda: search(rt, "deploys frozen")) == ["Deploys are frozen on Fridays"]
-    assert rows(VECTORS) == []  # the model is still at it: keyword search finds the memory meanwhile
+    embedder = BlockingEmbedder()  # holds every call until released (a minute at most)
+    rt = make_runtime(embedder=embedder)
+    try:
+        rt.plugin("memory").store().semantic.wait = 0.05
+        saved = within(5.0, lambda: rt.execute_tool("memory__remember", {"content": "Deploys are frozen on Fridays",
+                                                                          "kind": "procedure"}, ctx()))
+        assert ok(saved)["created"] is True
+        assert embedder.started.wait(10)
+        assert within(5.0, lambda: search(rt, "deploys frozen")) == ["Deploys are frozen on Fridays"]
+        assert rows(VECTORS) == []  # the model is still at it: keyword search finds the memory meanwhile
+    finally:
+        embedder.release.set()
 
 
 def test_reindex_command(make_runtime: Any, db_url: str) -> None:

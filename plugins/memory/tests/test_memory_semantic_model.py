@@ -12,6 +12,8 @@ from memory_helpers import ctx, ok
 
 from junior_core import Runtime
 
+pytestmark = pytest.mark.slow  # a real model: loading it takes seconds
+
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 TOKENIZER = Path(__file__).parent.parent / "junior_memory" / "models" / "all-minilm-l6-v2"  # shipped
 

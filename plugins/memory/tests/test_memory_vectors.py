@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import pytest
 from junior_memory import MemoryStore
 from junior_memory.scope import Scope
 from junior_memory.semantic import Semantic
@@ -62,6 +63,7 @@ def test_a_burst_of_writes_is_embedded_in_batches(make_runtime: Any, rows: Any) 
         embedder.release.set()
 
 
+@pytest.mark.slow  # a writer process, killed
 def test_a_crash_between_the_commit_and_the_vector_loses_nothing(db_url: str, rows: Any) -> None:
     here = Path(__file__).parent
     script = textwrap.dedent(f"""

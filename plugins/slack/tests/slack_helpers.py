@@ -93,7 +93,7 @@ class FakeSlack:
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}/api/"
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        threading.Thread(target=self._httpd.serve_forever, args=(0.01,), daemon=True).start()  # close() waits a poll
 
     def fail_next(self, method: str, *failures: tuple[int, dict[str, str], dict[str, Any] | str]) -> None:
         """Answer the next calls of ``method`` with these (status, headers, body) failures, in order."""
