@@ -3,12 +3,11 @@
 uvicorn only times out a connection that is idle after an answer, and any byte it receives stops that timer,
 so a client sending its headers a byte at a time holds a connection (and a file descriptor) for good; enough
 of them and nobody else can connect. Here a connection must finish each request's headers within
-``header_timeout_s`` and its body within ``body_timeout_s``, and at ``max_connections`` a new connection
-displaces the one that has waited longest for a request that is not the owner's (the token of ``junior mcp
-token``). A connection is judged on what it has sent: the owner's (any whose latest request carried the owner's
-token) are never closed, nor one that has just opened and not yet been read from, which may be the owner's next
-request; if only such connections are open, the new one is refused. So a client of the owner's that opens a new
-connection for each request keeps being served while others open and drop connections as fast as they can.
+``header_timeout_s`` and its body within ``body_timeout_s``. Past ``max_connections``, once the gateway has
+read from the new connection, the connection that has waited longest for a complete request is closed, judged on
+what it has sent: the owner's (any whose latest request carried the token of ``junior mcp token``) are never
+closed, nor one not yet read from, which may be the owner's next request. So a client of the owner's that opens
+a new connection for each request keeps being served while others open and drop connections as fast as they can.
 """
 
 from __future__ import annotations
@@ -154,8 +153,8 @@ def protocol_class(limits: GatewayLimits, client_of: Callable[[Iterable[tuple[by
             """Where this connection stands among those to close first: connections not the owner's that are
             idle or still sending a request, the one waiting longest first (since it opened or was last
             answered, whatever it has sent meanwhile); then other tokens' requests being served, oldest first.
-            The owner's connections are never closed, nor one not yet read from (None): it is the owner's next
-            request as likely as not."""
+            The owner's connections are never closed, nor one not yet read from, which may be the owner's next
+            request (None)."""
             if self.transport is None or self.transport.is_closing() or self._unread or self._client == owner:
                 return None
             return (1 if self._phase() == "busy" else 0), self._waiting_since
