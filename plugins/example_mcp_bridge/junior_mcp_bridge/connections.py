@@ -3,8 +3,11 @@
 uvicorn only times out a connection that is idle after an answer, and any byte it receives stops that timer,
 so a client sending its headers a byte at a time holds a connection (and a file descriptor) for good; enough
 of them and nobody else can connect. Here a connection must finish each request's headers within
-``header_timeout_s`` and its body within ``body_timeout_s``, and at ``max_connections`` a new connection
-displaces the oldest one that is idle or still sending a request, never one serving the owner.
+``header_timeout_s`` and its body within ``body_timeout_s``. Past ``max_connections``, once the gateway has
+read from the new connection, the connection that has waited longest for a complete request is closed, judged on
+what it has sent: the owner's (any whose latest request carried the token of ``junior mcp token``) are never
+closed, nor one not yet read from, which may be the owner's next request. So a client of the owner's that opens
+a new connection for each request keeps being served while others open and drop connections as fast as they can.
 """
 
 from __future__ import annotations
@@ -52,36 +55,29 @@ def protocol_class(limits: GatewayLimits, client_of: Callable[[Iterable[tuple[by
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             self._seen: tuple[Any, Any] | None = None
-            self._since = 0.0
             self._timer: asyncio.TimerHandle | None = None
             self._client: str | None = None  # the token of this connection's latest request
+            self._waiting_since = 0.0  # when the request being read began: the connection opened, or last answered
+            self._unread = True  # not yet read from: nothing is known of it, the owner's next request maybe
 
         # -- what uvicorn calls -------------------------------------------------------------------------
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
+            self._waiting_since = self.loop.time()
             self._note()
-            # Connections already closing are gone within a turn of the event loop: not counted.
-            peers = [p for p in self.connections
-                     if p is not self and isinstance(p, BoundedH11Protocol) and not p.transport.is_closing()]
-            if len(peers) < cap:
-                return
-            ranked = [(rank, p) for p in peers if (rank := p._displaceable()) is not None]
-            if not ranked:
-                log.warning("refused a connection: all %d open connections are serving the owner", cap)
-                transport.abort()
-                return
-            _, victim = min(ranked, key=lambda item: item[0])
-            log.warning("%d connections open (the most allowed): closed the oldest %s one to let a new one in",
-                        cap, victim._phase())
-            victim.transport.abort()
+            # Reading starts on the loop's next turn; a timer due now runs after that turn's reads (in asyncio's
+            # loop, which serve() names): then what the connection sent is known, and the cap is applied.
+            self.loop.call_later(0, self._read_once)
 
         def data_received(self, data: bytes) -> None:
             super().data_received(data)
+            self._unread = False
             self._note()
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
+            self._waiting_since = self.loop.time()
             self._note()
 
         def connection_lost(self, exc: Exception | None) -> None:
@@ -104,7 +100,6 @@ def protocol_class(limits: GatewayLimits, client_of: Callable[[Iterable[tuple[by
             if self._seen is None or seen[1] is not self._seen[1]:
                 self._client = client_of(self.headers) if self.cycle is not None else None
             self._seen = seen
-            self._since = self.loop.time()
             self._disarm()
             state = seen[0]
             if self.transport is None or self.transport.is_closing():
@@ -135,19 +130,33 @@ def protocol_class(limits: GatewayLimits, client_of: Callable[[Iterable[tuple[by
                     self.transport.write(_TIMED_OUT)
             self.transport.close()
 
+        def _read_once(self) -> None:
+            """The gateway has read from this new connection (if it sent anything): past the cap, close the
+            connections that have waited longest, judged on what they have sent."""
+            self._unread = False
+            # Connections already closing are gone within a turn of the event loop: not counted.
+            opened = [p for p in self.connections
+                      if isinstance(p, BoundedH11Protocol) and p.transport is not None and not p.transport.is_closing()]
+            excess = len(opened) - cap
+            if excess <= 0:
+                return
+            ranked = sorted(((rank, p) for p in opened if (rank := p._displaceable()) is not None),
+                            key=lambda item: item[0])
+            for _, victim in ranked[:excess]:
+                log.warning("%d connections open (the most allowed): closed the oldest %s one to let a new one in",
+                            cap, victim._phase())
+                victim.transport.abort()
+            if not ranked and not any(p._unread for p in opened):
+                log.warning("%d connections open, more than the %d allowed: all of them the owner's", len(opened), cap)
+
         def _displaceable(self) -> tuple[int, float] | None:
-            """Where this connection stands among those to close first, oldest first within each rank: other
-            tokens' (or not yet known) connections sending headers, then sending a body; the owner's idle ones
-            (a client opens another at no cost); other tokens' busy ones; the owner's unfinished requests.
-            The owner's requests being served are never closed."""
-            if self.transport is None or self.transport.is_closing():
+            """Where this connection stands among those to close first: connections not the owner's that are
+            idle or still sending a request, the one waiting longest first (since it opened or was last
+            answered, whatever it has sent meanwhile); then other tokens' requests being served, oldest first.
+            The owner's connections are never closed, nor one not yet read from, which may be the owner's next
+            request (None)."""
+            if self.transport is None or self.transport.is_closing() or self._unread or self._client == owner:
                 return None
-            phase = self._phase()
-            if self._client != owner:
-                return {"headers": 0, "body": 1, "busy": 3}[phase], self._since
-            if phase == "busy":
-                return None
-            idle = phase == "headers" and not self.conn.trailing_data[0]
-            return (2 if idle else 4), self._since
+            return (1 if self._phase() == "busy" else 0), self._waiting_since
 
     return BoundedH11Protocol

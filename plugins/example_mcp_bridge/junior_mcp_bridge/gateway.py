@@ -204,9 +204,11 @@ def serve(runtime: Runtime, http_port: int | None = None, context: ToolContext |
 
     bounded = SessionLimiter(app, limits, lambda scope: client_of(scope.get("headers", [])), OWNER)
     # uvicorn's own logging setup is skipped (log_config=None): its lines go through junior's handlers, where
-    # the rate limit applies. The h11 protocol is named explicitly: it is the one the read timeouts extend.
+    # the rate limit applies. The h11 protocol is named explicitly: it is the one the read timeouts extend; so is
+    # asyncio's loop (not uvloop), whose order of timers and reads tells the connection cap a connection was read.
     config = uvicorn.Config(bounded, host="127.0.0.1", port=http_port, log_config=None, log_level="warning",
-                            access_log=False, http=protocol_class(limits, client_of, OWNER), lifespan="on")
+                            access_log=False, http=protocol_class(limits, client_of, OWNER), loop="asyncio",
+                            lifespan="on")
     tokens_named = "no authentication: --no-auth" if match is None or tokens is None else (
         f"tokens: {', '.join(tokens.names())}")
     started = announcement(runtime, f"{url}/mcp", tokens_named)

@@ -41,8 +41,8 @@ class GatewayLimits:
     body_timeout_s: float = attrs.field(default=30.0, validator=_positive_seconds, converter=float)
     """A request's body must have arrived within this after its headers."""
     max_connections: int = attrs.field(default=256, validator=_positive_int)
-    """Open connections (fewer if the open-file limit requires); at the cap a new one displaces the oldest idle
-    or half-sent one."""
+    """Open connections (fewer if the open-file limit requires); past it, the one waiting longest for a complete
+    request is closed, never the owner's."""
     log_lines_per_minute: int = attrs.field(default=10, validator=_positive_int)
     """Lines per minute from each place that logs what any client can cause (refusals, timeouts, bad requests)."""
 

@@ -5,6 +5,7 @@ owner keeps being served; what the others hold, and what they make the gateway l
 from __future__ import annotations
 
 import asyncio
+import collections
 import json
 import os
 import resource
@@ -12,6 +13,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -231,6 +233,82 @@ async def test_connections_that_never_finish_cannot_lock_the_owner_out(
         for sock in socks:
             sock.close()
     assert "connections open (the most allowed): closed the oldest" in gateway.stop()
+
+
+ROUNDS = 100  # requests of the owner's, each on a new connection
+BATCH = 20  # connections each churning thread opens while one of them is on its way
+
+
+def churn(port: int, seed: int, rounds: threading.Barrier) -> None:
+    """For each of the owner's requests, ``BATCH`` new connections: a third dropped at once, the others left
+    half-sent (inside the headers, or inside a body of alice's); at most 40 are held, the oldest dropped first."""
+    held: collections.deque[socket.socket] = collections.deque()
+    try:
+        for r in range(ROUNDS):
+            rounds.wait(60)
+            for i in range(BATCH):
+                kind = (seed + r + i) % 3
+                try:
+                    sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+                    if kind == 1:
+                        sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+                    elif kind == 2:
+                        sock.sendall(f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {ALICE}\r\n"
+                                     "Content-Length: 1000\r\n\r\n{".encode())
+                except OSError:
+                    continue
+                if kind == 0:
+                    sock.close()
+                    continue
+                held.append(sock)
+                if len(held) > 40:
+                    held.popleft().close()
+    finally:
+        for sock in held:
+            sock.close()
+
+
+@pytest.mark.slow
+def test_the_owner_opening_a_connection_per_request_is_served_while_others_churn_connections(
+    start_gateway: Callable[..., Gateway],
+) -> None:
+    # Four threads holding up to 40 half-sent connections each keep the gateway at its cap of 64, so that every
+    # new connection, the owner's among them, makes it close one; each owner's request is sent while the threads
+    # open their next 80. (The cap is set, not taken from a low open-file limit, where accept() would fail and
+    # pause, so that the churn queued up before the gateway rather than reached its cap.)
+    gateway = start_gateway("max_connections = 64")
+    with httpx.Client(timeout=30) as client:
+        opened = client.post(gateway.url, content=INITIALIZE, headers=headers(gateway.owner))
+        assert opened.status_code == 200, opened.text
+    session = opened.headers["mcp-session-id"]
+    rounds = threading.Barrier(5)
+    churners = [threading.Thread(target=churn, args=(gateway.port, seed, rounds)) for seed in range(4)]
+    for thread in churners:
+        thread.start()
+    answered, failed = 0, []
+    try:
+        # A client that keeps no connection alive: each request opens a new one, which has sent nothing yet
+        # when the gateway first sees it.
+        with httpx.Client(timeout=30, limits=httpx.Limits(max_keepalive_connections=0)) as owner:
+            for i in range(ROUNDS):
+                rounds.wait(60)
+                ping = json.dumps({"jsonrpc": "2.0", "id": i + 2, "method": "ping"})
+                try:
+                    response = owner.post(gateway.url, content=ping, headers=headers(gateway.owner, session))
+                except httpx.HTTPError as exc:
+                    failed.append(f"{i}: {type(exc).__name__}")
+                    continue
+                if response.status_code == 200:
+                    answered += 1
+                else:
+                    failed.append(f"{i}: {response.status_code}")
+    finally:
+        rounds.abort()  # a thread still waiting for a round ends now
+        for thread in churners:
+            thread.join(60)
+    log = gateway.stop()
+    assert (answered, failed) == (ROUNDS, []), f"{answered} answered, {len(failed)} failed: {failed[:10]}"
+    assert "connections open (the most allowed)" in log  # the churn did keep the gateway at its cap
 
 
 @pytest.mark.slow
