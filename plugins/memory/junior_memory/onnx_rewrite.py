@@ -36,7 +36,7 @@ CONTRIB = "com.microsoft"
 
 @functools.cache
 def _messages() -> dict[str, Any]:
-    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory  # type: ignore[import-untyped]
 
     types = {"string": descriptor_pb2.FieldDescriptorProto.TYPE_STRING,
              "int64": descriptor_pb2.FieldDescriptorProto.TYPE_INT64,
