@@ -61,6 +61,9 @@ DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 RRF_K = 60
 # How long a caller waits for an embedding before answering without it (the model may still be loading).
 WAIT_S = 2.0
+# How long a caller waits, at most, for the model's thread to take its embedding before going on with the keyword
+# query (the thread had nothing else to do: it takes well under a millisecond unless the machine is overloaded).
+HANDOFF_S = 0.005
 # Cosine similarity below which a memory is not "similar" at all. Nearest neighbours always exist; without a floor
 # every query would pull in unrelated memories. 0.3 sits between paraphrases (0.35-0.7 with MiniLM-class models)
 # and unrelated sentences (below 0.15); another model may want another floor (``Semantic(min_similarity=...)``).
@@ -111,6 +114,8 @@ class FastEmbedEmbedder:
         self.threads = threads
         self._model: Any = None
         self._lock = threading.Lock()
+        # Whether the loaded model calls ``running()`` right before it computes (see ``Semantic.start``).
+        self.announces = False
 
     def __repr__(self) -> str:
         where = self.path or self.onnx
@@ -152,10 +157,47 @@ class FastEmbedEmbedder:
                     cache = self.cache_dir or _cache_dir()
                     log.info("memory: loading embedding model %s (downloaded into %s on first use)", self.name, cache)
                     self._model = TextEmbedding(model_name=self.name, cache_dir=str(cache), threads=self.threads)
+                self.announces = _announce_runs(self._model)
             return self._model
 
     def embed(self, texts: Sequence[str]) -> Sequence[Sequence[float]]:
         return list(self._load().embed(list(texts)))
+
+
+_model_thread = threading.local()
+
+
+def running() -> None:
+    """Called on the model's thread right before the model computes, without the GIL, for a while."""
+    hook = getattr(_model_thread, "hook", None)
+    if hook is not None:
+        hook()
+
+
+class _AnnouncedSession:
+    """An ``onnxruntime.InferenceSession`` whose ``run`` calls ``running()`` first; anything else passes through."""
+
+    def __init__(self, session: Any) -> None:
+        self._session = session
+
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        running()
+        return self._session.run(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._session, name)
+
+
+def _announce_runs(model: Any) -> bool:
+    """Have fastembed's ONNX session announce each run (True), when the loaded model has one where expected."""
+    inner = getattr(model, "model", None)
+    session = getattr(inner, "model", None)
+    if isinstance(session, _AnnouncedSession):
+        return True
+    if session is None or not callable(getattr(session, "run", None)):
+        return False
+    inner.model = _AnnouncedSession(session)
+    return True
 
 
 def _quiet_fastembed() -> None:
@@ -312,25 +354,33 @@ class _Worker:
         self._queue: SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = SimpleQueue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        self._outstanding = 0  # jobs queued or running
 
-    def submit(self, fn: Callable[[], T]) -> Future[T]:
+    def submit(self, fn: Callable[[], T]) -> tuple[Future[T], bool]:
+        """``fn`` queued for the thread; also whether the thread had nothing else to do (it starts ``fn`` now)."""
         future: Future[T] = Future()
         with self._lock:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._loop, name="junior-memory-embed", daemon=True)
                 self._thread.start()
+            idle = self._outstanding == 0
+            self._outstanding += 1
         self._queue.put((fn, future))
-        return future
+        return future, idle
 
     def _loop(self) -> None:
         while True:
             fn, future = self._queue.get()
-            if not future.set_running_or_notify_cancel():
-                continue
             try:
-                future.set_result(fn())
-            except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
-                future.set_exception(exc)
+                if not future.set_running_or_notify_cancel():
+                    continue
+                try:
+                    future.set_result(fn())
+                except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
+                    future.set_exception(exc)
+            finally:
+                with self._lock:
+                    self._outstanding -= 1
 
 
 # Memories waiting for their vector, at most: past this a write does not wait, its memory stays keyword-only until
@@ -518,8 +568,15 @@ class Semantic:
             pending, since = self._pending, self._since
             if pending is not None and not pending.done() and time.monotonic() - since >= self.wait:
                 return None
-            future = self._worker.submit(lambda: self._embed(list(texts)))
+            started = threading.Event()
+            future, idle = self._worker.submit(lambda: self._embed(list(texts), started.set))
             self._pending, self._since = future, time.monotonic()
+        if idle and getattr(self.embedder, "announces", False):
+            # The model's thread needs the GIL to take the job and reach the model, and this thread holds it while
+            # it builds the keyword query: without a pause here the model would often start only when this thread
+            # next waits (the statement's end). Waiting until the model computes (it runs without the GIL) lets
+            # both run side by side; an embedder that does not announce its runs is not waited for.
+            started.wait(HANDOFF_S)
         return future
 
     def finish(self, future: Future[list[bytes]] | None, *, wait: float | None = None) -> list[bytes] | None:
@@ -547,8 +604,9 @@ class Semantic:
         """``texts`` as stored vectors (float32 bytes, unit length), or None when the model cannot answer in time."""
         return self.finish(self.start(texts), wait=wait)
 
-    def _embed(self, texts: list[str]) -> list[bytes]:
+    def _embed(self, texts: list[str], started: Callable[[], None] | None = None) -> list[bytes]:
         """On the worker thread: a failure here opens the breaker even when no caller is waiting any more."""
+        _model_thread.hook = started
         try:
             packed = [_pack(vector) for vector in self.embedder.embed(texts)]
             if len(packed) != len(texts):
@@ -560,6 +618,10 @@ class Semantic:
             self._write_marker(reason)
             self._fall_back(reason)
             raise
+        finally:
+            _model_thread.hook = None
+            if started is not None:
+                started()
         if not self._answered:
             self._answered = True
             self.last_error = None

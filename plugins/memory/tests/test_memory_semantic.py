@@ -382,3 +382,46 @@ def test_vectors_tied_in_sign_bits_are_all_scored() -> None:
     index = VectorIndex("test")
     index.add(rows)
     assert index.nearest(query.tobytes(), [Scope("conversation", "slack:T1", "workspace")], 1) == ["closest"]
+
+
+class _Announcing:
+    """An embedder whose model announces its runs, as the fastembed one does: it records what happened in order."""
+
+    name = "test/announcing"
+
+    def __init__(self, events: list[str], announces: bool = True, hold: Any = None) -> None:
+        self.events = events
+        self.announces = announces
+        self.hold = hold
+
+    def embed(self, texts: Any) -> list[list[float]]:
+        from junior_memory.semantic import running
+
+        if self.hold is not None:
+            self.hold.wait()
+        self.events.append("model computes")
+        running()
+        return [[1.0, 0.0] for _ in texts]
+
+
+def test_a_query_waits_until_the_model_computes_before_going_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from junior_memory import semantic
+
+    monkeypatch.setattr(semantic, "HANDOFF_S", 60.0)
+    events: list[str] = []
+    model = semantic.Semantic(_Announcing(events))
+    pending = model.start(["deploys"])
+    events.append("keyword query")
+    # The caller let the model's thread reach the model (which runs without the GIL) before its own work.
+    assert events == ["model computes", "keyword query"]
+    assert model.finish(pending) is not None
+    # An embedder that does not announce its runs is never waited for: the caller goes on at once.
+    hold = threading.Event()
+    quiet = semantic.Semantic(_Announcing(events, announces=False, hold=hold))
+    events.clear()
+    pending = quiet.start(["deploys"])
+    events.append("keyword query")
+    hold.set()
+    assert quiet.finish(pending) is not None and events == ["keyword query", "model computes"]
