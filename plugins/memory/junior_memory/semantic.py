@@ -161,7 +161,11 @@ class FastEmbedEmbedder:
             return self._model
 
     def embed(self, texts: Sequence[str]) -> Sequence[Sequence[float]]:
-        return list(self._load().embed(list(texts)))
+        # One text per model call: an int8 model quantizes each call's activations with one range for the whole
+        # batch, padding included, so a text embedded beside others would get another vector (cosine 0.98) than
+        # alone, as a query is. Alone, a text always gets the same vector; a burst of memories costs about 1.5x.
+        model = self._load()
+        return [vector for text in texts for vector in model.embed([text])]
 
 
 _model_thread = threading.local()

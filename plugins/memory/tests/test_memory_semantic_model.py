@@ -140,6 +140,8 @@ def test_the_offline_model_runs_int8_kernels_on_its_own_int8_weights(model_dir: 
     for text, a, b in zip(texts, fp32.embed(texts), int8.embed(texts), strict=True):
         # The same weights; only the activations are rounded to 8 bits on the way through each layer.
         assert sum(x * y for x, y in zip(a, b, strict=True)) > 0.98, text
+    # A text's vector does not depend on the texts embedded with it: a memory gets what a query of it would.
+    assert [list(v) for v in int8.embed(texts[:1])] == [list(int8.embed(texts)[0])]
     assert fp32.announces and int8.announces  # the loaded session says when it computes (Semantic.start waits)
     loaded = tmp_path / "models" / "all-minilm-l6-v2-offline" / "model.onnx"
     assert loaded.read_bytes() == rewritten
