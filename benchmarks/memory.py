@@ -335,6 +335,8 @@ def paraphrase_recall(folder: Path) -> tuple[int, int, int]:
             context = ToolContext(Actor("slack", "T1", "U0001"), Conversation("slack", "T1", "C1", visibility="public"))
             for memory in [m for _, m in PARAPHRASES] + UNRELATED:
                 assert fused.execute_tool("memory__remember", {"content": memory, "kind": "knowledge"}, context)["ok"]
+            # Vectors are written after each commit by a background writer: recall is measured once they all are.
+            assert fused_plugin.store().flush_vectors(60)
 
             def hits(runtime: Runtime) -> int:
                 found = 0
