@@ -9,9 +9,10 @@ of a multi-word query is no match unless that word outweighs the rest (a rare na
 one holding the query's telling words is, however many common words it misses. Words are compared by their
 Snowball English stems, as Postgres's ``english`` configuration does.
 
-Semantic candidates pass the same floor when they hold any of the query's words: a shared common word is also what
-makes an unrelated memory look similar ("Jenkins pipeline" and a data-pipeline note). Only a memory that holds
-none of the query's words (a paraphrase) is judged by its similarity alone.
+Semantic candidates pass the same floor when they hold any of the query's telling words: a shared word is also what
+makes an unrelated memory look similar ("Jenkins pipeline" and a data-pipeline note). A memory that holds none of
+them is judged by its similarity alone: a paraphrase, or one holding only words that at least half the memories
+visible here hold (a speaker's name in notes that each name who said them), which tell none of them apart.
 
 Recall reads the user's message, not a query: there, a word that no memory here holds weighs nothing, since the
 rest of a message is conversation. The floor then judges a memory by the message's words that memories hold.
@@ -30,7 +31,7 @@ import attrs
 if TYPE_CHECKING:
     from junior_memory.rules import MemoryRecord
 
-__all__ = ["HALF", "QUARTER", "Found", "Hit", "holds", "passes", "share", "stems", "weights"]
+__all__ = ["COMMON", "HALF", "QUARTER", "Found", "Hit", "holds", "passes", "share", "stems", "telling", "weights"]
 
 _WORD = re.compile(r"[^\W_]+")
 # The share of the query's weight a memory must hold: more than HALF alone, or QUARTER with two words or more.
@@ -102,6 +103,16 @@ def share(matched: Sequence[str], weight: Mapping[str, float]) -> float:
     """The part of the query's weight that ``matched`` carries (1.0 for the whole query)."""
     whole = sum(weight.values())
     return sum(weight[term] for term in matched) / whole if whole > 0 else 0.0
+
+
+# A word held by at least half the memories visible here (a speaker's name in a conversation's notes) tells none of
+# them apart: BM25's idf of such a word is at most log 2 (the classic idf, without BM25's added one, is zero or less).
+COMMON = math.log(2.0)
+
+
+def telling(matched: Sequence[str], weight: Mapping[str, float]) -> tuple[str, ...]:
+    """The words of ``matched`` that fewer than half the memories visible here hold: those that tell memories apart."""
+    return tuple(term for term in matched if weight.get(term, 0.0) > COMMON)
 
 
 def passes(matched: Sequence[str], weight: Mapping[str, float]) -> bool:

@@ -13,8 +13,8 @@ from junior_memory.content import format_time
 from junior_memory.scope import Scope
 
 __all__ = [
-    "STOP_WORDS", "IdempotencyConflict", "MemoryRecord", "ReplaceTargetGone", "extended_expiry", "is_same_memory",
-    "record", "search_terms",
+    "SNOWBALL_STOP_WORDS", "STOP_WORDS", "IdempotencyConflict", "MemoryRecord", "ReplaceTargetGone", "extended_expiry",
+    "is_same_memory", "record", "search_terms",
 ]
 
 STOP_WORDS = frozenset(
@@ -22,6 +22,19 @@ STOP_WORDS = frozenset(
     me my of on or our she so that the their them they this to us was we were what when where which who why will
     with you your remember forget memory memories please""".split()
 )
+# The Snowball English stop words: the words Postgres's ``english`` configuration leaves out of every memory and
+# every query. Search leaves them out on every backend, so the floor weighs the words the database searches for:
+# Postgres would count "did" as held by no memory (the rarest weight), SQLite as held by a few.
+SNOWBALL_STOP_WORDS = frozenset(
+    """i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she her hers herself
+    it its itself they them their theirs themselves what which who whom this that these those am is are was were be
+    been being have has had having do does did doing a an the and but if or because as until while of at by for with
+    about against between into through during before after above below to from up down in out on off over under
+    again further then once here there when where why how all any both each few more most other some such no nor not
+    only own same so than too very s t can will just don should now""".split()
+)
+# Extraction keeps STOP_WORDS alone: there a stop word is one a memory may add to what was said, and "not" may not.
+_SEARCH_STOP_WORDS = STOP_WORDS | SNOWBALL_STOP_WORDS
 _WORD = re.compile(r"[^\W_]+")
 _MAX_TERMS = 24
 
@@ -105,5 +118,5 @@ def extended_expiry(held: datetime | None, requested: datetime | None) -> tuple[
 def search_terms(text: str) -> list[str]:
     """Lower-cased words of ``text`` for keyword search, stop words dropped unless nothing else is left."""
     words = list(dict.fromkeys(_WORD.findall(text.casefold())))
-    kept = [word for word in words if word not in STOP_WORDS]
+    kept = [word for word in words if word not in _SEARCH_STOP_WORDS]
     return (kept or words)[:_MAX_TERMS]

@@ -26,7 +26,7 @@ from junior_memory.engine import (
     MemorySchemaTooNew,
     MemoryUnavailable,
 )
-from junior_memory.relevance import Found, Hit, holds, passes, share, weights
+from junior_memory.relevance import Found, Hit, holds, passes, share, telling, weights
 from junior_memory.rules import (
     IdempotencyConflict,
     MemoryRecord,
@@ -524,7 +524,8 @@ class MemoryStore(MemoryAdmin):
 
         Keyword candidates (any of the words) and, with ``semantic=True`` and a model that answers in time, the
         most similar memories of the same scopes are fused by reciprocal rank; a keyword candidate is kept only
-        when the query words it holds pass the floor, a similar one when its similarity passes the model's floor.
+        when the query words it holds pass the floor, a similar one when the telling words it holds pass it or, holding
+        none (see ``relevance``), when its similarity passes the model's floor.
         Each hit says which query words it holds and, when semantic, its similarity. ``Found.visible`` is how many
         memories ``scopes`` may read (counted when the weights need it or nothing was found, else None).
         ``message=True`` (recall): ``query`` is a user's message, whose words no memory holds weigh nothing.
@@ -619,10 +620,12 @@ class MemoryStore(MemoryAdmin):
                 for row in map(record, conn.execute(self.sql.by_ids(len(scopes)), params).mappings()):
                     gone.discard(row.id)
                     matched = holds(terms, row.content)
-                    # A memory holding some of the query's words is judged by them, however similar: one shared
-                    # word is what makes "Jenkins pipeline" close to a data-pipeline note. One holding none of
-                    # them (a paraphrase) is judged by its similarity alone.
-                    if not floor or not matched or passes(matched, weight):
+                    # A memory holding some of the query's telling words is judged by them, however similar: one
+                    # shared word is what makes "Jenkins pipeline" close to a data-pipeline note. One holding none
+                    # of them (a paraphrase, or a note that holds only the speaker's name half the notes hold) is
+                    # judged by its similarity alone. Without counts (no keyword row) every word held is telling.
+                    held = telling(matched, weight) if visible is not None else matched
+                    if not floor or not held or passes(matched, weight):
                         found[row.id] = Hit(row, matched, None, share(matched, weight))
                 # Candidates from the caller's own scopes that the filter dropped were archived or expired
                 # elsewhere (by another process): this process stops comparing them.

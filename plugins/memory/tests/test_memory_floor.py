@@ -165,3 +165,17 @@ def test_matches_are_ordered_by_how_telling_the_words_they_hold_are(rt: Runtime)
     assert rare["id"] in ids and common["id"] in ids
     assert ids.index(rare["id"]) < ids.index(common["id"]), [m["content"] for m in found]
     assert found[0]["matched"] == ["rollback", "plan"]
+
+
+def test_the_words_the_database_leaves_out_weigh_nothing(seeded: Runtime, db_url: str, rows: Any) -> None:
+    # "did" and "after" are stop words of Postgres's english configuration: it searches for "Ines" alone, so the
+    # floor weighs "Ines" alone too, on every backend (counted as held by no memory, they would outweigh her name).
+    remember(seeded, "Ines booked the offsite venue", "knowledge")
+    found = search(seeded, "What did Ines do after that?")["memories"]
+    assert [(m["content"], m["matched"]) for m in found] == [("Ines booked the offsite venue", ["ines"])]
+    if db_url.startswith("postgresql"):
+        from junior_memory.rules import SNOWBALL_STOP_WORDS
+
+        lexemes = rows("SELECT w, ts_lexize('english_stem', w) AS lexemes FROM unnest(CAST(:words AS text[])) AS w",
+                       words=sorted(SNOWBALL_STOP_WORDS))
+        assert len(lexemes) == len(SNOWBALL_STOP_WORDS) and all(r["lexemes"] == [] for r in lexemes), lexemes

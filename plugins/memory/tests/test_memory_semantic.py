@@ -80,6 +80,22 @@ def test_paraphrases_keywords_miss_are_found_by_fused_search_and_recall(make_run
     assert search(fused, "staging database")[0] == "The staging database is rebuilt every Sunday"
 
 
+def test_a_word_half_the_memories_hold_leaves_a_similar_memory_to_its_similarity(make_runtime: Any) -> None:
+    # Notes that each name who said them: "Ana" is in four of six, so a note holding only "Ana" of the query's
+    # words holds nothing that tells it apart, and is judged by its meaning, as one holding no query word is.
+    fused = make_runtime(embedder=ConceptEmbedder())
+    meant = "Ana said Dana owns the billing service"
+    for content in [meant, "Ana said the staging database is rebuilt every Sunday",
+                    "Ana said the printer jams on Mondays", "Ana said the office closes at six",
+                    "Bo said I like dark mode in every editor", "Bo said design reviews happen on Tuesdays"]:
+        remember(fused, content)
+    found = ok(fused.execute_tool("memory__search", {"query": "who is responsible for Ana's payments?"}, ctx()))
+    assert [(m["content"], m["matched"]) for m in found["memories"]] == [(meant, ["ana"])]
+    # Keyword search alone still asks for the telling words: "Ana" alone is no match.
+    lexical = make_runtime(embedder=False)
+    assert search(lexical, "who is responsible for Ana's payments?") == []
+
+
 def test_a_memory_gets_its_vector_after_its_commit(make_runtime: Any, rows: Any) -> None:
     rt = make_runtime(embedder=ConceptEmbedder())
     memory = remember(rt, "Dana owns the billing service")
