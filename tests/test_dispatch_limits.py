@@ -393,10 +393,16 @@ def test_a_real_ctrl_c_on_the_host_thread_still_interrupts_the_host(
     # On a clock that stands still the call's limit never passes, however long its thread takes to start.
     rt = make_runtime(SourcePlugin(Source("x", "X."), [Tool("slow", "Slow.", OBJECT, presses_ctrl_c, timeout_s=2)]),
                       clock=ManualClock())
-    with pytest.raises(KeyboardInterrupt):
-        rt.execute_tool("x__slow")
-    with pytest.raises(KeyboardInterrupt):
-        asyncio.run(rt.aexecute_tool("x__slow"))
+    # Python's own Ctrl-C handler, which a process started in the background of a shell does not get (its SIGINT
+    # is ignored): without it the signal would be lost and the call would wait on the still clock for good.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            rt.execute_tool("x__slow")
+        with pytest.raises(KeyboardInterrupt):
+            asyncio.run(rt.aexecute_tool("x__slow"))
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def test_a_pattern_re2_runs_is_accepted_at_registration_and_enforced(make_runtime: Callable[..., Runtime]) -> None:
