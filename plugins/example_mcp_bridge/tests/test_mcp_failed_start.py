@@ -163,7 +163,7 @@ def test_sources_shows_the_description_the_model_reads(tmp_path: Path, cli_env: 
     for key in ("JUNIOR_CONFIG", "JUNIOR_CACHE_DIR"):
         monkeypatch.setenv(key, cli_env[key])
     with Runtime(plugins=[MCPBridge()]) as rt:  # what a bot's model reads, the servers listed
-        model = {row["id"]: row["description"] for row in rt.search_tools("time")["sources"]}
+        model = {row["id"]: row["description"] for row in rt.search_tools("")["sources"]}  # a listing
         model.update({s["id"]: s["description"] for s in rt.sources})
     assert shown["mcp:time"] == model["mcp:time"] != "Tools of the MCP server 'time'."
     assert shown["mcp:gh"] == model["mcp:gh"]
