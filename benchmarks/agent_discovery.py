@@ -18,6 +18,8 @@ it); the labels are written to transcripts and never shown to the model:
 - ``livemcpbench`` (30): LiveMCPBench's annotated tasks (``data/livemcpbench/all_annotations.json``) whose every
   annotated tool is in tools.json (90 of 95), every third in file order. An annotated tool name held by several
   servers counts as found through any of them.
+- ``livemcpbench-heldout`` (30): the next third of the same tasks (the second of every three), recorded after the
+  ranking of its date and never read while tuning: the figures of a change are compared on it only.
 - a path to a JSON list of ``{"id", "text", "label", "intended": [[tool_name, ...], ...]}`` (tests, new sets).
 
 Subcommands:
@@ -132,27 +134,33 @@ def annotated_tools(task: Mapping[str, Any]) -> list[str]:
     return [re.sub(r"^\s*\d+[.)]\s*", "", line).strip() for line in raw.splitlines() if line.strip()]
 
 
-def livemcpbench_requests() -> list[Request]:
+def livemcpbench_requests(offset: int = 0) -> list[Request]:
     tasks = _load("livemcpbench/all_annotations.json")
     by_name = _by_name()
     usable = [t for t in tasks if all(name in by_name for name in annotated_tools(t))]
     out = []
-    for task in usable[::TASK_STRIDE]:
+    for task in usable[offset::TASK_STRIDE]:
         names = annotated_tools(task)
         out.append(Request(f"task-{task['task_id']}", task["Question"], ", ".join(names),
                            [sorted(by_name[name]) for name in names]))
     return out
 
 
+SETS = ("slack", "livemcpbench", "livemcpbench-heldout")
+SET_HELP = f"{', '.join(SETS)} or a JSON file"
+
+
 def request_set(name: str) -> list[Request]:
-    """``slack``, ``livemcpbench``, or a JSON file of requests."""
+    """One of ``SETS``, or a JSON file of requests."""
     if name == "slack":
         return slack_requests()
     if name == "livemcpbench":
         return livemcpbench_requests()
+    if name == "livemcpbench-heldout":
+        return livemcpbench_requests(offset=1)
     path = Path(name)
     if not path.is_file():
-        raise SystemExit(f"unknown request set {name!r}: use slack, livemcpbench or a JSON file of requests")
+        raise SystemExit(f"unknown request set {name!r}: use {', '.join(SETS)} or a JSON file of requests")
     items = json.loads(path.read_text(encoding="utf-8"))
     try:
         return [Request(str(i["id"]), str(i["text"]), str(i["label"]), [list(g) for g in i.get("intended", [])])
@@ -274,7 +282,7 @@ def header(model: str, set_name: str, count: int, provenance: str, **extra: Any)
 
 
 def _set_label(name: str) -> str:
-    return name if name in ("slack", "livemcpbench") else Path(name).name
+    return name if name in SETS else Path(name).name
 
 
 # ---------------------------------------------------------------- run: a model over the wire
@@ -604,7 +612,7 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     sub = parser.add_subparsers(dest="command", required=True)
     p_run = sub.add_parser("run", help="drive an OpenAI-compatible (or Anthropic) model through a request set")
-    p_run.add_argument("--set", dest="set_name", default="slack", help="slack, livemcpbench or a JSON file")
+    p_run.add_argument("--set", dest="set_name", default="slack", help=SET_HELP)
     p_run.add_argument("--out", type=Path, required=True, help="transcript to write (JSONL)")
     p_run.add_argument("--model", default=None, help="model spec (default: $JUNIOR_MODEL)")
     p_run.add_argument("--base-url", default=None, help="OpenAI-compatible base URL (ending in /v1); with --model")
@@ -613,7 +621,7 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
     p_run.add_argument("--limit", type=int, default=None, help="only the first N requests")
     p_run.add_argument("--provenance", default="", help="how the transcript was made, stored in its header")
     p_start = sub.add_parser("start", help="begin a step-by-step evaluation for a stand-in model")
-    p_start.add_argument("--set", dest="set_name", required=True, help="slack, livemcpbench or a JSON file")
+    p_start.add_argument("--set", dest="set_name", required=True, help=SET_HELP)
     p_start.add_argument("--out", type=Path, required=True, help="folder for the state and transcript.jsonl")
     p_start.add_argument("--provenance", default="", help="who or what stands in for the model")
     p_start.add_argument("--model", default="stand-in", help="the name of the model standing in, for the header")
