@@ -164,6 +164,17 @@ def test_queries_answers_each_search_in_one_answer(rt: Runtime) -> None:
     assert first["tools"] == alone["tools"]
 
 
+def test_a_batch_gives_the_schema_of_a_tool_an_earlier_query_showed_in_one_line(rt: Runtime) -> None:
+    answer = rt.call_model_tool("searchTools", {"queries": ["add a note", "delete a note", "delete note"]})
+    added, deleted, removed = answer["results"]
+    brief = next(t for t in added["tools"] if t["tool_name"] == "notes__delete_note")
+    assert "input_schema" not in brief and "shown_above" not in brief  # one line in the first answer
+    assert deleted["tools"][0]["tool_name"] == "notes__delete_note" and "input_schema" in deleted["tools"][0]
+    # Once shown in full, it is named again without its schema.
+    assert removed["tools"][0] == {"tool_name": "notes__delete_note", "matched": ["delete", "note"],
+                                   "shown_above": True}
+
+
 @pytest.mark.parametrize(("arguments", "path"), [
     ({"query": "notes", "queries": ["notes"]}, "query"),
     ({"queries": ["a", "b", "c", "d", "e", "f"]}, "queries"),

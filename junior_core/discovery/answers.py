@@ -163,11 +163,12 @@ class Discovery:
 
     def _batch(self, request: protocol.SearchRequest, hidden: frozenset[str]) -> dict[str, Any]:
         """One answer per query of ``request.queries``, each within its share of the size limit; a tool an earlier
-        query already showed is named again (with its ``matched``) without its schema."""
+        query already showed is named again (with its ``matched``) without its schema, unless this query shows it
+        in full and the earlier ones only in one line (its schema would be given nowhere)."""
         view = self.view()
         share = self.max_answer_chars // len(request.queries)
         results: list[dict[str, Any]] = []
-        shown: set[str] = set()
+        shown: dict[str, bool] = {}  # tool_name -> shown with its schema
         sources: list[str] = []
         counts: dict[str, int] = {}
         brief = False
@@ -182,11 +183,11 @@ class Discovery:
                     sources.append(sid)
             rows = []
             for row in answer["tools"]:
-                name = row["tool_name"]
-                if name in shown:
+                name, full = row["tool_name"], "input_schema" in row
+                if name in shown and (shown[name] or not full):
                     row = {"tool_name": name, **({"matched": row["matched"]} if "matched" in row else {}),
                            "shown_above": True}
-                shown.add(name)
+                shown[name] = shown.get(name, False) or full
                 rows.append(row)
             answer["tools"] = rows
             results.append(answer)
