@@ -8,6 +8,7 @@ from collections.abc import Callable
 import pytest
 
 from junior_core import Runtime, Source, Tool
+from junior_core.discovery import rules
 from junior_core.discovery.index import SearchIndex
 from junior_core.discovery.query import Clause, Intent, clauses
 from junior_core.discovery.settings import RankingConfig
@@ -381,3 +382,29 @@ def test_a_hyphenated_compound_is_one_word_of_a_source_description(make_runtime:
     # The compound written whole still is the source's word.
     found = names(rt.search_tools("long-term please"))
     assert found and all(name.startswith("notebook__") for name in found), found
+
+
+def test_a_word_a_source_says_for_all_its_tools_counts_once_toward_its_rarity(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    # A knowledge-graph server says "memory" once, in its description; its 24 tools hold the word only through it.
+    graph = SourcePlugin(Source("mcp:graph", "A persistent memory kept as a knowledge graph."), [
+        Tool(f"{verb}_{thing}", f"{verb.capitalize()} {thing} in the graph.", OBJECT, echo, annotations=READS)
+        for verb in ("create", "delete", "read", "open", "update", "search")
+        for thing in ("entities", "relations", "observations", "nodes")
+    ])
+    web = SourcePlugin(Source("mcp:web", "Web pages."), [
+        Tool(f"fetch_{kind}", f"Fetch a {kind} page, kept in the cache.", OBJECT, echo, annotations=READS)
+        for kind in ("news", "wiki", "blog")
+    ])
+    notes = SourcePlugin(Source("notes", "Saved notes."), [
+        Tool("recall", "Recall a saved memory.", OBJECT, echo, annotations=READS),
+    ])
+    utilities = SourcePlugin(Source("utilities", "Utilities."), [
+        Tool("flush", "Flush a saved cache.", OBJECT, echo, annotations=READS),
+    ])
+    rt = make_runtime(graph, web, notes, utilities, index_cache=False)
+    # Counted per tool, "memory" (25 tools) would be commoner than "cache" (4): counted once for the server, rarer.
+    assert names(rt.search_tools("memory cache"))[:2] == ["notes__recall", "utilities__flush"]
+    with rules.switched_off("source_rarity"):
+        assert names(rt.search_tools("memory cache"))[:1] == ["utilities__flush"]

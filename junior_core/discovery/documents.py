@@ -41,7 +41,7 @@ __all__ = ["FIELDS", "MENTION", "IndexedDocs", "fields_holding", "fingerprint", 
 
 FIELDS = ("name", "keywords", "description", "params", "source")
 
-_FORMAT_VERSION = 11
+_FORMAT_VERSION = 12
 
 
 @attrs.frozen
@@ -176,8 +176,10 @@ def postings(config: RankingConfig, analyze: Analyzer, entries: Sequence[Catalog
     (terms of its name, title and keywords), ``opens`` (the verb its description opens with, the words in
     parentheses after it, and its one-word keywords: the words it states as its actions), ``identity``
     (terms of its name, title, summary and keywords, only those few enough tools use to be telling,
-    ``scoring``) and ``mention`` (one term, weighted by what one mention of a word in its
-    description counts toward the floor, where the description is long enough for that to be below 1)."""
+    ``scoring``), ``mention`` (one term, weighted by what one mention of a word in its
+    description counts toward the floor, where the description is long enough for that to be below 1) and
+    ``sourced`` (the terms it holds only through its source's id and description: ``scoring`` counts the tools
+    holding a term that way once per source when it reckons the term's rarity)."""
     fields = [f for f in FIELDS if config.weight(f) > 0]
     source_counts = {
         source: Counter(analyze(f"{source} {description}")) for source, description in source_descriptions.items()
@@ -216,6 +218,7 @@ def postings(config: RankingConfig, analyze: Analyzer, entries: Sequence[Catalog
     # A word more tools use than the floor's share, even leaving the largest source aside, is never telling.
     common = config.telling_share * (count + max(config.reference_tools, 0.0)) + max(sizes.values(), default=0)
     described = fields.index("description") if "description" in fields else None
+    sourced = fields.index("source") if "source" in fields else None
     for doc, doc_counts in enumerate(counted):
         acc: dict[str, float] = {}
         for (weight, b, avg), counts, length in zip(params, doc_counts, lengths[doc], strict=True):
@@ -233,4 +236,11 @@ def postings(config: RankingConfig, analyze: Analyzer, entries: Sequence[Catalog
                 "identity": [(term, 1.0) for term in identities[doc] if used[term] <= common or PHRASE_MARK in term],
                 "mention": [] if described is None else _mention(*params[described], lengths[doc][described],
                                                                   config.k1),
+                "sourced": [] if sourced is None else _sourced_only(doc_counts, sourced),
         }
+
+
+def _sourced_only(doc_counts: Sequence[Counter[str]], source_field: int) -> list[tuple[str, float]]:
+    """The terms of a tool's ``source`` field that none of its other fields holds."""
+    own = set().union(*(counts for i, counts in enumerate(doc_counts) if i != source_field))
+    return [(term, 1.0) for term in doc_counts[source_field] if term not in own]

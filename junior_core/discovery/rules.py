@@ -71,6 +71,8 @@ SWITCHES: dict[str, str] = {
     "named_verbs_only": "a word in a verb's place admits past the floor only the tools whose name or keywords say it",
     "bound_phrases": "the words of a declared keyword phrase said whole count only for the tools declaring it",
     "long_descriptions": "toward the floor, one mention of a word in a long description counts less than one",
+    "source_rarity": "a word's rarity counts the tools that hold it only through their source's id or description "
+                     "once per source",
 }
 """Every rule's name and what it does while on."""
 

@@ -28,7 +28,8 @@ never admits a tool. When no tool passes, searchTools answers as for no match.
 
 Rarity (idf) is reckoned over the installed tools plus a reference catalog, ``junior_core/data/
 reference_tools.txt`` (the words of 726 public tools), counted as ``reference_tools`` tools: in a catalog of
-four tools every word would otherwise look rare, and a word all four use would look worthless.
+four tools every word would otherwise look rare, and a word all four use would look worthless. The tools that hold a
+word only through their source's id and description count once per source (``Snapshot.users``).
 """
 
 from __future__ import annotations
@@ -119,6 +120,7 @@ class Snapshot:
                                dict(source_terms or {}))
         """Each source's size, and its id and description as terms: words searchTools shows of every tool in it."""
         self._mentions: dict[int, float] | None = None
+        self._shared: dict[str, int] = {}
         self.writes = frozenset(docs.writes)
         self.needs_input = frozenset(docs.needs_input)
         # A Whoosh reader reads shared file objects: one query at a time.
@@ -136,6 +138,18 @@ class Snapshot:
                     postings.next()
             self._mentions = found
         return self._mentions
+
+    def users(self, term: str, n: int) -> int:
+        """How many tools use ``term`` (``n`` hold it) when the tools that hold it only through their source's id
+        and description count once per source (call under the lock): a server's description says its subject
+        once, however many tools the server has, so its subject is as rare as a word one tool says."""
+        if not n:
+            return n
+        extra = self._shared.get(term)
+        if extra is None:
+            docs = holding(self.reader, "sourced", term)
+            extra = self._shared[term] = len(docs) - len({self.docs.sources[doc] for doc in docs})
+        return n - extra
 
 
 def holding(reader: Any, field: str, term: str) -> set[int]:
@@ -258,7 +272,8 @@ def score_tools(snapshot: Snapshot, request: Request, config: RankingConfig, ana
     idf_of = rarity(config, analyzer, reader.doc_count_all())
     reference = Reference.of(analyzer).df if config.reference_tools > 0 else {}
     found = {term: reader.doc_frequency("terms", term) for term in request.weights}
-    idf = {term: idf_of(term, n) for term, n in found.items()}
+    counted = snapshot.users if on("source_rarity") else lambda term, n: n
+    idf = {term: idf_of(term, counted(term, n)) for term, n in found.items()}
     mentions = snapshot.mentions() if flooring and on("long_descriptions") else {}
     count = len(request.clauses)
     need = [0.0] * count  # per clause: the idf its ask words carry

@@ -61,10 +61,10 @@ class WeightedField(FieldType):  # type: ignore[misc]
 def schema() -> Any:
     """``terms``: every analysed term with its BM25F pseudo-frequency; ``named``, ``opens`` and ``identity``: a
     tool's action and identity words, ``mention``: what one mention in its description counts toward the floor
-    (``documents``); ``words``: the tools' words as written, lower-cased, each once
-    (``spelling``'s vocabulary)."""
+    (``documents``); ``sourced``: the terms a tool holds only through its source (``documents``); ``words``: the
+    tools' words as written, lower-cased, each once (``spelling``'s vocabulary)."""
     return Schema(terms=WeightedField(), named=WeightedField(), opens=WeightedField(), identity=WeightedField(),
-                  words=WeightedField(), mention=WeightedField())
+                  words=WeightedField(), mention=WeightedField(), sourced=WeightedField())
 
 
 class MemoryStorage(RamStorage):  # type: ignore[misc]
