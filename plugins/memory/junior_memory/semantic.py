@@ -47,7 +47,6 @@ __all__ = [
     "describe_recall",
     "embedder_from_env",
     "offline_onnx",
-    "rrf",
 ]
 
 log = logging.getLogger("junior.memory")
@@ -57,8 +56,6 @@ T = TypeVar("T")
 ENV_MODEL = "JUNIOR_MEMORY_EMBEDDING_MODEL"
 ENV_PATH = "JUNIOR_MEMORY_EMBEDDING_PATH"
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-# Reciprocal-rank fusion constant: the usual 60, so neither list's top rank dominates the other's.
-RRF_K = 60
 # How long a caller waits for an embedding before answering without it (the model may still be loading).
 WAIT_S = 2.0
 # Cosine similarity below which a memory is not "similar" at all. Nearest neighbours always exist; without a floor
@@ -268,16 +265,6 @@ def describe_recall(semantic: Semantic | None) -> dict[str, str]:
                 "why": f"the embedding model could not be used ({down}); semantic recall is tried again later"}
     return {"recall": "semantic (keyword and embeddings, fused)", "model": semantic.model, "model_source": source,
             "why": "the semantic extra is installed and no failure of the model is known"}
-
-
-def rrf(*rankings: Sequence[str]) -> list[str]:
-    """Ids ordered by reciprocal-rank fusion of ``rankings`` (best first); ties keep the first ranking's order."""
-    scores: dict[str, float] = {}
-    for ranking in rankings:
-        for rank, key in enumerate(ranking):
-            scores[key] = scores.get(key, 0.0) + 1.0 / (RRF_K + rank + 1)
-    order = {key: i for i, key in enumerate(k for ranking in rankings for k in ranking)}
-    return sorted(scores, key=lambda key: (-scores[key], order[key]))
 
 
 class _Worker:
@@ -753,6 +740,21 @@ class VectorIndex:
 
     def __len__(self) -> int:
         return len(self.scopes)
+
+    def similarities(self, query: bytes, memory_ids: Sequence[str]) -> dict[str, float]:
+        """The cosine similarity of ``query`` to each of ``memory_ids`` this index holds a vector of its size for."""
+        import numpy as np
+
+        q = np.frombuffer(query, dtype=np.float32)
+        out: dict[str, float] = {}
+        with self.lock:
+            for memory_id in memory_ids:
+                key = self.scopes.get(memory_id)
+                if key is None or key[2] != len(q):
+                    continue
+                block = self.blocks[key]
+                out[memory_id] = float(_dot(block.rows[block.where[memory_id]].reshape(1, -1), q)[0])
+        return out
 
     def nearest(self, query: bytes, scopes: Sequence[Scope], limit: int, *, floor: float = -1.0) -> list[str]:
         """The ``limit`` ids most similar to ``query`` (at least ``floor``) in ``scopes`` only, best first."""

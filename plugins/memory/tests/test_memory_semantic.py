@@ -285,14 +285,6 @@ def test_the_default_embedder_follows_the_environment(monkeypatch: pytest.Monkey
     assert (chosen.name, str(chosen.path)) == ("BAAI/bge-small-en-v1.5", "/models/bge")
 
 
-def test_rrf_fuses_by_rank() -> None:
-    from junior_memory.semantic import rrf
-
-    assert rrf(["a", "b", "c"], ["c", "d"]) == ["c", "a", "b", "d"]
-    assert rrf(["a", "b"], []) == ["a", "b"]
-    assert rrf([], ["x", "y"]) == ["x", "y"]
-
-
 def store_of(rt: Runtime) -> Any:
     return rt.plugin("memory").store()
 
