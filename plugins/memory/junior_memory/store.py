@@ -523,10 +523,10 @@ class MemoryStore(MemoryAdmin):
         """Visible memories that match ``query`` above the floor (see ``relevance``), best first.
 
         Keyword candidates (any of the words) and, with ``semantic=True`` and a model that answers in time, the
-        most similar memories of the same scopes are fused, ordered by the share of the query's weight each holds plus
-        its similarity; a keyword candidate is kept only
-        when the query words it holds pass the floor, a similar one when the telling words it holds pass it or, holding
-        none (see ``relevance``), when its similarity passes the model's floor.
+        most similar memories of the same scopes are fused, ordered by the share of the query's weight each holds
+        plus its similarity; a keyword candidate is kept only when the query words it holds pass the floor, a
+        similar one when the telling words it holds pass it or, holding none (see ``relevance``), when its
+        similarity passes the model's floor.
         Each hit says which query words it holds and, when semantic, its similarity. ``Found.visible`` is how many
         memories ``scopes`` may read (counted when the weights need it or nothing was found, else None).
         ``message=True`` (recall): ``query`` is a user's message, whose words no memory holds weigh nothing.
@@ -630,7 +630,7 @@ class MemoryStore(MemoryAdmin):
                 # elsewhere (by another process): this process stops comparing them.
                 index.forget(sorted(gone))
             # Every candidate is ordered by the share of the query's weight it holds plus its similarity: both
-            # are on the same scale (0 to 1), and both keep their size, which ranks do not (see ``_by_score``).
+            # are on about the same scale (up to 1), and both keep their size, which ranks do not (``_by_score``).
             similar = {**index.similarities(vectors[0], [mid for mid in found if mid not in near]), **near}
             hits = [evolve(hit, similarity=round(similar[mid], 3)) if mid in similar else hit
                     for mid, hit in found.items()]
