@@ -610,7 +610,7 @@ class MemoryStore(MemoryAdmin):
                 return lexical[:limit], visible  # the model did not answer in time: keyword search, as without it
             # Only the caller's scopes are compared, then each candidate is read back through the visibility
             # filter: a vector never shows anything keyword search would not.
-            near = dict(index.scored(vectors[0], scopes, pool, floor=semantic.min_similarity))
+            near = dict(index.scored(vectors[0], scopes, pool, floor=semantic.min_similarity, apart=True))
             found = {hit.record.id: hit for hit in lexical}
             wanted = [mid for mid in near if mid not in found]
             if wanted:
@@ -634,7 +634,7 @@ class MemoryStore(MemoryAdmin):
             similar = {**index.similarities(vectors[0], [mid for mid in found if mid not in near]), **near}
             hits = [evolve(hit, similarity=round(similar[mid], 3)) if mid in similar else hit
                     for mid, hit in found.items()]
-            return _by_score(hits, similar)[:limit], visible
+            return _by_score(hits, index.apart(vectors[0], scopes, list(found)))[:limit], visible
 
         return self.db.unit(work, write=False)
 
