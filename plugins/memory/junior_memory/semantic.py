@@ -47,7 +47,6 @@ __all__ = [
     "describe_recall",
     "embedder_from_env",
     "offline_onnx",
-    "rrf",
 ]
 
 log = logging.getLogger("junior.memory")
@@ -57,8 +56,6 @@ T = TypeVar("T")
 ENV_MODEL = "JUNIOR_MEMORY_EMBEDDING_MODEL"
 ENV_PATH = "JUNIOR_MEMORY_EMBEDDING_PATH"
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-# Reciprocal-rank fusion constant: the usual 60, so neither list's top rank dominates the other's.
-RRF_K = 60
 # How long a caller waits for an embedding before answering without it (the model may still be loading).
 WAIT_S = 2.0
 # Cosine similarity below which a memory is not "similar" at all. Nearest neighbours always exist; without a floor
@@ -268,16 +265,6 @@ def describe_recall(semantic: Semantic | None) -> dict[str, str]:
                 "why": f"the embedding model could not be used ({down}); semantic recall is tried again later"}
     return {"recall": "semantic (keyword and embeddings, fused)", "model": semantic.model, "model_source": source,
             "why": "the semantic extra is installed and no failure of the model is known"}
-
-
-def rrf(*rankings: Sequence[str]) -> list[str]:
-    """Ids ordered by reciprocal-rank fusion of ``rankings`` (best first); ties keep the first ranking's order."""
-    scores: dict[str, float] = {}
-    for ranking in rankings:
-        for rank, key in enumerate(ranking):
-            scores[key] = scores.get(key, 0.0) + 1.0 / (RRF_K + rank + 1)
-    order = {key: i for i, key in enumerate(k for ranking in rankings for k in ranking)}
-    return sorted(scores, key=lambda key: (-scores[key], order[key]))
 
 
 class _Worker:
@@ -593,6 +580,18 @@ def _dot(rows: NDArray[np.float32], query: NDArray[np.float32]) -> NDArray[np.fl
     return np.einsum("ij,j->i", rows, query)
 
 
+def _apart(raw: NDArray[np.float32], along: NDArray[np.float32], query: NDArray[np.float32],
+           mean: NDArray[np.float32]) -> NDArray[np.float32]:
+    """The cosine of ``query`` and each vector, both less ``mean``: ``raw`` their dot products, ``along`` each
+    vector's dot product with ``mean`` (every vector and the query of unit length)."""
+    import numpy as np
+
+    q_mean, mean_sq = float(np.dot(query, mean)), float(np.dot(mean, mean))
+    q_norm = np.sqrt(max(1.0 - 2.0 * q_mean + mean_sq, 1e-12))
+    m_norm = np.sqrt(np.maximum(1.0 - 2.0 * along + mean_sq, 1e-12))
+    return ((raw - along - q_mean + mean_sq) / (q_norm * m_norm)).astype(np.float32)
+
+
 class _Block:
     """The vectors of one scope and size: float32 rows in an array grown by doubling, and their sign bits.
 
@@ -608,6 +607,8 @@ class _Block:
         self.where: dict[str, int] = {}
         self.rows: NDArray[np.float32] = np.empty((0, dimensions), dtype=np.float32)
         self.signs: NDArray[np.uint64] = np.empty((-(-dimensions // 64), 0), dtype=np.uint64)
+        # The sum of the rows, kept with every change: the mean of a scope's vectors costs nothing to read.
+        self.total: NDArray[np.float64] = np.zeros(dimensions, dtype=np.float64)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -620,11 +621,16 @@ class _Block:
                 self._grow()
             self.ids.append(memory_id)
             self.where[memory_id] = at
+        else:
+            self.total -= self.rows[at]
         self.rows[at] = vector
+        self.total += vector
         self.signs[:, at] = _sign_words(vector.reshape(1, -1))[:, 0]
 
     def extend(self, memory_ids: Sequence[str], vectors: NDArray[np.float32]) -> None:
         """Many vectors at once (catching up); ids already held are replaced one by one."""
+        import numpy as np
+
         new = [i for i, memory_id in enumerate(memory_ids) if memory_id not in self.where]
         for i in range(len(memory_ids)):
             if memory_ids[i] in self.where:
@@ -635,6 +641,7 @@ class _Block:
         if len(self.rows) < size + count:
             self._grow(count)
         self.rows[size:size + count] = vectors[new]
+        self.total += vectors[new].sum(axis=0, dtype=np.float64)
         self.signs[:, size:size + count] = _sign_words(vectors[new])
         for offset, i in enumerate(new):
             self.ids.append(memory_ids[i])
@@ -644,6 +651,7 @@ class _Block:
         at = self.where.pop(memory_id, None)
         if at is None:
             return
+        self.total -= self.rows[at]
         last = len(self.ids) - 1
         if at != last:
             moved = self.ids[last]
@@ -664,8 +672,15 @@ class _Block:
         signs[:, :size] = self.signs[:, :size]
         self.rows, self.signs = rows, signs
 
-    def best(self, query: NDArray[np.float32], signs: NDArray[np.uint64], want: int) -> list[tuple[float, str]]:
-        """Up to ``want`` (similarity, id) pairs of this block closest to ``query``, unordered."""
+    def best(
+        self, query: NDArray[np.float32], signs: NDArray[np.uint64], want: int,
+        mean: NDArray[np.float32] | None = None, floor: float = -1.0,
+    ) -> list[tuple[float, str]]:
+        """Up to ``want`` (similarity, id) pairs of this block closest to ``query``, unordered.
+
+        With ``mean``, the closest are those at least ``floor`` similar that are closest once ``mean`` is taken
+        from every vector and the query (see ``VectorIndex.scored``); the similarity returned is still the cosine.
+        """
         import numpy as np
 
         size = len(self.ids)
@@ -683,8 +698,13 @@ class _Block:
         else:
             positions = np.arange(size)
             scores = _dot(self.rows[:size], query)
+        order = scores
+        if mean is not None:
+            kept = scores >= floor
+            positions, scores = positions[kept], scores[kept]
+            order = _apart(scores, _dot(self.rows[positions], mean), query, mean)
         if want < len(positions):
-            top = np.argpartition(-scores, want - 1)[:want]
+            top = np.argpartition(-order, want - 1)[:want]
             positions, scores = positions[top], scores[top]
         return [(float(score), self.ids[at]) for at, score in zip(positions.tolist(), scores.tolist(), strict=True)]
 
@@ -754,18 +774,35 @@ class VectorIndex:
     def __len__(self) -> int:
         return len(self.scopes)
 
+    def similarities(self, query: bytes, memory_ids: Sequence[str]) -> dict[str, float]:
+        """The cosine similarity of ``query`` to each of ``memory_ids`` this index holds a vector of its size for."""
+        import numpy as np
+
+        q = np.frombuffer(query, dtype=np.float32)
+        out: dict[str, float] = {}
+        with self.lock:
+            for memory_id in memory_ids:
+                key = self.scopes.get(memory_id)
+                if key is None or key[2] != len(q):
+                    continue
+                block = self.blocks[key]
+                out[memory_id] = float(_dot(block.rows[block.where[memory_id]].reshape(1, -1), q)[0])
+        return out
+
     def nearest(self, query: bytes, scopes: Sequence[Scope], limit: int, *, floor: float = -1.0) -> list[str]:
         """The ``limit`` ids most similar to ``query`` (at least ``floor``) in ``scopes`` only, best first."""
         return [memory_id for memory_id, _ in self.scored(query, scopes, limit, floor=floor)]
 
     def scored(
-        self, query: bytes, scopes: Sequence[Scope], limit: int, *, floor: float = -1.0
+        self, query: bytes, scopes: Sequence[Scope], limit: int, *, floor: float = -1.0, apart: bool = False
     ) -> list[tuple[str, float]]:
         """The ``limit`` (id, cosine similarity) pairs closest to ``query`` (at least ``floor``), best first.
 
         Only the blocks of ``scopes`` are compared: another scope's vectors are never scored, so a closer memory
         the caller may not see cannot push theirs out. A vector of another size is another model's: never
-        compared either.
+        compared either. With ``apart``, the pairs are those closest once the mean of these scopes' vectors is taken
+        from each of them and from the query (see ``apart``), among those at least ``floor`` similar, in that order;
+        the similarity returned is still the cosine.
         """
         import numpy as np
 
@@ -773,9 +810,51 @@ class VectorIndex:
         signs = _sign_words(q.reshape(1, -1))[:, 0]
         found: list[tuple[float, str]] = []
         with self.lock:
+            mean = self._mean(scopes, len(q)) if apart else None
             for scope in scopes:
                 block = self.blocks.get((scope.scope, scope.scope_key, len(q)))
                 if block is not None and len(block):
-                    found += block.best(q, signs, limit)
+                    found += block.best(q, signs, limit, mean, floor)
+            if mean is not None:
+                found = [(score, memory_id) for score, memory_id in found if score >= floor]
+                keys = self._apart_locked(q, scopes, [memory_id for _, memory_id in found], mean)
+                found.sort(key=lambda pair: (-keys[pair[1]], pair[1]))
+                return [(memory_id, score) for score, memory_id in found][:limit]
         found.sort(key=lambda pair: (-pair[0], pair[1]))
         return [(memory_id, score) for score, memory_id in found if score >= floor][:limit]
+
+    def _mean(self, scopes: Sequence[Scope], dimensions: int) -> NDArray[np.float32] | None:
+        """The mean of the vectors of ``scopes`` (of ``dimensions``), or None when they hold none."""
+        import numpy as np
+
+        total, count = np.zeros(dimensions, dtype=np.float64), 0
+        for scope in scopes:
+            block = self.blocks.get((scope.scope, scope.scope_key, dimensions))
+            if block is not None and len(block):
+                total += block.total
+                count += len(block)
+        return (total / count).astype(np.float32) if count else None
+
+    def _apart_locked(self, q: NDArray[np.float32], scopes: Sequence[Scope], memory_ids: Sequence[str],
+                      mean: NDArray[np.float32]) -> dict[str, float]:
+        import numpy as np
+
+        keys = {(scope.scope, scope.scope_key, len(q)) for scope in scopes}
+        held = [m for m in memory_ids if self.scopes.get(m) in keys]
+        if not held:
+            return {}
+        rows = np.stack([self.blocks[self.scopes[m]].rows[self.blocks[self.scopes[m]].where[m]] for m in held])
+        raw = _dot(rows, q)
+        return dict(zip(held, _apart(raw, _dot(rows, mean), q, mean).tolist(), strict=True))
+
+    def apart(self, query: bytes, scopes: Sequence[Scope], memory_ids: Sequence[str]) -> dict[str, float]:
+        """For each of ``memory_ids`` this index holds in ``scopes``: its cosine with ``query`` once the mean of the
+        vectors of ``scopes`` is taken from both. What every memory here shares (the frame of notes that each say
+        who said them and when, the topic of the whole conversation) then counts for nothing, as a word half of
+        them hold does for the floor (``relevance.COMMON``). The mean of one memory is itself: it scores 0."""
+        import numpy as np
+
+        q = np.frombuffer(query, dtype=np.float32)
+        with self.lock:
+            mean = self._mean(scopes, len(q))
+            return self._apart_locked(q, scopes, memory_ids, mean) if mean is not None else {}

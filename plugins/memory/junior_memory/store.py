@@ -523,9 +523,10 @@ class MemoryStore(MemoryAdmin):
         """Visible memories that match ``query`` above the floor (see ``relevance``), best first.
 
         Keyword candidates (any of the words) and, with ``semantic=True`` and a model that answers in time, the
-        most similar memories of the same scopes are fused by reciprocal rank; a keyword candidate is kept only
-        when the query words it holds pass the floor, a similar one when the telling words it holds pass it or, holding
-        none (see ``relevance``), when its similarity passes the model's floor.
+        most similar memories of the same scopes are fused, ordered by the share of the query's weight each holds
+        plus its similarity; a keyword candidate is kept only when the query words it holds pass the floor, a
+        similar one when the telling words it holds pass it or, holding none (see ``relevance``), when its
+        similarity passes the model's floor.
         Each hit says which query words it holds and, when semantic, its similarity. ``Found.visible`` is how many
         memories ``scopes`` may read (counted when the weights need it or nothing was found, else None).
         ``message=True`` (recall): ``query`` is a user's message, whose words no memory holds weigh nothing.
@@ -581,8 +582,6 @@ class MemoryStore(MemoryAdmin):
     ) -> tuple[list[Hit], int | None]:
         from attrs import evolve
 
-        from junior_memory.semantic import rrf
-
         semantic = self.semantic
         assert semantic is not None
         pool = _pool(limit)
@@ -611,7 +610,7 @@ class MemoryStore(MemoryAdmin):
                 return lexical[:limit], visible  # the model did not answer in time: keyword search, as without it
             # Only the caller's scopes are compared, then each candidate is read back through the visibility
             # filter: a vector never shows anything keyword search would not.
-            near = dict(index.scored(vectors[0], scopes, pool, floor=semantic.min_similarity))
+            near = dict(index.scored(vectors[0], scopes, pool, floor=semantic.min_similarity, apart=True))
             found = {hit.record.id: hit for hit in lexical}
             wanted = [mid for mid in near if mid not in found]
             if wanted:
@@ -630,11 +629,12 @@ class MemoryStore(MemoryAdmin):
                 # Candidates from the caller's own scopes that the filter dropped were archived or expired
                 # elsewhere (by another process): this process stops comparing them.
                 index.forget(sorted(gone))
-            for mid, similarity in near.items():
-                if mid in found:
-                    found[mid] = evolve(found[mid], similarity=round(similarity, 3))
-            ranking = rrf([hit.record.id for hit in lexical], [mid for mid in near if mid in found])
-            return [found[mid] for mid in ranking[:limit]], visible
+            # Every candidate is ordered by the share of the query's weight it holds plus its similarity: both
+            # are on about the same scale (up to 1), and both keep their size, which ranks do not (``_by_score``).
+            similar = {**index.similarities(vectors[0], [mid for mid in found if mid not in near]), **near}
+            hits = [evolve(hit, similarity=round(similar[mid], 3)) if mid in similar else hit
+                    for mid, hit in found.items()]
+            return _by_score(hits, index.apart(vectors[0], scopes, list(found)))[:limit], visible
 
         return self.db.unit(work, write=False)
 
@@ -668,6 +668,18 @@ def _pool(limit: int) -> int:
     """Keyword candidates read for ``limit`` results: enough that the floor and the reordering by weight have
     a choice beyond the database's own first rows."""
     return max(5 * limit, 50)
+
+
+def _by_score(hits: list[Hit], similar: dict[str, float]) -> list[Hit]:
+    """``hits`` (keyword ones first, by share) by their share of the query's weight plus their cosine similarity.
+
+    Fusing the two lists by rank kept only their order: a memory holding every query word at the top of the keyword
+    list counted little more than one holding a quarter of the query's weight a few places below it, which then led
+    on similarity, however much of that came from what many notes here share (who said it, when). The share and
+    the similarity keep how much of the query each memory holds and how close it is; the similarity of a keyword
+    candidate that is not among the nearest is computed too. A memory without a vector adds nothing to its share.
+    """
+    return sorted(hits, key=lambda hit: -(hit.share + similar.get(hit.record.id, 0.0)))
 
 
 def _by_share(hits: list[Hit]) -> list[Hit]:

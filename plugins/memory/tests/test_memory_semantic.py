@@ -285,14 +285,6 @@ def test_the_default_embedder_follows_the_environment(monkeypatch: pytest.Monkey
     assert (chosen.name, str(chosen.path)) == ("BAAI/bge-small-en-v1.5", "/models/bge")
 
 
-def test_rrf_fuses_by_rank() -> None:
-    from junior_memory.semantic import rrf
-
-    assert rrf(["a", "b", "c"], ["c", "d"]) == ["c", "a", "b", "d"]
-    assert rrf(["a", "b"], []) == ["a", "b"]
-    assert rrf([], ["x", "y"]) == ["x", "y"]
-
-
 def store_of(rt: Runtime) -> Any:
     return rt.plugin("memory").store()
 
@@ -402,3 +394,38 @@ def test_vectors_tied_in_sign_bits_are_all_scored() -> None:
     index = VectorIndex("test")
     index.add(rows)
     assert index.nearest(query.tobytes(), [Scope("conversation", "slack:T1", "workspace")], 1) == ["closest"]
+
+
+def test_the_mean_of_a_scopes_vectors_follows_every_change_and_is_taken_from_each() -> None:
+    import numpy as np
+    from junior_memory.scope import Scope
+    from junior_memory.semantic import VectorIndex
+
+    rng = np.random.default_rng(3)
+    dims = 16
+    vectors = {f"m{i}": _unit(rng.standard_normal(dims)) for i in range(6)}
+    workspace, private = Scope("conversation", "slack:T1", "workspace"), Scope("conversation", "slack:T1:G1", "channel")
+    index = VectorIndex("test")
+    index.add([(i + 1, mid, v.tobytes(), "conversation", "slack:T1") for i, (mid, v) in enumerate(vectors.items())])
+    vectors["m2"] = _unit(rng.standard_normal(dims))
+    index.put("m2", vectors["m2"].tobytes(), "conversation", "slack:T1")  # replaced
+    index.forget(["m4"])
+    del vectors["m4"]
+    index.put("g1", _unit(rng.standard_normal(dims)).tobytes(), "conversation", "slack:T1:G1")  # another scope
+    query = _unit(rng.standard_normal(dims))
+
+    mean = np.mean(list(vectors.values()), axis=0)
+    centered = {mid: v - mean for mid, v in vectors.items()}
+    want = {mid: float((c @ (query - mean)) / np.linalg.norm(c) / np.linalg.norm(query - mean))
+            for mid, c in centered.items()}
+    got = index.apart(query.tobytes(), [workspace], [*vectors, "g1", "gone"])
+    assert set(got) == set(vectors)  # a memory of a scope not asked about, or gone, is not scored
+    assert all(abs(got[mid] - want[mid]) < 1e-5 for mid in vectors), (got, want)
+    # The nearest are chosen among those at least as similar as the floor, closest once the mean is taken away.
+    lowest = sorted(float(v @ query) for v in vectors.values())
+    floor = (lowest[0] + lowest[1]) / 2  # one memory below it
+    above = [mid for mid, v in vectors.items() if float(v @ query) >= floor]
+    nearest = index.scored(query.tobytes(), [workspace], 3, floor=floor, apart=True)
+    assert [mid for mid, _ in nearest] == sorted(above, key=lambda mid: -want[mid])[:3]
+    assert all(abs(score - float(vectors[mid] @ query)) < 1e-5 for mid, score in nearest)  # still the cosine
+    assert index.apart(query.tobytes(), [private], ["g1"]) == {"g1": 0.0}  # one memory is its own mean

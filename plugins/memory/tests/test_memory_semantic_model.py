@@ -119,3 +119,68 @@ def test_a_real_model_brings_back_no_stranger_that_shares_one_word(make_runtime:
     (found,) = [m for m in ok(rt.execute_tool("memory__search", {"query": "which day do we release?"}, ctx()))[
         "memories"] if m["content"] == "Deploys go out on Thursdays"]
     assert found["matched"] == [] and 0.3 <= found["similarity"] <= 1.0
+
+
+# Notes that each say who said them and when: "Ines" is in most of them, "March" in several. Those dated in March
+# are close to a question naming Ines and March through that frame alone; one note holds every word asked about.
+DATED = [
+    "Ines on 3 March, 2024: See you at the book club then!",
+    "Ines on 3 March, 2024: What have you been up to lately?",
+    "Ines on 17 March, 2024: Thanks, that means a lot to me.",
+    "Ines on 17 March, 2024: Haha, it was a long week for both of us.",
+    "Ines on 24 March, 2024: I finally adopted a kitten from the shelter, her name is Miso.",
+    "Ines on 9 May, 2024: The garden is full of tomatoes this year.",
+    "Ines on 9 May, 2024: I started a pottery class on Tuesdays.",
+    "Omar on 9 May, 2024: My brother visits us next month.",
+    "Omar on 3 March, 2024: I got a new bike for my commute.",
+]
+
+
+def test_a_memory_holding_every_word_asked_about_leads_those_close_only_by_who_and_when(
+    make_runtime: Any, model_dir: Path
+) -> None:
+    from junior_memory.semantic import FastEmbedEmbedder
+
+    rt: Runtime = make_runtime(embedder=FastEmbedEmbedder("sentence-transformers/all-MiniLM-L6-v2", path=model_dir))
+    store = rt.plugin("memory").store()
+    store.semantic.wait = 30.0  # the first call loads the model
+    for memory in DATED:
+        ok(rt.execute_tool("memory__remember", {"content": memory, "kind": "knowledge"}, ctx()))
+    assert store.flush_vectors(60)
+    found = ok(rt.execute_tool("memory__search", {"query": "What did Ines adopt in March 2024?"}, ctx()))["memories"]
+    # Ranks alone put the notes that share the question's name and month, and are closest to it through them, first;
+    # the share of the query's weight and the similarity, added, keep how much more the adoption note holds.
+    assert found[0]["content"] == DATED[4], [(m["content"], m["matched"], m["similarity"]) for m in found]
+    assert all(m["similarity"] is not None for m in found)  # every candidate's similarity is computed
+
+
+# Notes that each open with who said them and when, as a model saves a conversation: that frame is most of what a
+# short note means to the model, so small talk is as close to a question naming Ana as what she said.
+FRAMED = [
+    "Ana on 23 January, 2023: I started a sourdough course this month, my starter is finally bubbling.",
+    "Ana on 11 April, 2023: Talk soon, take care!",
+    "Ana on 4 July, 2023: Talk soon, take care!",
+    "Ana on 11 May, 2023: Talk soon, take care!",
+    "Ana on 21 May, 2023: Things have been busy lately.",
+    "Ana on 4 May, 2023: Let's catch up again soon!",
+    "Bo on 4 May, 2023: Work was hectic, but the weekend was calm.",
+    "Bo on 11 May, 2023: How is everyone at home?",
+    "Ana on 12 June, 2023: My sister visited for the weekend.",
+    "Bo on 12 June, 2023: That must have been tiring.",
+]
+
+
+def test_what_every_memory_here_shares_does_not_make_one_closer(make_runtime: Any, model_dir: Path) -> None:
+    from junior_memory.semantic import FastEmbedEmbedder
+
+    rt: Runtime = make_runtime(embedder=FastEmbedEmbedder("sentence-transformers/all-MiniLM-L6-v2", path=model_dir))
+    store = rt.plugin("memory").store()
+    store.semantic.wait = 30.0  # the first call loads the model
+    for memory in FRAMED:
+        ok(rt.execute_tool("memory__remember", {"content": memory, "kind": "knowledge"}, ctx()))
+    assert store.flush_vectors(60)
+    found = ok(rt.execute_tool("memory__search", {"query": "When did Ana take up baking?"}, ctx()))["memories"]
+    # "take care" holds "take" and is 0.49 similar, the sourdough note holds no telling word and is 0.55 similar;
+    # less the mean of the notes here (the "Ana on <date>:" frame), the sourdough note is 0.37 and "take care" 0.
+    assert found[0]["content"] == FRAMED[0], [(m["content"], m["matched"], m["similarity"]) for m in found]
+    assert 0.5 < found[0]["similarity"] < 0.6  # the similarity shown is still the cosine
