@@ -310,7 +310,7 @@ class MemoryStore(MemoryAdmin):
 
         semantic = self.semantic
         assert semantic is not None
-        vectors = semantic.vectors([m.content for m in memories], wait=max(self.timeout, 60.0))
+        vectors = semantic.chunked([m.content for m in memories], wait=max(self.timeout, 60.0))
         if vectors is None:
             return  # the model did not answer (logged once): `junior memory reindex` embeds them later
         ids = [m.id for m in memories]
