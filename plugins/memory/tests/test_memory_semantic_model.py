@@ -119,3 +119,20 @@ def test_a_real_model_brings_back_no_stranger_that_shares_one_word(make_runtime:
     (found,) = [m for m in ok(rt.execute_tool("memory__search", {"query": "which day do we release?"}, ctx()))[
         "memories"] if m["content"] == "Deploys go out on Thursdays"]
     assert found["matched"] == [] and 0.3 <= found["similarity"] <= 1.0
+
+
+def test_the_direct_call_gives_fastembeds_vectors(model_dir: Path) -> None:
+    """Queries and bursts run the session fastembed loaded without its per-call wrapper: the vectors are its own."""
+    import numpy as np
+    from fastembed import TextEmbedding
+    from junior_memory.semantic import FastEmbedEmbedder
+
+    texts = [question for question, _ in CASES] + [memory for _, memory in STRANGERS] + NOISE + ["word " * 300]
+    embedder = FastEmbedEmbedder("sentence-transformers/all-MiniLM-L6-v2", path=model_dir)
+    burst = embedder.embed(texts)
+    alone = [embedder.embed([text])[0] for text in texts]
+    assert callable(embedder._direct)  # the direct call is what ran, not fastembed's embed
+    library = TextEmbedding("sentence-transformers/all-MiniLM-L6-v2", specific_model_path=str(model_dir), threads=1)
+    expected = list(library.embed(texts))
+    assert all(np.asarray(a).dtype == b.dtype and np.array_equal(a, b) for a, b in zip(burst, expected, strict=True))
+    assert all(np.array_equal(a, next(iter(library.embed([t])))) for a, t in zip(alone, texts, strict=True))
