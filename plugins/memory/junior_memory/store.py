@@ -310,7 +310,7 @@ class MemoryStore(MemoryAdmin):
 
         semantic = self.semantic
         assert semantic is not None
-        vectors = semantic.vectors([m.content for m in memories], wait=max(self.timeout, 60.0))
+        vectors = semantic.chunked([m.content for m in memories], wait=max(self.timeout, 60.0))
         if vectors is None:
             return  # the model did not answer (logged once): `junior memory reindex` embeds them later
         ids = [m.id for m in memories]
@@ -420,7 +420,7 @@ class MemoryStore(MemoryAdmin):
                 return done
             if done == 0:
                 semantic.retry_now()  # an operator asked: try the model even if it failed a moment ago
-            vectors = semantic.vectors([str(r[1]) for r in rows], wait=max(self.timeout, 60.0))
+            vectors = semantic.chunked([str(r[1]) for r in rows], wait=max(self.timeout, 60.0))
             if vectors is None:
                 from junior_memory.semantic import ModelUnavailable
 

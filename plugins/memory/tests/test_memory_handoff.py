@@ -69,3 +69,58 @@ def test_start_does_not_wait_behind_another_embedding() -> None:
     assert time.monotonic() - began < 2.5
     embedder.release.set()
     assert sem.finish(first) is not None and sem.finish(second) is not None
+
+
+class Stepping(ConceptEmbedder):
+    """A model that runs each call only when the test says so, and notes how many texts each call had."""
+
+    def __init__(self) -> None:
+        super().__init__("test/stepping")
+        self.sizes: list[int] = []
+        self.entered = threading.Semaphore(0)
+        self.go = threading.Semaphore(0)
+
+    def embed(self, texts: Any) -> list[list[float]]:
+        self.sizes.append(len(texts))
+        self.entered.release()
+        assert self.go.acquire(timeout=10)
+        return super().embed(texts)
+
+
+def test_a_search_after_a_burst_of_writes_waits_for_one_chunk_not_the_batch(make_runtime: Any) -> None:
+    from memory_helpers import ctx, ok
+
+    embedder = Stepping()
+    rt = make_runtime(embedder=embedder)
+    store = rt.plugin("memory").store()
+    store.semantic.wait = 10.0
+
+    def remember(n: int) -> None:
+        ok(rt.execute_tool("memory__remember", {"content": f"Fact {n} about builds", "kind": "knowledge"}, ctx()))
+
+    try:
+        remember(0)
+        assert embedder.entered.acquire(timeout=10)  # the first memory's call runs; the next 20 queue up
+        for n in range(1, 21):
+            remember(n)
+        embedder.go.release()
+        assert embedder.entered.acquire(timeout=10)  # the burst's first chunk runs
+        found: dict[str, Any] = {}
+        search = threading.Thread(target=lambda: found.update(
+            answer=rt.execute_tool("memory__search", {"query": "builds"}, ctx())))
+        search.start()
+        deadline = time.monotonic() + 10
+        while store.semantic._worker._jobs < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)  # until the query's embedding is queued behind the running chunk
+        embedder.go.release()
+        assert embedder.entered.acquire(timeout=10)
+        assert embedder.sizes[-1] == 1  # the query ran next, before the rest of the burst
+        for _ in range(10):
+            embedder.go.release()
+        search.join(10)
+        assert found["answer"]["ok"]
+        assert store.flush_vectors(10)
+        assert embedder.sizes == [1, 8, 1, 8, 4]
+    finally:
+        for _ in range(10):
+            embedder.go.release()
