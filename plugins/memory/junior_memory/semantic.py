@@ -406,6 +406,7 @@ VECTOR_BATCH = 32
 # comes meanwhile waits for the one running. 32 texts kept a search waiting up to 100 ms on a free core (300 ms on a
 # busy machine: the benchmark's p99 right after a burst of writes); 8 bound it to a quarter of that, for one more
 # model call's fixed cost (about 2.5 ms) per 8 memories written. A text's vector does not depend on its batch.
+# ``junior memory reindex`` (its own process: no search waits on its model) embeds whole batches.
 EMBED_CHUNK = 8
 
 

@@ -420,7 +420,7 @@ class MemoryStore(MemoryAdmin):
                 return done
             if done == 0:
                 semantic.retry_now()  # an operator asked: try the model even if it failed a moment ago
-            vectors = semantic.chunked([str(r[1]) for r in rows], wait=max(self.timeout, 60.0))
+            vectors = semantic.vectors([str(r[1]) for r in rows], wait=max(self.timeout, 60.0))
             if vectors is None:
                 from junior_memory.semantic import ModelUnavailable
 
