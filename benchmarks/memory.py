@@ -192,9 +192,11 @@ def seed(store: MemoryStore, count: int, words: list[str], weights: list[float],
         if embeddings:
             conn.execute(insert(Vector), embeddings)
     if store.backend == "postgresql":
+        # What autovacuum does within a minute of a bulk load: statistics, and the visibility map that lets a
+        # count of the memories visible here read the index alone.
         with store.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
-            conn.exec_driver_sql("ANALYZE junior_memory_memories")
-            conn.exec_driver_sql("ANALYZE junior_memory_vectors")
+            conn.exec_driver_sql("VACUUM ANALYZE junior_memory_memories")
+            conn.exec_driver_sql("VACUUM ANALYZE junior_memory_vectors")
     else:
         with store.engine.begin() as conn:
             conn.exec_driver_sql("ANALYZE")

@@ -173,10 +173,36 @@ class Statements:
 
     def count_visible(self, scopes: int) -> Any:
         """How many memories the caller may read (list's total, an empty search's count)."""
-        from sqlalchemy import func, select
+        from sqlalchemy import select
 
-        return self._cached(("count", scopes),
-                            lambda: select(func.count()).select_from(self.t).where(*self._visible(scopes)))
+        return self._cached(("count", scopes), lambda: select(self._live_count(scopes)))
+
+    def _live_count(self, scopes: int) -> Any:
+        """How many memories ``scopes`` may read, as an expression: one count per scope, summed (a scope named twice
+        counts once).
+
+        Each is answered from the index of current memories by scope and expiry alone (migration 0005); one count
+        over the scopes' ``OR`` made Postgres read every matching row's page (43 ms for 70,000 memories, against
+        9 ms for the index-only scans).
+        """
+        from sqlalchemy import and_, bindparam, func, literal, not_, or_, select
+
+        t = self.t
+
+        def scope(i: int) -> ColumnElement[bool]:
+            return and_(t.c.scope == bindparam(f"s{i}"), t.c.scope_key == bindparam(f"k{i}"))
+
+        counts = [
+            select(func.count()).select_from(t).where(
+                scope(i), *(not_(scope(j)) for j in range(i)), t.c.archived_at.is_(None),
+                or_(t.c.expires_at.is_(None), t.c.expires_at > bindparam("now")),
+            ).scalar_subquery()
+            for i in range(scopes)
+        ]
+        total: Any = counts[0] if counts else literal(0)
+        for count in counts[1:]:
+            total = total + count
+        return total
 
     def page(self, scopes: int) -> Any:
         """``visible`` after a cursor: the memories that sort after (observed_at, id) of the last one shown."""
@@ -217,8 +243,7 @@ class Statements:
             return statement.where(t.c.content.ilike(bindparam(f"q{i}"))).scalar_subquery()
 
         return self._cached(("term_counts", scopes, terms), lambda: select(
-            select(func.count()).select_from(t).where(*self._visible(scopes)).scalar_subquery(),
-            *(one(i) for i in range(terms)),
+            self._live_count(scopes), *(one(i) for i in range(terms)),
         ))
 
     def term_params(self, terms: Sequence[str]) -> dict[str, Any]:

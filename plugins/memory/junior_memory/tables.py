@@ -119,6 +119,16 @@ class Memory(Base):
             postgresql_where=text("archived_at IS NULL"),
         ),
         Index("ix_junior_memory_memories_archived_at", "archived_at"),
+        # The memories a caller can see, counted from the index alone (migration 0005).
+        Index(
+            "ix_junior_memory_memories_live",
+            "scope",
+            "scope_key",
+            "expires_at",
+            "archived_at",
+            sqlite_where=text("archived_at IS NULL"),
+            postgresql_where=text("archived_at IS NULL"),
+        ),
         Index("ix_junior_memory_memories_search_vector", "search_vector", postgresql_using="gin", info=POSTGRES_ONLY),
         CheckConstraint("scope IN ('personal', 'conversation')", name="scope"),
         CheckConstraint("kind IN ('preference', 'procedure', 'knowledge')", name="kind"),

@@ -179,3 +179,36 @@ def test_the_words_the_database_leaves_out_weigh_nothing(seeded: Runtime, db_url
         lexemes = rows("SELECT w, ts_lexize('english_stem', w) AS lexemes FROM unnest(CAST(:words AS text[])) AS w",
                        words=sorted(SNOWBALL_STOP_WORDS))
         assert len(lexemes) == len(SNOWBALL_STOP_WORDS) and all(r["lexemes"] == [] for r in lexemes), lexemes
+
+
+def test_the_visible_count_counts_each_scope_once_from_the_live_memories_index(rt: Runtime) -> None:
+    from junior_memory.content import utcnow
+    from junior_memory.scope import read_scopes
+
+    remember(rt, "Alice prefers tea over coffee", "preference")
+    remember(rt, "The VPN guide lives in the IT wiki", "knowledge")
+    remember(rt, "Standup is at 9:30", "procedure")
+    gone = remember(rt, "The old office closes in May", "knowledge")
+    ok(rt.execute_tool("memory__forget", {"id": gone["id"]}, ctx()))
+    ok(rt.execute_tool("memory__remember", {"content": "The sale ends tomorrow", "kind": "knowledge",
+                                            "expires_at": "2999-01-01T00:00:00Z"}, ctx()))
+    store = rt.plugin("memory").store()
+    personal, workspace = read_scopes(ctx())
+    assert store.count([personal, workspace]) == 4  # the forgotten memory is not counted, the unexpired one is
+    # A scope named twice counts once; each scope alone adds up to both.
+    assert store.count([workspace, personal, workspace, personal]) == 4
+    assert (store.count([personal]), store.count([workspace])) == (1, 3)
+    # Each scope's count reads the index of current memories by scope and expiry, never the rows.
+    statement = store.sql.count_visible(2).compile(store.engine)
+    params = store.sql.scope_params([personal, workspace], utcnow())
+    with store.engine.connect() as conn:
+        if store.backend == "postgresql":
+            conn.exec_driver_sql("SET enable_seqscan = off")
+            conn.exec_driver_sql("SET enable_bitmapscan = off")
+            plan = "\n".join(r[0] for r in conn.exec_driver_sql(f"EXPLAIN {statement}", params).all())
+            assert plan.count("Index Only Scan using ix_junior_memory_memories_live") == 2, plan
+        else:
+            values = statement.construct_params(params)
+            args = tuple(str(values[name]) for name in statement.positiontup or ())  # the plan needs no real values
+            plan = "\n".join(str(r[-1]) for r in conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {statement}", args).all())
+            assert plan.count("COVERING INDEX ix_junior_memory_memories_live") == 2, plan
