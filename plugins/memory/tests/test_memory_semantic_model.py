@@ -139,15 +139,7 @@ DATED = [
 def test_a_memory_holding_every_word_asked_about_leads_those_close_only_by_who_and_when(
     make_runtime: Any, model_dir: Path
 ) -> None:
-    from junior_memory.semantic import FastEmbedEmbedder
-
-    rt: Runtime = make_runtime(embedder=FastEmbedEmbedder("sentence-transformers/all-MiniLM-L6-v2", path=model_dir))
-    store = rt.plugin("memory").store()
-    store.semantic.wait = 30.0  # the first call loads the model
-    for memory in DATED:
-        ok(rt.execute_tool("memory__remember", {"content": memory, "kind": "knowledge"}, ctx()))
-    assert store.flush_vectors(60)
-    found = ok(rt.execute_tool("memory__search", {"query": "What did Ines adopt in March 2024?"}, ctx()))["memories"]
+    found = _search_among(make_runtime, model_dir, DATED, "What did Ines adopt in March 2024?")
     # Ranks alone put the notes that share the question's name and month, and are closest to it through them, first;
     # the share of the query's weight and the similarity, added, keep how much more the adoption note holds.
     assert found[0]["content"] == DATED[4], [(m["content"], m["matched"], m["similarity"]) for m in found]
@@ -171,16 +163,22 @@ FRAMED = [
 
 
 def test_what_every_memory_here_shares_does_not_make_one_closer(make_runtime: Any, model_dir: Path) -> None:
+    found = _search_among(make_runtime, model_dir, FRAMED, "When did Ana take up baking?")
+    # "take care" holds "take" and is 0.49 similar, the sourdough note holds no telling word and is 0.55 similar;
+    # less the mean of the notes here (the "Ana on <date>:" frame), the sourdough note is 0.37 and "take care" 0.
+    assert found[0]["content"] == FRAMED[0], [(m["content"], m["matched"], m["similarity"]) for m in found]
+    assert 0.5 < found[0]["similarity"] < 0.6  # the similarity shown is still the cosine
+
+
+def _search_among(make_runtime: Any, model_dir: Path, memories: list[str], query: str) -> list[dict[str, Any]]:
+    """``query``'s memory__search results once ``memories`` are saved (knowledge) and embedded by the real model."""
     from junior_memory.semantic import FastEmbedEmbedder
 
     rt: Runtime = make_runtime(embedder=FastEmbedEmbedder("sentence-transformers/all-MiniLM-L6-v2", path=model_dir))
     store = rt.plugin("memory").store()
     store.semantic.wait = 30.0  # the first call loads the model
-    for memory in FRAMED:
+    for memory in memories:
         ok(rt.execute_tool("memory__remember", {"content": memory, "kind": "knowledge"}, ctx()))
     assert store.flush_vectors(60)
-    found = ok(rt.execute_tool("memory__search", {"query": "When did Ana take up baking?"}, ctx()))["memories"]
-    # "take care" holds "take" and is 0.49 similar, the sourdough note holds no telling word and is 0.55 similar;
-    # less the mean of the notes here (the "Ana on <date>:" frame), the sourdough note is 0.37 and "take care" 0.
-    assert found[0]["content"] == FRAMED[0], [(m["content"], m["matched"], m["similarity"]) for m in found]
-    assert 0.5 < found[0]["similarity"] < 0.6  # the similarity shown is still the cosine
+    found: list[dict[str, Any]] = ok(rt.execute_tool("memory__search", {"query": query}, ctx()))["memories"]
+    return found
