@@ -19,7 +19,7 @@ it); the labels are written to transcripts and never shown to the model:
   annotated tool is in tools.json (90 of 95), every third in file order. An annotated tool name held by several
   servers counts as found through any of them.
 - ``livemcpbench-heldout`` (30): the next third of the same tasks (the second of every three), recorded after the
-  ranking of its date and never read while tuning: the figures of a change are compared on it only.
+  ranking of its date; its misses are never read while tuning, and the figures of a change are compared on it.
 - a path to a JSON list of ``{"id", "text", "label", "intended": [[tool_name, ...], ...]}`` (tests, new sets).
 
 Subcommands:

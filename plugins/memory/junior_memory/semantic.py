@@ -599,13 +599,25 @@ def _dot(rows: NDArray[np.float32], query: NDArray[np.float32]) -> NDArray[np.fl
 def _apart(raw: NDArray[np.float32], along: NDArray[np.float32], query: NDArray[np.float32],
            mean: NDArray[np.float32]) -> NDArray[np.float32]:
     """The cosine of ``query`` and each vector, both less ``mean``: ``raw`` their dot products, ``along`` each
-    vector's dot product with ``mean`` (every vector and the query of unit length)."""
+    vector's dot product with ``mean`` (every vector and the query of unit length). A vector that is the mean
+    itself (a scope's only memory), or a query that is, has no direction left: it scores 0, not the quotient of
+    two rounding errors."""
     import numpy as np
 
     q_mean, mean_sq = float(np.dot(query, mean)), float(np.dot(mean, mean))
-    q_norm = np.sqrt(max(1.0 - 2.0 * q_mean + mean_sq, 1e-12))
-    m_norm = np.sqrt(np.maximum(1.0 - 2.0 * along + mean_sq, 1e-12))
-    return ((raw - along - q_mean + mean_sq) / (q_norm * m_norm)).astype(np.float32)
+    q_sq = 1.0 - 2.0 * q_mean + mean_sq
+    m_sq = 1.0 - 2.0 * along + mean_sq
+    kept = m_sq >= _AT_MEAN
+    if q_sq < _AT_MEAN or not kept.any():
+        return np.zeros(len(raw), dtype=np.float32)
+    out = np.zeros(len(raw), dtype=np.float64)
+    out[kept] = (raw[kept] - along[kept] - q_mean + mean_sq) / np.sqrt(q_sq * m_sq[kept])
+    return out.astype(np.float32)
+
+
+# The squared distance from the mean below which a unit vector is taken as the mean itself: float32 rounding leaves
+# about 1e-7 where the distance is 0, and two different sentences' vectors lie at 0.1 and more from their mean.
+_AT_MEAN = 1e-4
 
 
 class _Block:
@@ -867,7 +879,7 @@ class VectorIndex:
         """For each of ``memory_ids`` this index holds in ``scopes``: its cosine with ``query`` once the mean of the
         vectors of ``scopes`` is taken from both. What every memory here shares (the frame of notes that each say
         who said them and when, the topic of the whole conversation) then counts for nothing, as a word half of
-        them hold does for the floor (``relevance.COMMON``). The mean of one memory is itself: it scores 0."""
+        them hold does for the floor (``relevance.COMMON``). The mean of one memory is itself: it scores 0 (``_apart``)."""
         import numpy as np
 
         q = np.frombuffer(query, dtype=np.float32)

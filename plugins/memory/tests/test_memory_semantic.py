@@ -433,6 +433,21 @@ def test_the_mean_of_a_scopes_vectors_follows_every_change_and_is_taken_from_eac
     assert index.apart(query.tobytes(), [private], ["g1"]) == {"g1": 0.0}  # one memory is its own mean
 
 
+def test_a_scopes_only_memory_is_its_mean_and_scores_zero_whatever_the_query() -> None:
+    import numpy as np
+    from junior_memory.scope import Scope
+    from junior_memory.semantic import VectorIndex
+
+    rng = np.random.default_rng(7)
+    scope = Scope("conversation", "slack:T1:G1", "channel")
+    scores = []
+    for n in range(50):  # the model's 384 dimensions, where float32 rounding is largest
+        index = VectorIndex("test")
+        index.put("only", _unit(rng.standard_normal(384)).tobytes(), "conversation", "slack:T1:G1")
+        scores.append(index.apart(_unit(rng.standard_normal(384)).tobytes(), [scope], ["only"])["only"])
+    assert scores == [0.0] * 50, max(map(abs, scores))
+
+
 class Stepping(ConceptEmbedder):
     """A model that runs each call only when the test says so, and notes how many texts each call had."""
 
