@@ -879,7 +879,8 @@ class VectorIndex:
         """For each of ``memory_ids`` this index holds in ``scopes``: its cosine with ``query`` once the mean of the
         vectors of ``scopes`` is taken from both. What every memory here shares (the frame of notes that each say
         who said them and when, the topic of the whole conversation) then counts for nothing, as a word half of
-        them hold does for the floor (``relevance.COMMON``). The mean of one memory is itself: it scores 0 (``_apart``)."""
+        them hold does for the floor (``relevance.COMMON``). The mean of one memory is itself: it scores 0
+        (``_apart``)."""
         import numpy as np
 
         q = np.frombuffer(query, dtype=np.float32)

@@ -441,7 +441,7 @@ def test_a_scopes_only_memory_is_its_mean_and_scores_zero_whatever_the_query() -
     rng = np.random.default_rng(7)
     scope = Scope("conversation", "slack:T1:G1", "channel")
     scores = []
-    for n in range(50):  # the model's 384 dimensions, where float32 rounding is largest
+    for _ in range(50):  # the model's 384 dimensions, where float32 rounding is largest
         index = VectorIndex("test")
         index.put("only", _unit(rng.standard_normal(384)).tobytes(), "conversation", "slack:T1:G1")
         scores.append(index.apart(_unit(rng.standard_normal(384)).tobytes(), [scope], ["only"])["only"])

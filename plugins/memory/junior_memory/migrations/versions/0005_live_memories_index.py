@@ -4,8 +4,9 @@ Search weighs each query word by how many of the memories visible here hold it, 
 (``relevance``), and list and an empty search report that count. The count read every row of the caller's scopes
 to check its expiry: at 100,000 memories, 105 ms on SQLite and 43 ms on Postgres for a 70,000-memory workspace.
 A partial index of the current (not archived) memories by scope and expiry answers it from the index: 8 ms and
-9 ms (one count per scope, summed: ``queries._live_count``). ``archived_at`` is among its columns, though always null there, so that SQLite too counts from the index
-alone (it does not read the partial index's condition as holding the column).
+9 ms (one count per scope, summed: ``queries._live_count``). ``archived_at`` is among its columns, though
+always null there, so that SQLite too counts from the index alone (it does not read the partial index's
+condition as holding the column).
 
 Revision ID: 0005
 Revises: 0004
