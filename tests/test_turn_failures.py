@@ -98,3 +98,19 @@ def test_the_server_answers_a_turn_through_the_real_client() -> None:
             turn = run_turn(model_from_spec(server.spec, env={}), rt, CONTEXT, HELLO)
     assert turn.text == "you said <@U1>: save hello" and turn.stop_reason == "answered" and turn.error is None
     assert server.paths == ["/v1/chat/completions"] and server.requests[0]["model"] == "m"
+
+
+def test_a_client_that_stops_waiting_prints_nothing_from_the_server(capsys: pytest.CaptureFixture[str]) -> None:
+    with ChatCompletionsServer(lambda view: say("hi"), model="m") as server:
+        httpd = server._httpd
+        for gone in (BrokenPipeError(32, "Broken pipe"), ConnectionResetError(104, "reset")):
+            try:
+                raise gone
+            except ConnectionError:
+                httpd.handle_error(None, ("127.0.0.1", 1))
+        assert capsys.readouterr().err == ""
+        try:  # any other failure of a request is still printed, as socketserver does
+            raise ValueError("a bug in the handler")
+        except ValueError:
+            httpd.handle_error(None, ("127.0.0.1", 1))
+        assert "ValueError: a bug in the handler" in capsys.readouterr().err
