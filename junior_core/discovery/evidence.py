@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING
 import attrs
 
 from junior_core.discovery import scoring
-from junior_core.discovery.rules import on
 from junior_core.discovery.scoring import Reference
 from junior_core.discovery.text import PHRASE_MARK, WORD
 
@@ -115,7 +114,7 @@ def _rarity(index: SearchIndex, asked: Sequence[str]) -> tuple[dict[str, float],
                 if n:
                     phrases.add(term)
             elif not term.isdigit() and (n or df.get(term, 0)):
-                rarity[term] = idf(term, snapshot.users(term, n) if on("source_rarity") else n)
+                rarity[term] = idf(term, snapshot.users(term, n))
                 sources = len({source_of.get(doc) for doc in reader.postings("terms", term).all_ids()}) if n else 0
                 if sources + df.get(term, 0) * scale <= TELLING_SHARE * total:
                     telling.add(term)

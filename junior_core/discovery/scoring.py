@@ -142,8 +142,9 @@ class Snapshot:
     def users(self, term: str, n: int) -> int:
         """How many tools use ``term`` (``n`` hold it) when the tools that hold it only through their source's id
         and description count once per source (call under the lock): a server's description says its subject
-        once, however many tools the server has, so its subject is as rare as a word one tool says."""
-        if not n:
+        once, however many tools the server has, so its subject is as rare as a word one tool says. ``n`` itself
+        while the ``source_rarity`` rule is off."""
+        if not n or not on("source_rarity"):
             return n
         extra = self._shared.get(term)
         if extra is None:
@@ -272,8 +273,7 @@ def score_tools(snapshot: Snapshot, request: Request, config: RankingConfig, ana
     idf_of = rarity(config, analyzer, reader.doc_count_all())
     reference = Reference.of(analyzer).df if config.reference_tools > 0 else {}
     found = {term: reader.doc_frequency("terms", term) for term in request.weights}
-    counted = snapshot.users if on("source_rarity") else lambda term, n: n
-    idf = {term: idf_of(term, counted(term, n)) for term, n in found.items()}
+    idf = {term: idf_of(term, snapshot.users(term, n)) for term, n in found.items()}
     mentions = snapshot.mentions() if flooring and on("long_descriptions") else {}
     count = len(request.clauses)
     need = [0.0] * count  # per clause: the idf its ask words carry

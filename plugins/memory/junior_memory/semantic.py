@@ -807,15 +807,18 @@ class VectorIndex:
         import numpy as np
 
         q = np.frombuffer(query, dtype=np.float32)
-        out: dict[str, float] = {}
         with self.lock:
-            for memory_id in memory_ids:
-                key = self.scopes.get(memory_id)
-                if key is None or key[2] != len(q):
-                    continue
-                block = self.blocks[key]
-                out[memory_id] = float(_dot(block.rows[block.where[memory_id]].reshape(1, -1), q)[0])
-        return out
+            held = [m for m in memory_ids if (key := self.scopes.get(m)) is not None and key[2] == len(q)]
+            if not held:
+                return {}
+            return dict(zip(held, _dot(self._rows_locked(held), q).tolist(), strict=True))
+
+    def _rows_locked(self, memory_ids: Sequence[str]) -> NDArray[np.float32]:
+        """The vectors of ``memory_ids`` (each held here), one row each (call under the lock)."""
+        import numpy as np
+
+        blocks = [self.blocks[self.scopes[m]] for m in memory_ids]
+        return np.stack([block.rows[block.where[m]] for block, m in zip(blocks, memory_ids, strict=True)])
 
     def nearest(self, query: bytes, scopes: Sequence[Scope], limit: int, *, floor: float = -1.0) -> list[str]:
         """The ``limit`` ids most similar to ``query`` (at least ``floor``) in ``scopes`` only, best first."""
@@ -865,13 +868,11 @@ class VectorIndex:
 
     def _apart_locked(self, q: NDArray[np.float32], scopes: Sequence[Scope], memory_ids: Sequence[str],
                       mean: NDArray[np.float32]) -> dict[str, float]:
-        import numpy as np
-
         keys = {(scope.scope, scope.scope_key, len(q)) for scope in scopes}
         held = [m for m in memory_ids if self.scopes.get(m) in keys]
         if not held:
             return {}
-        rows = np.stack([self.blocks[self.scopes[m]].rows[self.blocks[self.scopes[m]].where[m]] for m in held])
+        rows = self._rows_locked(held)
         raw = _dot(rows, q)
         return dict(zip(held, _apart(raw, _dot(rows, mean), q, mean).tolist(), strict=True))
 
