@@ -409,7 +409,8 @@ def index(ctx: click.Context, rebuild: bool, clear: bool, as_json: bool) -> None
 
 @cli.command()
 @click.option("--model", "model_spec", default=None, metavar="SPEC",
-              help="openai:<model>, anthropic:<model> or openai-compatible:<base_url>#<model> "
+              help="echo (offline: searches and runs tools, needs nothing), script:<file of turns>, "
+                   "openai:<model>, anthropic:<model> or openai-compatible:<base_url>#<model> "
                    "(default: $JUNIOR_MODEL).")
 @click.option("--system", default=None, help="Instructions for the model in place of junior's own.")
 @click.option("--no-memory", is_flag=True, help="Leave the memory plugin out: nothing recalled, nothing saved.")
@@ -434,7 +435,8 @@ def chat(ctx: click.Context, model_spec: str | None, system: str | None, no_memo
     except ModelConfigError as exc:
         _fail(str(exc))
     if model is None:
-        _fail("no model: pass --model or set JUNIOR_MODEL, e.g. openai:gpt-4.1 or "
+        _fail("no model: pass --model or set JUNIOR_MODEL, e.g. echo (offline, needs no key: it searches the "
+              "tools for your message and runs the best match), openai:gpt-4.1 or "
               "openai-compatible:http://127.0.0.1:8080/v1#model")
     if no_memory:
         from junior_core.runtime import Runtime
