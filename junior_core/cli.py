@@ -472,6 +472,33 @@ def _questions() -> Iterator[str]:
 
 
 @cli.group()
+def plugin() -> None:
+    """Start a plugin of your own."""
+
+
+@plugin.command(name="new")
+@click.argument("name")
+@click.option("--dir", "parent", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
+              show_default=True, help="Where to write the package's directory.")
+def plugin_new(name: str, parent: Path) -> None:
+    """Write junior-NAME/: a pip-installable plugin with one typed tool, its tests and an entry point.
+
+    NAME is the source id: lowercase letters, digits and '_'. Then: cd junior-NAME && pip install -e '.[test]'
+    && python -m pytest.
+    """
+    from importlib.metadata import version
+
+    from junior_core._scaffold import new_plugin
+
+    try:
+        root = new_plugin(name, parent, version("junior-core"))
+    except ValueError as exc:
+        _fail(str(exc))
+    click.echo(f"wrote {root}: {name}'s tool count_words in {root.name.replace('-', '_')}/__init__.py, its tests "
+               f"in tests/. Next:\n  cd {root}\n  pip install -e '.[test]'\n  python -m pytest")
+
+
+@cli.group()
 def config() -> None:
     """Where junior reads its configuration (junior.toml)."""
 
