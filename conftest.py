@@ -12,6 +12,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -47,3 +48,18 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     for path in _MADE:
         shutil.rmtree(path, ignore_errors=True)
+
+
+DATA_SKIP = "JUNIOR_DATA_DIR"
+"""In the reason of every skip for want of the public benchmark data (``tests.helpers.needs_data``)."""
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """Say in one line how many tests the missing benchmark data skipped, and how to get it."""
+    skipped = terminalreporter.stats.get("skipped", [])
+    wanting = [report for report in skipped if DATA_SKIP in str(getattr(report, "longrepr", ""))]
+    if wanting:
+        terminalreporter.write_line(
+            f"{len(wanting)} skipped for want of the public benchmark data: README.md's Data section says how to "
+            "fetch it into ../shared/data (or set JUNIOR_DATA_DIR)"
+        )

@@ -58,7 +58,27 @@ __all__ = [
 ]
 
 
+# Names moved out of ``junior_core`` in 0.3 without a warning; per the deprecation policy (docs/internals.md) they
+# still resolve here, warning, through 0.3.x, and are gone in 0.4.
+_MOVED = {"clean_text": "junior_core.text", "clean_json": "junior_core.text", "print_table": "junior_core.tables",
+         "parse_slack_ts": "junior_core.context"}
+
+
 def __getattr__(name: str) -> Any:
+    if name in _MOVED:
+        import importlib
+        import warnings
+
+        warnings.warn(f"junior_core.{name} is deprecated and goes in junior-core 0.4: import it from {_MOVED[name]}",
+                      DeprecationWarning, stacklevel=2)
+        return getattr(importlib.import_module(_MOVED[name]), name)
+    if name == "__version__":  # the installed distribution's, read when asked: importing junior_core stays cheap
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version("junior-core")
+        except PackageNotFoundError:  # a source tree on sys.path, never installed
+            return "0+unknown"
     # The runtime pulls in the search and execution machinery; plugins importing
     # ``hookimpl`` and ``Tool`` should not pay for it.
     if name == "Runtime":

@@ -24,7 +24,22 @@ def failures(errors: list[Any]) -> list[tuple[str, str]]:
     return out
 
 
+_LIMITS = {
+    "maxLength": "at most {:,} characters", "minLength": "at least {:,} characters",
+    "maxItems": "at most {:,} items", "minItems": "at least {:,} items",
+}
+"""The limit a length failure names: jsonschema says only "is too long"."""
+
+
 def _reason(err: Any) -> str:
+    limit = _LIMITS.get(err.validator)
+    said = _said(err)
+    if limit is not None and isinstance(err.validator_value, int):
+        return f"{said}: {limit.format(err.validator_value)}"
+    return said
+
+
+def _said(err: Any) -> str:
     message: str = err.message
     instance, quoted = err.instance, repr(err.instance)
     if len(quoted) <= 60 or quoted not in message:

@@ -124,11 +124,14 @@ def cli(ctx: click.Context, verbose: int, log_level: str | None) -> None:
 def sources(ctx: click.Context, as_json: bool) -> None:
     """List the sources of every installed plugin."""
     rt = _runtime(ctx)
-    _emit(
-        rt.sources,
-        as_json,
-        lambda data: print_table([[s["id"], s["description"]] for s in data], ["SOURCE", "DESCRIPTION"]),
-    )
+
+    def render(data: list[dict[str, str]]) -> None:
+        print_table([[s["id"], s["description"]] for s in data], ["SOURCE", "DESCRIPTION"])
+        for info in rt.source_info():
+            if info.unavailable:
+                click.echo(f"\n{info.id} is unavailable: {info.unavailable}")  # in full: the table cuts it
+
+    _emit(rt.sources, as_json, render)
     if not rt.sources and not as_json:
         click.echo(NO_SOURCES, err=True)
 
@@ -145,16 +148,17 @@ NO_SOURCES = (
 @click.option("--source", "-s", default=None, help="Search inside one source id.")
 @click.option("--limit", "-n", type=int, default=None, help="Maximum results, 1 to 20 (default 5).")
 @click.option("--explain", is_flag=True, help="Show why each tool ranked: its words, fields, scores, admission.")
+@click.option("--cursor", default=None, help="The next page of a listing (printed under the one before).")
 @json_option
 @click.pass_context
 def search(ctx: click.Context, query: str, source: str | None, limit: int | None, explain: bool,
-           as_json: bool) -> None:
-    """Search the catalog the way searchTools does."""
+           cursor: str | None, as_json: bool) -> None:
+    """Search the catalog the way searchTools does; an empty QUERY with --source lists that source's tools."""
     rt = _runtime(ctx, ALL if source is None else [source])
     if explain:
         result = rt.explain(query, source, limit, context=local_context())  # as the CLI's own user sees it
     else:
-        result = rt.search_tools(query, source, limit, context=local_context())
+        result = rt.search_tools(query, source, limit, context=local_context(), cursor=cursor)
     if as_json:
         _emit(result, True, print)
     elif not result.get("ok", True):
@@ -168,8 +172,10 @@ def search(ctx: click.Context, query: str, source: str | None, limit: int | None
         )
     elif source is not None and not result["tools"] and (down := _unavailable(rt, source)):
         _fail(f"{source} is unavailable: {down}.", code=1)  # not "try other words": no words would help
+    elif explain:
+        _render_reasons(result)
     else:
-        (_render_reasons if explain else _render_search)(result)
+        _render_search(result, query, source, limit, {info.id for info in rt.source_info() if info.unavailable})
     if "hint" in result:
         ctx.exit(1)
 
@@ -221,18 +227,35 @@ def _for_people(err: dict[str, Any], names: dict[str, str], tool_name: str | Non
     return str(err.get("message", ""))
 
 
-def _render_search(result: dict[str, Any]) -> None:
+def _render_search(result: dict[str, Any], query: str, source: str | None, limit: int | None,
+                   down: set[str]) -> None:
+    """A searchTools answer as a table, and how to see what it left out; a source that is down is never offered."""
+    import shlex
+
+    others = [s["id"] for s in result.get("sources", []) if s["id"] != source and s["id"] not in down]
     if not result["tools"]:
         where = f" in {result['source']}" if result.get("source") else ""
         click.echo(f"No tools matched{where} ({result['total_eligible_tools']} searched). Try other words", nl=False)
-        others = [s["id"] for s in result.get("sources", []) if s["id"] != result.get("source")]
         click.echo(f", or --source with one of: {', '.join(others)}." if others else ".")
         return
     if result.get("weak"):
         click.echo(result.get("hint", ""))
     print_table([[t["tool_name"], t["description"]] for t in result["tools"]], ["TOOL_NAME", "SUMMARY"])
-    shown = len(result["tools"])
-    click.echo(f"\n{shown} of {result['total_matches']} matches; run one with `junior exec TOOL_NAME`.")
+    shown, total = len(result["tools"]), result.get("total_matches", len(result["tools"]))
+    click.echo()
+    if not query.strip() and source is None:
+        click.echo(f"A sample of {shown} of {result['total_eligible_tools']} tools. List one source's tools with "
+                   f"`junior search \"\" --source SOURCE`" + (f", SOURCE one of: {', '.join(others)}." if others
+                                                             else "."))
+    elif result.get("next_cursor"):
+        again = ["junior", "search", query, *(["--source", source] if source else []),
+                 *(["--limit", str(limit)] if limit else []), "--cursor", result["next_cursor"]]
+        counted = "matches" if query.strip() else "tools"
+        click.echo(f"{shown} of {total} {counted}; the next page: `{shlex.join(again)}`.")
+    elif shown < total:
+        more = f"--limit {min(total, 20)} shows " + ("them all" if total <= 20 else "20")
+        click.echo(f"{shown} of {total} matches; {more}.")
+    click.echo("Run one with `junior exec TOOL_NAME`.")
 
 
 @cli.command(name="exec")
@@ -287,8 +310,22 @@ def exec_(
         err = result["error"]
         message = _for_people(err, {"*": "--args"}, tool_name)
         click.echo(f"error ({err['code']}): {message}", err=True)
+        _candidates(err, tool_name)
     if not result["ok"]:
         ctx.exit(1)
+
+
+def _candidates(err: dict[str, Any], tool_name: str) -> None:
+    """The candidates an error lists (an ambiguous forget): each one's id, content and the words it matched."""
+    candidates = [c for c in err.get("candidates") or () if isinstance(c, dict)]
+    if not candidates:
+        return
+    for candidate in candidates:
+        matched = candidate.get("matched")
+        said = f"  (matched: {', '.join(map(str, matched))})" if matched else ""
+        click.echo(f"  {candidate.get('id', '?')}  {candidate.get('content', '')}{said}", err=True)
+    if all("id" in c for c in candidates):
+        click.echo(f"Run it again with one id: junior exec {tool_name} --args '{{\"id\": \"ID\"}}'", err=True)
 
 
 @cli.command()
@@ -409,7 +446,8 @@ def index(ctx: click.Context, rebuild: bool, clear: bool, as_json: bool) -> None
 
 @cli.command()
 @click.option("--model", "model_spec", default=None, metavar="SPEC",
-              help="openai:<model>, anthropic:<model> or openai-compatible:<base_url>#<model> "
+              help="echo (offline: searches and runs tools, needs nothing), script:<file of turns>, "
+                   "openai:<model>, anthropic:<model> or openai-compatible:<base_url>#<model> "
                    "(default: $JUNIOR_MODEL).")
 @click.option("--system", default=None, help="Instructions for the model in place of junior's own.")
 @click.option("--no-memory", is_flag=True, help="Leave the memory plugin out: nothing recalled, nothing saved.")
@@ -434,7 +472,8 @@ def chat(ctx: click.Context, model_spec: str | None, system: str | None, no_memo
     except ModelConfigError as exc:
         _fail(str(exc))
     if model is None:
-        _fail("no model: pass --model or set JUNIOR_MODEL, e.g. openai:gpt-4.1 or "
+        _fail("no model: pass --model or set JUNIOR_MODEL, e.g. echo (offline, needs no key: it searches the "
+              "tools for your message and runs the best match), openai:gpt-4.1 or "
               "openai-compatible:http://127.0.0.1:8080/v1#model")
     if no_memory:
         from junior_core.runtime import Runtime
@@ -467,6 +506,33 @@ def _questions() -> Iterator[str]:
         if not line.strip():
             return
         yield line
+
+
+@cli.group()
+def plugin() -> None:
+    """Start a plugin of your own."""
+
+
+@plugin.command(name="new")
+@click.argument("name")
+@click.option("--dir", "parent", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
+              show_default=True, help="Where to write the package's directory.")
+def plugin_new(name: str, parent: Path) -> None:
+    """Write junior-NAME/: a pip-installable plugin with one typed tool, its tests and an entry point.
+
+    NAME is the source id: lowercase letters, digits and '_'. Then: cd junior-NAME && pip install -e '.[test]'
+    && python -m pytest.
+    """
+    from importlib.metadata import version
+
+    from junior_core._scaffold import new_plugin
+
+    try:
+        root = new_plugin(name, parent, version("junior-core"))
+    except ValueError as exc:
+        _fail(str(exc))
+    click.echo(f"wrote {root}: {name}'s tool count_words in {root.name.replace('-', '_')}/__init__.py, its tests "
+               f"in tests/. Next:\n  cd {root}\n  pip install -e '.[test]'\n  python -m pytest")
 
 
 @cli.group()

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from junior_core import Source, Tool, ToolError, hookimpl
 
@@ -19,6 +22,20 @@ HYPOTHESIS_PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "quick")
 def examples(full: int) -> int:
     """A property test's example count: ``full`` under the full profile, a tenth of it (at least 20) otherwise."""
     return full if HYPOTHESIS_PROFILE == "full" else max(20, full // 10)
+
+
+DATA_DIR = Path(os.environ.get("JUNIOR_DATA_DIR") or Path(__file__).resolve().parents[2] / "shared" / "data")
+"""The public benchmark data, as ``benchmarks/`` finds it: ``$JUNIOR_DATA_DIR``, else ``../shared/data``."""
+
+
+def needs_data(*names: str) -> pytest.MarkDecorator:
+    """Skip unless each of ``names`` (``metatool``, ``livemcpbench``) is in ``DATA_DIR``, saying how to get it."""
+    missing = [name for name in names if not (DATA_DIR / name).is_dir()]
+    return pytest.mark.skipif(
+        bool(missing),
+        reason=f"needs the public benchmark data {', '.join(n + '/' for n in missing)} in {DATA_DIR}: "
+               "README.md's Data section says how to fetch it, or set JUNIOR_DATA_DIR",
+    )
 
 
 OBJECT: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}

@@ -15,13 +15,14 @@ import pytest
 from junior_core.llm.agent import DEFAULT_INSTRUCTIONS
 from junior_core.llm.types import ModelReply, call, say
 from junior_core.testing import ChatCompletionsServer, ScriptView
+from tests.helpers import DATA_DIR, needs_data
 
 REPO = Path(__file__).resolve().parent.parent
 BENCHMARKS = REPO / "benchmarks"
-DATA = REPO.parent / "shared" / "data"
+DATA = DATA_DIR
 TINY = Path(__file__).resolve().parent / "data" / "agent_discovery_tiny.jsonl"
 
-needs_data = pytest.mark.skipif(not (DATA / "livemcpbench").is_dir(), reason="public benchmark data not present")
+needs_livemcpbench = needs_data("livemcpbench")
 
 
 def _load() -> ModuleType:
@@ -74,7 +75,7 @@ def _lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
-@needs_data
+@needs_livemcpbench
 def test_run_drives_a_model_on_the_openai_wire_and_records_each_call(
     server: ChatCompletionsServer, tmp_path: Path
 ) -> None:
@@ -111,7 +112,7 @@ def test_run_drives_a_model_on_the_openai_wire_and_records_each_call(
 
 
 @pytest.mark.slow
-@needs_data
+@needs_livemcpbench
 def test_step_prints_only_what_a_model_sees_and_writes_the_same_transcript(tmp_path: Path) -> None:
     requests = tmp_path / "two.json"
     requests.write_text(json.dumps(TWO), encoding="utf-8")
@@ -226,7 +227,7 @@ def test_weak_is_read_when_answers_carry_it_and_absent_otherwise() -> None:
     assert agent.call_record("searchTools", {}, batch)["shown"] == ["x", "y"]
 
 
-@needs_data
+@needs_livemcpbench
 def test_replay_reruns_the_recorded_searches_against_todays_ranking() -> None:
     found = agent.replay(TINY)
     # Recorded, the git search showed nothing; today's ranking puts git_log in the top five.
@@ -255,7 +256,7 @@ def test_floors_come_from_the_header_or_a_sidecar_and_say_what_misses(tmp_path: 
 KEPT = sorted(agent.TRANSCRIPTS.glob("*.jsonl"))
 
 
-@needs_data
+@needs_livemcpbench
 @pytest.mark.parametrize("transcript", KEPT, ids=[p.stem for p in KEPT])
 def test_kept_transcripts_replay_above_their_floors(transcript: Path) -> None:
     floors = agent.floors_of(transcript)

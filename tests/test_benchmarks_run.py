@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import needs_data
+
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 SMALL = {
     "answers.py": ["--limit", "10"],
@@ -32,7 +33,7 @@ def test_every_benchmark_has_a_smoke_run() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not (DATA / "metatool").is_dir(), reason="public benchmark data not present")
+@needs_data("metatool", "livemcpbench")
 @pytest.mark.parametrize("script", sorted(SMALL))
 def test_benchmark_script_runs(script: str, tmp_path: Path) -> None:
     proc = subprocess.run(

@@ -51,7 +51,8 @@ def env(tmp_path: Path, model: ChatCompletionsServer) -> dict[str, str]:
     home = tmp_path / "home"
     home.mkdir()
     return {
-        "PATH": os.environ.get("PATH", ""), "HOME": str(home), "LANG": "C.UTF-8", "USER": "ada",
+        "PATH": os.environ.get("PATH", ""), "PYTHONPATH": os.environ.get("PYTHONPATH", ""), "HOME": str(home),
+        "LANG": "C.UTF-8", "USER": "ada",
         "XDG_DATA_HOME": str(home / "data"), "XDG_CACHE_HOME": str(home / "cache"),
         "JUNIOR_CACHE_DIR": str(tmp_path / "cache"), "JUNIOR_CONFIG_DIR": str(tmp_path / "config"),
         "JUNIOR_LOAD_PLUGINS": "memory", "JUNIOR_MEMORY_EMBEDDING_MODEL": "off",
@@ -123,7 +124,7 @@ def test_a_model_that_is_down_is_one_line_and_exit_status_1(env: dict[str, str],
 def test_without_a_model_chat_says_how_to_name_one(env: dict[str, str]) -> None:
     del env["JUNIOR_MODEL"]
     done = chat(env, "-m", "hello")
-    assert done.returncode == 2 and "no model: pass --model or set JUNIOR_MODEL" in done.stderr
+    assert done.returncode == 2 and "no model: pass --model or set JUNIOR_MODEL, e.g. echo (offline" in done.stderr
     done = chat(env, "--model", "gpt-4", "-m", "hello")
     assert done.returncode == 2 and "invalid model 'gpt-4'" in done.stderr
 

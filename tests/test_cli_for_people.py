@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from junior_core import Runtime, Source, Tool, hookimpl
+from junior_core import Runtime, Source, Tool, ToolError, hookimpl
 from junior_core import cli as cli_module
 from junior_core.plugins import PluginSet
 from tests.helpers import echo, notes_plugin, weather_plugin
@@ -68,7 +68,8 @@ def test_unknown_source_names_the_option_not_the_model_field(notes: None) -> Non
 def test_a_long_query_says_it_is_too_long(notes: None) -> None:
     result = invoke("search", "x" * 1200)
     assert result.exit_code == 2
-    assert result.output.startswith("error: QUERY: 'xxxx") and "(1200 characters) is too long" in result.output
+    assert result.output.startswith("error: QUERY: 'xxxx")
+    assert "(1200 characters) is too long: at most 1,000 characters" in result.output
     assert "input_schema" not in result.output
 
 
@@ -77,7 +78,7 @@ def test_bad_args_name_the_option_and_point_to_show(notes: None) -> None:
     assert result.exit_code == 1
     lines = result.output.splitlines()
     assert lines[0].startswith("error (invalid_arguments): --args at 'q': 'xxxx")
-    assert lines[0].endswith("(1200 characters) is too long")
+    assert lines[0].endswith("(1200 characters) is too long: at most 10 characters")
     assert lines[-1] == "See what shelf__find_book takes with `junior show shelf__find_book`."
     assert "call again" not in result.output
 
@@ -125,5 +126,93 @@ def test_long_values_keep_the_reason_for_the_model() -> None:
         err = answer["error"]
         assert err["code"] == "invalid_arguments"
         assert "(1200 characters) is too long" in err["message"], err["message"]
-        assert err["details"][0]["message"].endswith("(1200 characters) is too long")
+        assert err["details"][0]["message"].endswith("(1200 characters) is too long: at most 10 characters") or (
+            err["details"][0]["message"].endswith("(1200 characters) is too long: at most 1,000 characters"))
         assert len(err["message"]) <= 300
+
+
+DOWN = "the server exited: " + "it said something long " * 10 + "END"
+
+
+class Down:
+    junior_plugin_name = "down"
+
+    @hookimpl
+    def register_sources(self, register: Any) -> None:
+        register(Source("mcp:down", "A server that is down."), provider=lambda: [])
+
+    @hookimpl
+    def startup(self, runtime: Any) -> None:
+        runtime.set_source_unavailable("mcp:down", DOWN)
+
+
+class Ambiguous:
+    junior_plugin_name = "picky"
+
+    @hookimpl
+    def register_sources(self, register: Any) -> None:
+        def forget(arguments: dict[str, Any], context: Any) -> None:
+            raise ToolError("ambiguous", "2 memories match, so nothing was forgotten; call again with an id.",
+                            candidates=[{"id": "a1", "content": "I prefer tabs", "kind": "preference",
+                                         "matched": ["tabs"]},
+                                        {"id": "b2", "content": "Tabs in Go", "matched": ["tabs", "go"]}])
+
+        register(Source("picky", "Forgets one thing at a time."),
+                 tools=[Tool("forget", "Forget a thing.", {"type": "object"}, forget)])
+
+
+def test_an_ambiguous_answer_lists_each_candidate(monkeypatch: pytest.MonkeyPatch) -> None:
+    use(monkeypatch, Ambiguous())
+    result = invoke("exec", "picky__forget", "--args", '{"query": "tabs"}')
+    assert result.exit_code == 1
+    assert result.output.splitlines()[1:] == [
+        "  a1  I prefer tabs  (matched: tabs)",
+        "  b2  Tabs in Go  (matched: tabs, go)",
+        """Run it again with one id: junior exec picky__forget --args '{"id": "ID"}'""",
+    ]
+
+
+def test_sources_gives_a_down_sources_reason_in_full(monkeypatch: pytest.MonkeyPatch) -> None:
+    use(monkeypatch, notes_plugin(), Down())
+    result = invoke("sources")
+    assert result.exit_code == 0
+    assert f"\nmcp:down is unavailable: {DOWN}\n" in result.output
+    assert "notes is unavailable" not in result.output
+
+
+def test_a_search_never_offers_a_source_that_is_down(monkeypatch: pytest.MonkeyPatch) -> None:
+    use(monkeypatch, notes_plugin(), Down())
+    answer = json.loads(invoke("search", "server", "--json").output)
+    assert [s["id"] for s in answer["sources"]] == ["mcp:down"]  # what the model is told: the nearest source
+    result = invoke("search", "server")
+    assert result.output == "No tools matched (7 searched). Try other words.\n"
+    sample = invoke("search", "")
+    assert "SOURCE one of: notes." in sample.output and "mcp:down" not in sample.output
+
+
+def test_an_empty_search_says_how_to_see_the_rest(notes: None) -> None:
+    result = invoke("search", "")
+    assert result.exit_code == 0
+    assert result.output.splitlines()[-2:] == [
+        'A sample of 5 of 10 tools. List one source\'s tools with `junior search "" --source SOURCE`, SOURCE one '
+        "of: notes, shelf, weather.",
+        "Run one with `junior exec TOOL_NAME`.",
+    ]
+    listed = invoke("search", "", "--source", "notes", "--limit", "2")
+    assert "2 of 7 tools; the next page: `junior search '' --source notes --limit 2 --cursor o2`." in listed.output
+    following = invoke("search", "", "--source", "notes", "--limit", "2", "--cursor", "o2")
+    assert following.output.split() != listed.output.split() and "--cursor o4" in following.output
+
+
+def test_a_real_ambiguous_forget_lists_the_memories(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    monkeypatch.setenv("JUNIOR_LOAD_PLUGINS", "memory")
+    monkeypatch.setenv("JUNIOR_MEMORY_EMBEDDING_MODEL", "off")
+    monkeypatch.setenv("JUNIOR_MEMORY_URL", f"sqlite:///{tmp_path / 'memory.sqlite3'}")
+    for content in ("Ada prefers tabs", "Ada prefers tabs in Go"):
+        saved = invoke("exec", "memory__remember", "--args", json.dumps({"content": content, "kind": "preference"}))
+        assert saved.exit_code == 0, saved.output
+    result = invoke("exec", "memory__forget", "--args", '{"query": "tabs"}')
+    assert result.exit_code == 1 and result.output.startswith("error (ambiguous): 2 memories match")
+    listed = result.output.splitlines()[1:3]
+    assert [line.split("  ")[2:] for line in listed] == [["Ada prefers tabs", "(matched: tabs)"],
+                                                       ["Ada prefers tabs in Go", "(matched: tabs)"]]

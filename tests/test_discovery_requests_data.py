@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import DATA_DIR, needs_data
+
 FILE = Path(__file__).resolve().parent.parent / "benchmarks" / "data" / "discovery_requests.json"
-DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data"
 HALVES = ("tuning", "heldout")
 MEMORY_TOOLS = ("remember", "forget", "list", "search")
 WORDINGS = ("short", "terse", "multi_clause", "question", "chatty", "indirect", "typo")
@@ -104,7 +105,7 @@ def test_halves_target_different_catalog_tools() -> None:
     assert all(len(targets(half)) == sum(SHARED.values()) for half in HALVES)
 
 
-@pytest.mark.skipif(not (DATA_DIR / "metatool").is_dir(), reason="public benchmark data not present")
+@needs_data("metatool")
 def test_catalog_references_exist_in_the_public_data() -> None:
     metatool = set(json.loads((DATA_DIR / "metatool" / "plugin_des.json").read_text(encoding="utf-8")))
     live: set[tuple[str, str]] = set()

@@ -27,6 +27,11 @@ def test_the_tour_starts_by_putting_junior_on_path_and_naming_its_config() -> No
     assert (ROOT / "docs/examples/junior.toml").is_file()
 
 
+def test_the_tour_chats_with_a_model_that_needs_no_key() -> None:
+    (line,) = [line for line in tour() if line.startswith("junior chat")]
+    assert line.startswith('junior chat --model echo -m "remember that I prefer tabs"')
+
+
 @pytest.mark.skipif(not (ROOT / ".venv/bin/activate").is_file(), reason="needs the .venv `make demo` creates")
 def test_the_tour_runs_line_by_line_in_a_fresh_shell(tmp_path: Path) -> None:
     home = tmp_path / "home"
@@ -43,7 +48,12 @@ def test_the_tour_runs_line_by_line_in_a_fresh_shell(tmp_path: Path) -> None:
     assert done.returncode == 0, f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     traced = [line for line in done.stderr.splitlines() if line.startswith("+")]
     assert sum(line.startswith("+ junior ") for line in traced) == sum(line.startswith("junior ") for line in tour())
-    errors = [line for line in done.stderr.splitlines() if not line.startswith("+") and line.strip()]
+    # `junior chat` shows each tool call on stderr in one line; anything else there is an error.
+    calls = [line for line in done.stderr.splitlines() if line.startswith("  · ")]
+    assert calls == ['  · searchTools "remember that I prefer tabs" → 4 tools: memory__remember, memory__list, ...',
+                     "  · executeTool memory__remember → ok"]
+    errors = [line for line in done.stderr.splitlines() if not line.startswith(("+", "  · ")) and line.strip()]
     assert errors == [], errors
+    assert "echo: remember that I prefer tabs\nran memory__remember: " in done.stdout
     assert "mcp__time__get_current_time" in done.stdout and '"name": "searchTools"' in done.stdout
     assert "Prefers terse PR summaries" in done.stdout

@@ -9,6 +9,8 @@ from types import ModuleType
 
 import pytest
 
+from tests.helpers import needs_data
+
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 
 
@@ -56,10 +58,7 @@ def test_draft4_boolean_bounds_become_numbers() -> None:
     assert data._clean_schema(schema)["properties"]["page"] == {"type": "integer", "exclusiveMinimum": 1}
 
 
-@pytest.mark.skipif(
-    not (Path(__file__).resolve().parents[2] / "shared" / "data" / "metatool").is_dir(),
-    reason="public benchmark data not present",
-)
+@needs_data("metatool", "livemcpbench")
 def test_real_data_loads_through_the_hook_api() -> None:
     meta, live = data.metatool(), data.livemcpbench()
     with data.runtime(meta, live) as rt:

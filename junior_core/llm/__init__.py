@@ -19,20 +19,27 @@ from junior_core.llm.types import ModelClient, ModelConfigError
 __all__ = ["ModelClient", "ModelConfigError", "ModelError", "model_from_env", "model_from_spec"]
 
 
+SPECS = "echo, script:<file>, openai:<model>, anthropic:<model> or openai-compatible:<base_url>#<model>"
+
+
 def model_from_spec(spec: str, env: Mapping[str, str] | None = None) -> ModelClient:
-    """A client for ``openai:<model>``, ``anthropic:<model>`` or ``openai-compatible:<base_url>#<model>``.
+    """A client for ``openai:<model>``, ``anthropic:<model>`` or ``openai-compatible:<base_url>#<model>``, or an
+    offline model that needs no key, network or SDK: ``echo`` or ``script:<file>`` (``junior_core.llm.offline``).
 
     Credentials come from the environment: ``OPENAI_API_KEY`` (and the SDK's own
     ``OPENAI_BASE_URL``), ``ANTHROPIC_API_KEY``; a compatible server takes
     ``JUNIOR_MODEL_API_KEY`` when it needs one. Raises ``ModelConfigError`` saying
     what is missing.
     """
+    from junior_core.llm.offline import offline_model
+
     env = os.environ if env is None else env
+    offline = offline_model(spec)
+    if offline is not None:
+        return offline
     kind, sep, rest = spec.partition(":")
     if not sep or not rest:
-        raise ModelConfigError(
-            f"invalid model {spec!r}: use openai:<model>, anthropic:<model> or openai-compatible:<base_url>#<model>"
-        )
+        raise ModelConfigError(f"invalid model {spec!r}: use {SPECS}")
     if kind == "openai":
         if not env.get("OPENAI_API_KEY"):
             raise ModelConfigError(f"{spec}: OPENAI_API_KEY is not set")
@@ -58,7 +65,9 @@ def model_from_spec(spec: str, env: Mapping[str, str] | None = None) -> ModelCli
         from junior_core.llm.openai import OpenAIChatModel
 
         return OpenAIChatModel(model, base_url=base_url, api_key=api_key, name=spec)
-    raise ModelConfigError(f"unknown model provider {kind!r} in {spec!r}: use openai, anthropic or openai-compatible")
+    raise ModelConfigError(
+        f"unknown model provider {kind!r} in {spec!r}: use echo, script, openai, anthropic or openai-compatible"
+    )
 
 
 def model_from_env(variable: str = "JUNIOR_MODEL", env: Mapping[str, str] | None = None) -> ModelClient | None:

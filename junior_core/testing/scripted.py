@@ -78,7 +78,8 @@ class ScriptedModel:
     or a generator function ``view -> Generator[ModelReply, results, None]``
     started at each new user turn: ``result = yield call(...)`` receives the
     decoded result of that call; a reply with several calls receives the list
-    of their results, in order.
+    of their results, in order. Conversations that overlap (a bot answering two threads at once) each run their
+    own generator: a turn is known by the messages up to its user message.
     """
 
     def __init__(self, script: Script, *, wire: Wire = "openai", name: str = "scripted") -> None:
@@ -88,7 +89,9 @@ class ScriptedModel:
         self.wire = wire
         self.name = name
         self.requests: list[dict[str, Any]] = []
-        self._generator: Generator[Any, Any, Any] | None = None
+        # One generator per conversation turn, keyed by the messages up to its user message: two conversations
+        # that overlap (a bot answering two threads at once) each get their own.
+        self._generators: dict[str, Generator[Any, Any, Any]] = {}
         self._calls = 0
         self._step = 0
 
@@ -115,27 +118,37 @@ class ScriptedModel:
         return attrs.evolve(tool_call, id=f"{prefix}_{self._calls:04d}")
 
     def _next(self, view: ScriptView) -> ModelReply:
+        key = _turn_key(view.request)
         last = view.request.messages[-1].role if view.request.messages else "user"
         if last != "tool":
-            self._generator = None
+            self._generators.pop(key, None)
             result = self.script(view)
             if isinstance(result, Generator):
-                self._generator = result
-                return self._advance(lambda g: next(g))
+                self._generators[key] = result
+                return self._advance(key, lambda g: next(g))
             return _as_reply(result)
-        if self._generator is None:
+        if key not in self._generators:
             return _as_reply(self.script(view))
         results = view.tool_results
         sent: Any = results[0] if len(results) == 1 else results
-        return self._advance(lambda g: g.send(sent))
+        return self._advance(key, lambda g: g.send(sent))
 
-    def _advance(self, step: Callable[[Generator[Any, Any, Any]], Any]) -> ModelReply:
-        assert self._generator is not None
+    def _advance(self, key: str, step: Callable[[Generator[Any, Any, Any]], Any]) -> ModelReply:
         try:
-            return _as_reply(step(self._generator))
+            return _as_reply(step(self._generators[key]))
         except StopIteration as stop:
-            self._generator = None
+            del self._generators[key]
             return _as_reply(stop.value if stop.value is not None else say(""))
+
+
+def _turn_key(request: ModelRequest) -> str:
+    """The system prompt and the messages up to the turn's last user message: the same for each step of a turn."""
+    items = list(request.messages)
+    end = len(items)
+    while end > 0 and items[end - 1].role != "user":
+        end -= 1
+    head = [(item.role, item.text, [c.id for c in item.tool_calls], item.tool_call_id) for item in items[:end]]
+    return json.dumps([request.system, head], default=str)
 
 
 def _as_reply(value: Any) -> ModelReply:

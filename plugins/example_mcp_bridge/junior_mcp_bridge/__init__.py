@@ -20,6 +20,13 @@ _WHERE = {
 
 def __getattr__(name: str) -> Any:
     # Lazy, so loading the plugin (`junior --help`) does not build config.py's attrs classes.
+    if name == "__version__":  # the installed distribution's, from its metadata
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version("junior-mcp-bridge")
+        except PackageNotFoundError:  # a source tree on sys.path, never installed
+            return "0+unknown"
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module 'junior_mcp_bridge' has no attribute {name!r}")

@@ -27,6 +27,13 @@ _WHERE = {
 
 def __getattr__(name: str) -> Any:
     # Lazy, so `import junior_memory` costs nothing until a name is used.
+    if name == "__version__":  # the installed distribution's, from its metadata
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version("junior-memory")
+        except PackageNotFoundError:  # a source tree on sys.path, never installed
+            return "0+unknown"
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module 'junior_memory' has no attribute {name!r}")

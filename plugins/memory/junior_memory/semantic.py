@@ -72,6 +72,8 @@ TOKENIZER_FILES = ("config.json", "special_tokens_map.json", "tokenizer.json", "
 # A process that could not load the model writes this beside the model cache, so the next processes (each CLI
 # call is one) do not wait for the model again until RETRY_S after it.
 MARKER = "semantic-unavailable.json"
+# Said with a failure of a model that must be downloaded: the usual cause is no network, and this is the fix.
+OFFLINE_HINT = "without a network, install the model offline: pip install 'junior-memory[semantic-offline]'"
 
 
 class ModelUnavailable(RuntimeError):
@@ -211,6 +213,12 @@ def _offline_folder(onnx: Path, cache: Path) -> Path:
     return folder
 
 
+def _where(embedder: Any) -> str:
+    # The offline wheel's file before the folder made from it when it loads: one name for one place, before and
+    # after the first load.
+    return str(getattr(embedder, "onnx", None) or getattr(embedder, "path", None) or "")
+
+
 _shared: dict[tuple[str, str], Semantic] = {}
 _shared_lock = threading.Lock()
 
@@ -220,7 +228,7 @@ def default_semantic() -> Semantic | None:
     embedder = embedder_from_env()
     if embedder is None:
         return None
-    key = (embedder.name, str(getattr(embedder, "path", "") or getattr(embedder, "onnx", "") or ""))
+    key = (embedder.name, _where(embedder))
     with _shared_lock:
         if key not in _shared:
             _shared[key] = Semantic(embedder, marker=_junior_cache() / MARKER)
@@ -421,6 +429,16 @@ class Semantic:
     def model(self) -> str:
         return str(self.embedder.name)
 
+    @property
+    def where(self) -> str:
+        """Where the model is loaded from (the offline wheel's file, a folder, or "" for a download): a marker
+        about a model fetched from the network says nothing of the same model installed offline since."""
+        return _where(self.embedder)
+
+    def _explained(self, reason: str) -> str:
+        fetched = isinstance(self.embedder, FastEmbedEmbedder) and not self.where
+        return f"{reason}; {OFFLINE_HINT}" if fetched else reason
+
     def _fall_back(self, why: str) -> None:
         with self._lock:
             if not self._warned:
@@ -447,10 +465,11 @@ class Semantic:
         try:
             data = json.loads(self.marker.read_text(encoding="utf-8"))
             at, model, reason = float(data["at"]), str(data["model"]), str(data["reason"])
-        except (OSError, ValueError, KeyError, TypeError):
+            where = str(data.get("where", self.where))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return  # no marker, or one that cannot be read: try the model
         age = self.clock() - at
-        if model != self.model or not 0 <= age < RETRY_S:
+        if model != self.model or where != self.where or not 0 <= age < RETRY_S:
             return
         self.last_error = reason
         self._broken_until = max(self._broken_until, time.monotonic() + RETRY_S - age)
@@ -461,8 +480,10 @@ class Semantic:
             return
         try:
             self.marker.parent.mkdir(parents=True, exist_ok=True)
-            self.marker.write_text(json.dumps({"model": self.model, "reason": reason, "at": self.clock()}),
-                                   encoding="utf-8")
+            self.marker.write_text(
+                json.dumps({"model": self.model, "where": self.where, "reason": reason, "at": self.clock()}),
+                encoding="utf-8",
+            )
         except OSError as exc:
             log.debug("memory: could not write %s: %s", self.marker, exc)
 
@@ -504,8 +525,9 @@ class Semantic:
                 # Never answered in this process, and the model must be fetched: maybe forever (offline). Other
                 # processes use keywords meanwhile; this one clears the marker if the model comes. A model on disk
                 # that loads slowly is not noted: it will answer.
+                reason = self._explained(reason + " (fetching it did not finish)")
                 self.last_error = reason
-                self._write_marker(reason + " (fetching it did not finish)")
+                self._write_marker(reason)
             self._fall_back(reason)
             return None
         except Exception:  # noqa: BLE001 - _embed logged it; any model failure means keyword recall
@@ -533,7 +555,7 @@ class Semantic:
                 raise ValueError(f"{len(packed)} vectors for {len(texts)} texts")
         except Exception as exc:
             self._broken_until = time.monotonic() + RETRY_S
-            reason = f"embedding model {self.model} failed: {type(exc).__name__}: {str(exc)[:300]}"
+            reason = self._explained(f"embedding model {self.model} failed: {type(exc).__name__}: {str(exc)[:300]}")
             self.last_error = reason
             self._write_marker(reason)
             self._fall_back(reason)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -55,7 +56,9 @@ def test_a_typo_finds_the_memory_tool_with_memory_installed_alone(rt: Runtime, q
     assert answer["note"] == note
 
 
-DATA = Path(__file__).resolve().parents[4] / "shared" / "data" / "livemcpbench"
+DATA = Path(os.environ.get("JUNIOR_DATA_DIR") or Path(__file__).resolve().parents[4] / "shared" / "data") / "livemcpbench"
+NO_DATA = (f"needs the public benchmark data livemcpbench/ in {DATA.parent}: README.md's Data section says how to "
+           "fetch it, or set JUNIOR_DATA_DIR")
 
 
 def _benchmarks() -> ModuleType:
@@ -79,7 +82,7 @@ def catalogs() -> Iterator[tuple[object, ModuleType]]:
         cat.close()
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason="needs ../shared/data/livemcpbench")
+@pytest.mark.skipif(not DATA.is_dir(), reason=NO_DATA)
 @pytest.mark.parametrize(("sentence", "tool"), [
     ("Please remember that I prefer terse PR summaries.", "memory__remember"),
     ("Please forget that I prefer terse PR summaries.", "memory__forget"),
@@ -96,7 +99,7 @@ def test_the_seed_sentences_rank_their_tool_first_in_every_catalog(
 
 
 @pytest.mark.slow  # the floors of a whole request set: hundreds of searches in three catalogs
-@pytest.mark.skipif(not DATA.is_dir(), reason="needs ../shared/data/livemcpbench")
+@pytest.mark.skipif(not DATA.is_dir(), reason=NO_DATA)
 def test_held_out_requests_find_their_memory_tool_and_nothing_else(catalogs: tuple[object, ModuleType]) -> None:
     """Floors under today's figures on the held-out half (docs/benchmarks.md has them), never tuned on."""
     cat, bench = catalogs
@@ -117,7 +120,7 @@ def test_held_out_requests_find_their_memory_tool_and_nothing_else(catalogs: tup
 
 
 @pytest.mark.slow  # the floors of a whole request set: hundreds of searches in three catalogs
-@pytest.mark.skipif(not DATA.is_dir(), reason="needs ../shared/data/livemcpbench")
+@pytest.mark.skipif(not DATA.is_dir(), reason=NO_DATA)
 def test_the_third_set_keeps_its_first_figures(catalogs: tuple[object, ModuleType]) -> None:
     """Floors under the figures the third set gave the first time it was measured (docs/benchmarks.md), never
     tuned on: wording that avoids the tools' own words is where lexical ranking is weakest."""

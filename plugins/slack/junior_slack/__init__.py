@@ -24,6 +24,13 @@ _WHERE = {
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":  # the installed distribution's, from its metadata
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version("junior-slack")
+        except PackageNotFoundError:  # a source tree on sys.path, never installed
+            return "0+unknown"
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module 'junior_slack' has no attribute {name!r}")
