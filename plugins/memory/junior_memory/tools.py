@@ -227,8 +227,8 @@ class MemoryTools:
         *,
         context: ToolContext,
     ) -> dict[str, Any]:
-        """Remember (save) a preference, procedure or fact in this workspace's long-term memory. kind decides who
-        sees it: a preference, only the person who said it; the rest, everyone here.
+        """Remember (save, store) a fact, preference or procedure in this workspace's long-term memory. Who sees it:
+        a preference, only the person who said it; the rest, everyone here.
 
         Use when the user asks to remember, save, store or keep something in mind ("remember that I prefer terse PR
         summaries", "save my preference for dark mode", "note that deploys need two approvals") or states
