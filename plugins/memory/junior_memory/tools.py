@@ -185,10 +185,6 @@ def _replace_not_found(what: str) -> ToolError:
     )
 
 
-def _scope_of(record: MemoryRecord) -> Scope:
-    return Scope(record.scope, record.scope_key, record.subject_type)  # type: ignore[arg-type]
-
-
 class MemoryTools:
     """Tool handlers over a store, fetched lazily so the database is opened on first use."""
 
