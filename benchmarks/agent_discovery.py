@@ -341,7 +341,7 @@ def _requests_of(state: Mapping[str, Any]) -> list[Request]:
 
 def _system_prompt(rt: Runtime, context: ToolContext, text: str) -> str:
     """The system prompt ``run_turn`` sends for this request (instructions, the speaker, recalled memory)."""
-    return _system(DEFAULT_INSTRUCTIONS, context, rt.prompt_context(context, text))
+    return _system(DEFAULT_INSTRUCTIONS, context, rt.prompt_context(context, text, host=False))
 
 
 def _user_message(context: ToolContext, text: str) -> str:

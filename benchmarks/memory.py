@@ -288,7 +288,7 @@ def run(backend: str, size: int, calls: int, folder: Path | None) -> dict[str, A
 
             def recall_with(runtime: Runtime) -> Callable[[int], None]:
                 def recall(i: int) -> None:
-                    runtime.prompt_context(context, f"what do we know about {queries[i]}?")
+                    runtime.prompt_context(context, f"what do we know about {queries[i]}?", host=False)
 
                 return recall
 

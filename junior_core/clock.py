@@ -13,12 +13,18 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     import asyncio  # imported when awaited: `junior --help` does not need it
+    from datetime import datetime
 
 __all__ = ["MONOTONIC", "Clock", "MonotonicClock"]
 
 
 class Clock(Protocol):
-    """What deadlines are read from and waited on."""
+    """What deadlines are read from and waited on.
+
+    A clock may also have ``utcnow() -> datetime`` (aware, UTC): the date the runtime's prompt context gives the
+    model is read from it (``MonotonicClock`` reads the system's, ``ManualClock`` its own); without one, the
+    system's wall clock is read.
+    """
 
     def now(self) -> float:
         """The time in seconds; only differences between two readings mean anything."""
@@ -41,6 +47,12 @@ class MonotonicClock:
 
     def now(self) -> float:
         return time.monotonic()
+
+    def utcnow(self) -> datetime:
+        """The system's wall clock, in UTC."""
+        from datetime import UTC, datetime
+
+        return datetime.now(UTC)
 
     def wait(self, ended: Callable[[float], bool], until: float) -> bool:
         return ended(max(until - time.monotonic(), 0.0))

@@ -12,8 +12,10 @@ import atexit
 import contextlib
 import weakref
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
+from junior_core._host import ConversationKind, host_context, implied_kind, utcnow
 from junior_core._workers import BackgroundLoop
 from junior_core.catalog import Catalog, CatalogTool, SourceInfo
 from junior_core.context import Message, ToolContext
@@ -106,6 +108,7 @@ class Runtime:
         self._dispatch = Dispatch(self._catalog, self._reach, self._discovery, self._plugins,
                                   options.default_timeout_s)
         self._execution = Execution(options.max_hung_per_source, options.max_result_chars, options.clock)
+        self._clock = options.clock
         self._loop = BackgroundLoop("junior-io")
         ref = weakref.ref(self)
 
@@ -365,17 +368,39 @@ class Runtime:
         return step.answer if isinstance(step, Answered) else await self._execution.arun(step)
 
     # -- turn hooks ----------------------------------------------------------------------------
-    def prompt_context(self, context: ToolContext, user_text: str) -> list[str]:
-        """Text blocks plugins want injected before a model turn; a failing or late plugin is logged and skipped."""
-        return self._plugins.prompt_context(context, user_text)
+    def prompt_context(
+        self, context: ToolContext, user_text: str, *, conversation_kind: ConversationKind | None = None,
+        host: bool = True,
+    ) -> list[str]:
+        """Text blocks to inject before a model turn: first the host's (today's UTC date from ``utcnow``, and what
+        the conversation's kind means: ``conversation_kind``, else the one ``context`` implies), then the plugins'.
+
+        ``host=False`` leaves the host's block out (the agent loop puts it in the system prompt itself). A failing
+        or late plugin is logged and skipped.
+        """
+        blocks = self._plugins.prompt_context(context, user_text)
+        if not host:
+            return blocks
+        kind = conversation_kind if conversation_kind is not None else implied_kind(context)
+        return [host_context(self.utcnow(), kind), *blocks]
+
+    def utcnow(self) -> datetime:
+        """The wall-clock time, in UTC, from ``RuntimeOptions.clock`` when it has a ``utcnow`` (``ManualClock``
+        does), else from the system."""
+        read = getattr(self._clock, "utcnow", None)
+        return read() if callable(read) else utcnow()
 
     def after_turn(self, context: ToolContext, transcript: Sequence[Message]) -> None:
         """Let plugins observe a finished turn; a failing or late plugin is logged and skipped."""
         self._plugins.after_turn(context, list(transcript))
 
-    async def aprompt_context(self, context: ToolContext, user_text: str) -> list[str]:
+    async def aprompt_context(
+        self, context: ToolContext, user_text: str, *, conversation_kind: ConversationKind | None = None,
+        host: bool = True,
+    ) -> list[str]:
         """Async twin of ``prompt_context`` (hooks run on a worker thread)."""
-        return await asyncio.to_thread(self.prompt_context, context, user_text)
+        return await asyncio.to_thread(self.prompt_context, context, user_text, conversation_kind=conversation_kind,
+                                       host=host)
 
     async def aafter_turn(self, context: ToolContext, transcript: Sequence[Message]) -> None:
         """Async twin of ``after_turn`` (hooks run on a worker thread)."""

@@ -76,3 +76,39 @@ def test_without_a_conversation_only_the_date_is_said() -> None:
                         [Message("user", "hi", actor=ALICE)], clock=_clock)
     assert "Today is Wednesday 2026-04-01 (UTC)" in turn.system
     assert not [text for text in CONVERSATION_KINDS.values() if text in turn.system]
+
+
+class _Recall:
+    from junior_core import hookimpl
+
+    @hookimpl
+    def prompt_context(self, context: ToolContext, user_text: str) -> str:
+        return "recalled"
+
+
+def test_a_host_embedding_the_runtime_gets_the_date_and_kind_from_the_runtimes_clock() -> None:
+    from junior_core.testing import ManualClock
+
+    clock = ManualClock(utc=datetime(2027, 3, 30, 23, 59, tzinfo=UTC))
+    with Runtime(plugins=[_Recall()], clock=clock) as rt:
+        host, recalled = rt.prompt_context(_context("D1", "private"), "until March 31")
+        assert host.startswith("Today is Tuesday 2027-03-30 (UTC); the time is 23:59 UTC.")
+        assert CONVERSATION_KINDS["direct_message"] in host and recalled == "recalled"
+        clock.advance(120)  # the runtime reads its own clock each time: past midnight, the next day
+        assert rt.prompt_context(_context("D1", "private"), "hi")[0].startswith("Today is Wednesday 2027-03-31")
+        shared = rt.prompt_context(_context("C1", "private"), "hi", conversation_kind="shared_channel")[0]
+        assert CONVERSATION_KINDS["shared_channel"] in shared
+        assert rt.prompt_context(_context("C1", "public"), "hi", host=False) == ["recalled"]
+        first, *_ = asyncio.run(rt.aprompt_context(_context("C1", "public"), "hi"))
+        assert CONVERSATION_KINDS["public_channel"] in first and "2027-03-31" in first
+
+
+def test_the_agent_loop_says_the_date_once_from_the_runtimes_clock() -> None:
+    from junior_core.testing import ManualClock
+
+    clock = ManualClock(utc=datetime(2027, 3, 31, 8, 0, tzinfo=UTC))
+    with Runtime(plugins=[_Recall()], clock=clock) as rt:
+        turn = run_turn(ScriptedModel(lambda view: say("ok")), rt, _context("C1", "public"),
+                        [Message("user", "hi", actor=ALICE)])
+    assert turn.system.count("Today is Wednesday 2027-03-31 (UTC)") == 1
+    assert turn.context_blocks == ("recalled",)

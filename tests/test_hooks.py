@@ -123,7 +123,7 @@ def test_hook_prompt_context(make_runtime: Callable[..., Runtime]) -> None:
             raise RuntimeError("recall store down")
 
     rt = make_runtime(One(), Broken(), Two())
-    assert rt.prompt_context(CTX, "hello") == ["Known: prefers terse answers.", "block a", "block b"]
+    assert rt.prompt_context(CTX, "hello", host=False) == ["Known: prefers terse answers.", "block a", "block b"]
     assert seen == [(CTX, "hello")]
 
 
@@ -265,7 +265,7 @@ def test_tryfirst_and_trylast_set_the_call_order(make_runtime: Callable[..., Run
     rt = make_runtime(
         _block("last", trylast=True), _block("plain-1"), _block("first", tryfirst=True), _block("plain-2")
     )
-    assert rt.prompt_context(CTX, "hi") == ["first", "plain-1", "plain-2", "last"]
+    assert rt.prompt_context(CTX, "hi", host=False) == ["first", "plain-1", "plain-2", "last"]
     assert rt._plugins.implementers("prompt_context") == ["first", "plain-1", "plain-2", "last"]
 
 
@@ -345,7 +345,7 @@ def test_tracing_is_pluggy_hook_call_monitoring(
 ) -> None:
     monkeypatch.setenv("JUNIOR_TRACE_PLUGINS", "1")
     rt = make_runtime(_block("recall"))
-    rt.prompt_context(CTX, "hi")
+    rt.prompt_context(CTX, "hi", host=False)
     err = capsys.readouterr().err
     assert "[junior] prompt_context -> recall()" in err
     assert re.search(r"\[junior\] prompt_context <- recall: returned 'recall' in \d+\.\d ms", err)
@@ -364,7 +364,7 @@ def test_hook_calls_see_the_callers_context_variables(make_runtime: Callable[...
 
     rt = make_runtime(Tagger())
     request_id.set("r-42")
-    assert rt.prompt_context(CTX, "hi") == ["request r-42"]
+    assert rt.prompt_context(CTX, "hi", host=False) == ["request r-42"]
 
 
 # -- deadlines ---------------------------------------------------------------------------------------
@@ -422,7 +422,7 @@ def test_a_prompt_context_that_never_returns_is_skipped_and_logged(
 ) -> None:
     stuck = _late("stuck-recall", never, "prompt_context", clock=clock)
     rt = make_runtime(stuck, _block("fast"), hook_timeout_s=1.0, clock=clock)
-    assert rt.prompt_context(CTX, "hi") == ["fast"]
+    assert rt.prompt_context(CTX, "hi", host=False) == ["fast"]
     assert "prompt_context did not return within 1 s; its part was skipped" in _error(rt, "stuck-recall")
     assert any("stuck-recall" in r.getMessage() and "did not return" in r.getMessage() for r in caplog.records)
 
@@ -432,7 +432,7 @@ def test_on_the_monotonic_clock_a_hook_past_its_deadline_is_skipped(
 ) -> None:
     # The one deadline test on the real clock: the hook never returns, so it is late however loaded the machine.
     rt = make_runtime(_late("stuck-recall", never, "prompt_context"), hook_timeout_s=0.05)
-    assert rt.prompt_context(CTX, "hi") == []
+    assert rt.prompt_context(CTX, "hi", host=False) == []
     assert "prompt_context did not return within 0.05 s" in _error(rt, "stuck-recall")
 
 
@@ -452,7 +452,7 @@ def test_a_slow_hook_is_kept_while_the_clock_has_not_passed_its_deadline(
 
     rt = make_runtime(Slow(), _block("fast"), hook_timeout_s=0.01, clock=clock)
     threading.Timer(0.05, release.set).start()
-    assert rt.prompt_context(CTX, "hi") == ["slow", "fast"]
+    assert rt.prompt_context(CTX, "hi", host=False) == ["slow", "fast"]
     assert _error(rt, "slow") == ""
 
 
@@ -495,13 +495,13 @@ def test_a_plugin_with_hung_calls_is_not_called_again_until_one_returns(
         late = _late("stuck", release, "prompt_context", clock=clock)
         rt = make_runtime(late, _block("fast"), hook_timeout_s=1.0, clock=clock)
         for _ in range(MAX_OVERDUE_CALLS + 3):
-            assert rt.prompt_context(CTX, "hi") == ["fast"]
+            assert rt.prompt_context(CTX, "hi", host=False) == ["fast"]
         assert late.entered == ["prompt_context"] * MAX_OVERDUE_CALLS  # each moved the clock before it was dropped
     finally:
         release.set()
     # Released, the hung calls drain on their threads; until one has returned the plugin is still skipped.
     drained = time.monotonic() + 60  # a bound on the threads' hand-off, not a deadline under test
-    while (answer := rt.prompt_context(CTX, "hi")) != ["too late", "fast"]:
+    while (answer := rt.prompt_context(CTX, "hi", host=False)) != ["too late", "fast"]:
         assert answer == ["fast"] and time.monotonic() < drained
         time.sleep(0.001)
 
@@ -574,7 +574,7 @@ def test_a_hook_raising_systemexit_or_its_own_timeout_is_that_plugins_failure(
 
     tools = _Tools()
     rt = make_runtime(tools, Exits(), OwnTimeout(), _block("fast"), Interrupts())
-    assert rt.prompt_context(CTX, "hi") == ["fast"]
+    assert rt.prompt_context(CTX, "hi", host=False) == ["fast"]
     assert _error(rt, "exits") == "prompt_context failed: SystemExit: 3"
     assert _error(rt, "own-timeout") == "prompt_context failed: TimeoutError: the recall store timed out"
     out = rt.execute_tool("x__t", {}, CTX)

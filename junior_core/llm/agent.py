@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import attrs
 
+from junior_core._host import CONVERSATION_KINDS, ConversationKind, host_context, implied_kind, utcnow
 from junior_core.context import Message, ToolContext
 from junior_core.errors import ModelError
 from junior_core.llm.types import ChatItem, ModelClient, ModelReply, ModelRequest, ToolCall
@@ -31,61 +32,6 @@ DEFAULT_INSTRUCTIONS = (
     "searchTools returned. Use a tool only when the request needs one. A tool result says whether it worked; "
     "never say a tool failed or is unavailable unless a call returned an error."
 )
-
-
-ConversationKind = Literal["direct_message", "private_channel", "public_channel", "shared_channel"]
-
-# What each kind of conversation means for what is said and remembered there: who reads it, and who will see a
-# memory saved in it (a preference always stays the speaker's own, wherever it is said).
-CONVERSATION_KINDS: dict[str, str] = {
-    "direct_message": (
-        "This conversation is a direct message: only its members read it. A procedure or knowledge memory saved "
-        "here is seen only in this conversation; a preference is the speaker's own, in every conversation."
-    ),
-    "private_channel": (
-        "This conversation is a private channel: only its members read it. A procedure or knowledge memory saved "
-        "here is seen only in this channel; a preference is the speaker's own. Do not repeat here what you know "
-        "from other conversations unless the person asking said it."
-    ),
-    "public_channel": (
-        "This conversation is a public channel: anyone in the workspace can read it. A procedure or knowledge "
-        "memory saved here is seen in every public channel of the workspace; a preference is the speaker's own. "
-        "Do not bring up a person's personal details (health, family, preferences) here unless they ask."
-    ),
-    "shared_channel": (
-        "This conversation is a channel shared with another organisation: some members are not this workspace's "
-        "people. Workspace memories are not available here, and a procedure or knowledge memory saved here is seen "
-        "only in this channel. Do not reveal anything about this workspace that was not said here."
-    ),
-}
-
-
-def implied_kind(context: ToolContext) -> ConversationKind | None:
-    """The kind the context's conversation implies when the host did not say: a private Slack channel whose id
-    starts with ``D`` is a direct message; otherwise its visibility decides. None without a conversation."""
-    conversation = context.conversation
-    if conversation is None:
-        return None
-    if conversation.visibility == "public":
-        return "public_channel"
-    if conversation.platform == "slack" and conversation.channel_id.startswith("D"):
-        return "direct_message"
-    return "private_channel"
-
-
-def host_context(now: datetime, kind: ConversationKind | None) -> str:
-    """The system prompt's lines about the host: today's date (UTC) and what the conversation's kind means."""
-    today = now.astimezone(UTC)
-    lines = [f"Today is {today:%A} {today.date().isoformat()} (UTC); the time is {today:%H:%M} UTC."]
-    if kind is not None:
-        if kind not in CONVERSATION_KINDS:
-            raise ValueError(f"conversation_kind must be one of {', '.join(CONVERSATION_KINDS)}, got {kind!r}")
-        lines.append(CONVERSATION_KINDS[kind])
-    return " ".join(lines)
-
-
-def _utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 @attrs.frozen
@@ -224,7 +170,7 @@ class _TurnState:
     ) -> None:
         if max_steps < 1:
             raise ValueError("max_steps must be at least 1")
-        self.host = host_context((clock or _utcnow)(), kind if kind is not None else implied_kind(context))
+        self.host = host_context((clock or utcnow)(), kind if kind is not None else implied_kind(context))
         start = len(messages)
         while start > 0 and messages[start - 1].role == "user":
             start -= 1
@@ -332,16 +278,19 @@ def run_turn(
     ``after_turn`` with this turn's messages. ``messages`` is the conversation so
     far; the user messages after the last assistant message are this turn's.
 
-    The system prompt also says today's date (UTC, from ``clock``; default the real one) and what the
+    The system prompt also says today's date (UTC, from ``clock``; default the runtime's, see
+    ``Runtime.utcnow``) and what the
     conversation's kind means for memory: ``conversation_kind`` as the host knows it (a Slack channel shared with
     another organisation), else the kind ``context.conversation`` implies.
 
     When the model fails (unreachable, an HTTP error, an unreadable reply), ``after_turn`` still sees what
     happened and ``ModelError`` is raised naming the model, with the partial ``Turn`` as ``.turn``.
     """
-    state = _TurnState(context, messages, max_steps, kind=conversation_kind, clock=clock)
+    state = _TurnState(context, messages, max_steps, kind=conversation_kind, clock=clock or runtime.utcnow)
     tools = toolbox if toolbox is not None else RuntimeToolbox(runtime)
-    state.begin(instructions, runtime.prompt_context(context, state.user_text), tools.model_tools(context))
+    # The host's lines (date, kind) go in the system prompt once, from state.host: the plugins' blocks only here.
+    state.begin(instructions, runtime.prompt_context(context, state.user_text, host=False),
+                tools.model_tools(context))
     while (request := state.next_request()) is not None:
         try:
             reply = model.complete(request)
@@ -377,10 +326,10 @@ async def arun_turn(
     handlers on their source's own loop, awaited from the caller's), and the model through its ``acomplete`` when
     it has one, otherwise its ``complete`` on a worker thread. A model failure is a ``ModelError``, as there.
     """
-    state = _TurnState(context, messages, max_steps, kind=conversation_kind, clock=clock)
+    state = _TurnState(context, messages, max_steps, kind=conversation_kind, clock=clock or runtime.utcnow)
     tools = toolbox if toolbox is not None else RuntimeToolbox(runtime)
     offered = await asyncio.to_thread(tools.model_tools, context)  # tool_visible hooks may take their time
-    state.begin(instructions, await runtime.aprompt_context(context, state.user_text), offered)
+    state.begin(instructions, await runtime.aprompt_context(context, state.user_text, host=False), offered)
     acomplete = getattr(model, "acomplete", None)
     while (request := state.next_request()) is not None:
         try:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import asyncio
+    from datetime import datetime
 
 __all__ = ["ManualClock"]
 
@@ -22,11 +23,27 @@ class ManualClock:
     test decides which call is late: a handler or hook that should overrun calls ``advance`` past its deadline
     and then blocks (on an event the test sets afterwards); one that should be on time just returns.
     Deadlines are fixed when a call starts, so ``advance`` from inside the call is never too early.
+
+    Its wall time (``utcnow``, the date a runtime's prompt context gives the model) is ``utc`` (default
+    2026-01-01 00:00 UTC) moved on by every ``advance``.
     """
 
-    def __init__(self, start: float = 0.0) -> None:
+    def __init__(self, start: float = 0.0, *, utc: datetime | None = None) -> None:
+        from datetime import UTC, datetime
+
+        if utc is not None and utc.tzinfo is None:
+            raise ValueError("ManualClock(utc=...) needs an aware datetime, e.g. datetime(2027, 3, 1, tzinfo=UTC)")
         self._now = start
+        self._start = start
+        self._utc = utc if utc is not None else datetime(2026, 1, 1, tzinfo=UTC)
         self._lock = threading.Lock()
+
+    def utcnow(self) -> datetime:
+        """The wall time: ``utc`` plus how far the clock was advanced."""
+        from datetime import UTC, timedelta
+
+        with self._lock:
+            return (self._utc + timedelta(seconds=self._now - self._start)).astimezone(UTC)
 
     def now(self) -> float:
         with self._lock:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from datetime import UTC, date, datetime, time
+from datetime import UTC, date, datetime, time, timedelta
 
 from junior_core import ToolError
 
@@ -88,13 +88,19 @@ def utcnow() -> datetime:
 
 
 def parse_expires(value: str | None, now: datetime) -> datetime | None:
-    """``None`` or ``"never"`` → no expiry; an ISO-8601 date or time (naive means UTC) in the future."""
+    """``None`` or ``"never"`` → no expiry; an ISO-8601 date and time (naive means UTC) in the future.
+
+    A date alone ("2027-03-31", what "until March 31" means) keeps the memory through the end of that day, UTC: it
+    expires at the next day's midnight UTC, so a date of today is still in the future.
+    """
     if value is None or value.strip().lower() == "never":
         return None
     raw = value.strip()
     try:
         if len(raw) == 10:
-            parsed = datetime.combine(date.fromisoformat(raw), time(0), tzinfo=UTC)
+            day = date.fromisoformat(raw)
+            parsed = (datetime.combine(day + timedelta(days=1), time(0), tzinfo=UTC) if day < date.max
+                      else datetime.combine(day, time.max, tzinfo=UTC))
         else:
             parsed = datetime.fromisoformat(raw)
     except ValueError:
@@ -117,7 +123,8 @@ def parse_expires(value: str | None, now: datetime) -> datetime | None:
         raise ToolError(
             "rejected",
             f"expires_at {raw} is in the past: today is {now.astimezone(UTC).date().isoformat()} (UTC), now "
-            f"{format_time(now)}. Nothing was saved; use a time after now (a date means its midnight UTC), or 'never'.",
+            f"{format_time(now)}. Nothing was saved; use a later date (a date alone lasts through its end, UTC) "
+            "or time, or 'never'.",
             details=[{"path": "expires_at", "message": "in the past", "today": now.astimezone(UTC).date().isoformat()}],
         )
     return parsed

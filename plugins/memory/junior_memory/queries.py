@@ -120,14 +120,21 @@ class Statements:
         return statement
 
     # -- what the live context may read ----------------------------------------------------------
-    def _visible(self, scopes: int) -> list[ColumnElement[bool]]:
+    def _visible(self, scopes: int, kinds: bool = False) -> list[ColumnElement[bool]]:
+        """In one of ``scopes`` and current; with ``kinds``, also of one of the kinds bound as ``kinds``."""
         from sqlalchemy import and_, bindparam, or_
 
         t = self.t
         return [
             or_(*(and_(t.c.scope == bindparam(f"s{i}"), t.c.scope_key == bindparam(f"k{i}")) for i in range(scopes))),
             *self._current(),
+            *self._of_kinds(kinds),
         ]
+
+    def _of_kinds(self, kinds: bool) -> list[ColumnElement[bool]]:
+        from sqlalchemy import bindparam
+
+        return [self.t.c.kind.in_(bindparam("kinds", expanding=True))] if kinds else []
 
     def _current(self) -> list[ColumnElement[bool]]:
         """Not archived and not expired at ``now``."""
@@ -137,31 +144,33 @@ class Statements:
         return [t.c.archived_at.is_(None), or_(t.c.expires_at.is_(None), t.c.expires_at > bindparam("now"))]
 
     @staticmethod
-    def scope_params(scopes: Sequence[Scope], now: Any) -> dict[str, Any]:
+    def scope_params(scopes: Sequence[Scope], now: Any, kinds: Sequence[str] | None = None) -> dict[str, Any]:
         params: dict[str, Any] = {"now": now}
+        if kinds:
+            params["kinds"] = list(kinds)
         for i, scope in enumerate(scopes):
             params[f"s{i}"], params[f"k{i}"] = scope.scope, scope.scope_key
         return params
 
-    def visible(self, scopes: int) -> Any:
+    def visible(self, scopes: int, kinds: bool = False) -> Any:
         from sqlalchemy import select
 
         t = self.t
         return self._cached(
-            ("visible", scopes),
-            lambda: select(*self.columns).where(*self._visible(scopes)).order_by(t.c.observed_at.desc(), t.c.id)
+            ("visible", scopes, kinds),
+            lambda: select(*self.columns).where(*self._visible(scopes, kinds)).order_by(t.c.observed_at.desc(), t.c.id)
             .limit(self._limit),
         )
 
-    def by_ids(self, scopes: int) -> Any:
+    def by_ids(self, scopes: int, kinds: bool = False) -> Any:
         """Visible memories among ``ids``: similarity candidates pass the same filter as every other read."""
         from sqlalchemy import bindparam, select
 
         t = self.t
         return self._cached(
-            ("ids", scopes),
+            ("ids", scopes, kinds),
             lambda: select(*self.columns).where(t.c.id.in_(bindparam("ids", expanding=True)))
-            .where(*self._visible(scopes)),
+            .where(*self._visible(scopes, kinds)),
         )
 
     def by_prefix(self, scopes: int) -> Any:
@@ -177,13 +186,21 @@ class Statements:
             .limit(self._limit),
         )
 
-    def count_visible(self, scopes: int) -> Any:
+    def count_visible(self, scopes: int, kinds: bool = False) -> Any:
         """How many memories the caller may read (list's total, an empty search's count)."""
         from sqlalchemy import select
 
-        return self._cached(("count", scopes), lambda: select(self._live_count(scopes)))
+        return self._cached(("count", scopes, kinds), lambda: select(self._live_count(scopes, kinds)))
 
-    def _live_count(self, scopes: int) -> Any:
+    def kind_counts(self, scopes: int) -> Any:
+        """How many memories the caller may read of each kind: rows of (kind, count)."""
+        from sqlalchemy import func, select
+
+        t = self.t
+        return self._cached(("kind_counts", scopes), lambda: select(t.c.kind, func.count()).where(
+            *self._visible(scopes)).group_by(t.c.kind).order_by(t.c.kind))
+
+    def _live_count(self, scopes: int, kinds: bool = False) -> Any:
         """How many memories ``scopes`` may read, as an expression: one count per scope, summed (a scope named twice
         counts once).
 
@@ -199,7 +216,8 @@ class Statements:
             return and_(t.c.scope == bindparam(f"s{i}"), t.c.scope_key == bindparam(f"k{i}"))
 
         counts = [
-            select(func.count()).select_from(t).where(scope(i), *(not_(scope(j)) for j in range(i)), *self._current())
+            select(func.count()).select_from(t)
+            .where(scope(i), *(not_(scope(j)) for j in range(i)), *self._current(), *self._of_kinds(kinds))
             .scalar_subquery()
             for i in range(scopes)
         ]
@@ -208,7 +226,7 @@ class Statements:
             total = total + count
         return total
 
-    def page(self, scopes: int) -> Any:
+    def page(self, scopes: int, kinds: bool = False) -> Any:
         """``visible`` after a cursor: the memories that sort after (observed_at, id) of the last one shown."""
         from sqlalchemy import and_, bindparam, or_, select
 
@@ -218,14 +236,14 @@ class Statements:
 
         def build() -> Any:
             after = bindparam("after_at", type_=UTCDateTime())
-            return (select(*self.columns).where(*self._visible(scopes))
+            return (select(*self.columns).where(*self._visible(scopes, kinds))
                     .where(or_(t.c.observed_at < after,
                                and_(t.c.observed_at == after, t.c.id > bindparam("after_id"))))
                     .order_by(t.c.observed_at.desc(), t.c.id).limit(self._limit))
 
-        return self._cached(("page", scopes), build)
+        return self._cached(("page", scopes, kinds), build)
 
-    def term_counts(self, scopes: int, terms: int) -> Any:
+    def term_counts(self, scopes: int, terms: int, kinds: bool = False) -> Any:
         """One row: how many visible memories there are, then how many hold each of ``terms`` (``q0``, ``q1``...).
 
         Each count is its own indexed look-up (the GIN index, FTS5), so it costs what its matches cost.
@@ -235,7 +253,7 @@ class Statements:
         t = self.t
 
         def one(i: int) -> Any:
-            statement = select(func.count()).select_from(t).where(*self._visible(scopes))
+            statement = select(func.count()).select_from(t).where(*self._visible(scopes, kinds))
             if self.backend == "postgresql":
                 config: ColumnElement[Any] = literal_column("'english'::regconfig")
                 tsquery = func.to_tsquery(config, bindparam(f"q{i}", type_=String()))
@@ -246,8 +264,8 @@ class Statements:
                         .where(text(f"junior_memory_fts MATCH :q{i}")).scalar_subquery())
             return statement.where(t.c.content.ilike(bindparam(f"q{i}"))).scalar_subquery()
 
-        return self._cached(("term_counts", scopes, terms), lambda: select(
-            self._live_count(scopes), *(one(i) for i in range(terms)),
+        return self._cached(("term_counts", scopes, terms, kinds), lambda: select(
+            self._live_count(scopes, kinds), *(one(i) for i in range(terms)),
         ))
 
     def term_params(self, terms: Sequence[str]) -> dict[str, Any]:
@@ -267,11 +285,12 @@ class Statements:
             return {"fts_query": (" OR " if match == "any" else " AND ").join(f'"{term}"' for term in terms)}
         return {f"t{i}": f"%{term}%" for i, term in enumerate(terms)}
 
-    def search(self, scopes: int, match: Match, terms: int) -> Any:
-        return self._cached(("search", scopes, match, terms if self.backend not in ("postgresql", "sqlite") else 0),
-                            lambda: self._build_search(scopes, match, terms))
+    def search(self, scopes: int, match: Match, terms: int, kinds: bool = False) -> Any:
+        return self._cached(
+            ("search", scopes, match, terms if self.backend not in ("postgresql", "sqlite") else 0, kinds),
+            lambda: self._build_search(scopes, match, terms, kinds))
 
-    def fused_search(self, scopes: int, terms: int) -> Any:
+    def fused_search(self, scopes: int, terms: int, kinds: bool = False) -> Any:
         """The keyword half of a fused search (match any), each row also carrying ``newest_seq``: the last vector
         of the model in the table, so a search learns whether anything is new without a query of its own."""
         from sqlalchemy import bindparam, func, select
@@ -280,15 +299,16 @@ class Statements:
             vectors = self.vectors_table
             newest = (select(func.max(vectors.c.seq)).where(vectors.c.model == bindparam("model"))
                       .scalar_subquery().label("newest_seq"))
-            return self.search(scopes, "any", terms).add_columns(newest)
+            return self.search(scopes, "any", terms, kinds).add_columns(newest)
 
-        return self._cached(("fused", scopes, terms if self.backend not in ("postgresql", "sqlite") else 0), build)
+        return self._cached(("fused", scopes, terms if self.backend not in ("postgresql", "sqlite") else 0, kinds),
+                            build)
 
-    def _build_search(self, scopes: int, match: Match, terms: int) -> Any:
+    def _build_search(self, scopes: int, match: Match, terms: int, kinds: bool = False) -> Any:
         from sqlalchemy import String, and_, bindparam, column, func, literal_column, or_, select, table, text
 
         t = self.t
-        statement = select(*self.columns).where(*self._visible(scopes))
+        statement = select(*self.columns).where(*self._visible(scopes, kinds))
         if self.backend == "postgresql":
             config: ColumnElement[Any] = literal_column("'english'::regconfig")
             vector: ColumnElement[Any] = t.c.search_vector

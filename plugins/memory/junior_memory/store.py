@@ -464,25 +464,33 @@ class MemoryStore(MemoryAdmin):
                   "high": prefix + "g", "pattern": prefix + "%"}
         return self._read(self.sql.by_prefix(len(scopes)), params)
 
-    def count(self, scopes: Sequence[Scope], *, now: datetime | None = None) -> int:
-        """How many memories ``scopes`` may read (active, unexpired)."""
+    def count(self, scopes: Sequence[Scope], *, now: datetime | None = None, kinds: Sequence[str] | None = None) -> int:
+        """How many memories ``scopes`` may read (active, unexpired), of ``kinds`` when given."""
+        params = self.sql.scope_params(scopes, now or utcnow(), kinds)
+        statement = self.sql.count_visible(len(scopes), bool(kinds))
+        return int(self.db.unit(lambda conn: conn.execute(statement, params).scalar_one(), write=False))
+
+    def kind_counts(self, scopes: Sequence[Scope], *, now: datetime | None = None) -> dict[str, int]:
+        """How many memories ``scopes`` may read of each kind that has any."""
         params = self.sql.scope_params(scopes, now or utcnow())
-        return int(self.db.unit(lambda conn: conn.execute(self.sql.count_visible(len(scopes)), params).scalar_one(),
-                                write=False))
+        statement = self.sql.kind_counts(len(scopes))
+        return self.db.unit(lambda conn: {str(kind): int(n) for kind, n in conn.execute(statement, params)},
+                            write=False)
 
     def page(
         self, scopes: Sequence[Scope], *, limit: int, after: tuple[datetime, str] | None = None,
-        now: datetime | None = None,
+        now: datetime | None = None, kinds: Sequence[str] | None = None,
     ) -> tuple[list[MemoryRecord], int]:
-        """``visible`` from after ``after`` (the observed_at and id of the last memory shown), and the total."""
-        params = {**self.sql.scope_params(scopes, now or utcnow()), "limit": limit}
-        statement = self.sql.visible(len(scopes))
+        """``visible`` from after ``after`` (the observed_at and id of the last memory shown), and the total;
+        only memories of ``kinds`` when given."""
+        params = {**self.sql.scope_params(scopes, now or utcnow(), kinds), "limit": limit}
+        statement = self.sql.visible(len(scopes), bool(kinds))
         if after is not None:
             params.update(after_at=after[0], after_id=after[1])
-            statement = self.sql.page(len(scopes))
+            statement = self.sql.page(len(scopes), bool(kinds))
 
         def work(conn: Connection) -> tuple[list[MemoryRecord], int]:
-            total = conn.execute(self.sql.count_visible(len(scopes)), params).scalar_one()
+            total = conn.execute(self.sql.count_visible(len(scopes), bool(kinds)), params).scalar_one()
             return [record(row) for row in conn.execute(statement, params).mappings()], int(total)
 
         return self.db.unit(work, write=False)
@@ -519,6 +527,7 @@ class MemoryStore(MemoryAdmin):
         now: datetime | None = None,
         semantic: bool = False,
         message: bool = False,
+        kinds: Sequence[str] | None = None,
     ) -> Found:
         """Visible memories that match ``query`` above the floor (see ``relevance``), best first.
 
@@ -530,27 +539,30 @@ class MemoryStore(MemoryAdmin):
         Each hit says which query words it holds and, when semantic, its similarity. ``Found.visible`` is how many
         memories ``scopes`` may read (counted when the weights need it or nothing was found, else None).
         ``message=True`` (recall): ``query`` is a user's message, whose words no memory holds weigh nothing.
+        ``kinds``: only memories of these kinds are read, weighed and counted.
         """
         at = now or utcnow()
         pending = self.semantic.start([query]) if semantic and self.semantic is not None else None
         if pending is not None:
-            hits, visible = self._fused(scopes, query, pending, limit=limit, now=at, floor=True, message=message)
+            hits, visible = self._fused(scopes, query, pending, limit=limit, now=at, floor=True, message=message,
+                                        kinds=kinds)
         else:
-            hits, visible = self._floored(scopes, query, limit=limit, now=at, message=message)
+            hits, visible = self._floored(scopes, query, limit=limit, now=at, message=message, kinds=kinds)
         if not hits and visible is None:
-            visible = self.count(scopes, now=at)
+            visible = self.count(scopes, now=at, kinds=kinds)
         return Found(hits, visible)
 
     def _keyword_hits(
         self, conn: Connection, scopes: Sequence[Scope], terms: list[str], rows: Sequence[MemoryRecord], now: datetime,
-        message: bool = False,
+        message: bool = False, kinds: Sequence[str] | None = None,
     ) -> tuple[list[Hit], dict[str, float], int | None]:
         """``rows`` (keyword candidates) with the query words each holds, the words' weights, and the visible count."""
         visible: int | None = None
         counts: dict[str, int] = {}
         if len(terms) > 1 and rows:
-            params = {**self.sql.scope_params(scopes, now), **self.sql.term_params(terms)}
-            total, *per_term = conn.execute(self.sql.term_counts(len(scopes), len(terms)), params).one()
+            params = {**self.sql.scope_params(scopes, now, kinds), **self.sql.term_params(terms)}
+            statement = self.sql.term_counts(len(scopes), len(terms), bool(kinds))
+            total, *per_term = conn.execute(statement, params).one()
             visible = int(total)
             counts = {term: int(n) for term, n in zip(terms, per_term, strict=True)}
         weight = (weights(terms, counts, visible or 0, message=message) if len(terms) > 1
@@ -562,23 +574,24 @@ class MemoryStore(MemoryAdmin):
         return hits, weight, visible
 
     def _floored(
-        self, scopes: Sequence[Scope], query: str, *, limit: int, now: datetime, message: bool = False
+        self, scopes: Sequence[Scope], query: str, *, limit: int, now: datetime, message: bool = False,
+        kinds: Sequence[str] | None = None,
     ) -> tuple[list[Hit], int | None]:
         terms = search_terms(query)
-        prepared = self._search(scopes, query, limit=_pool(limit), match="any", now=now)
+        prepared = self._search(scopes, query, limit=_pool(limit), match="any", now=now, kinds=kinds)
         if prepared is None:
             return [], None
 
         def work(conn: Connection) -> tuple[list[Hit], int | None]:
             rows = [record(row) for row in conn.execute(*prepared).mappings()]
-            hits, weight, visible = self._keyword_hits(conn, scopes, terms, rows, now, message)
+            hits, weight, visible = self._keyword_hits(conn, scopes, terms, rows, now, message, kinds)
             return _by_share([hit for hit in hits if passes(hit.matched, weight)])[:limit], visible
 
         return self.db.unit(work, write=False)
 
     def _fused(
         self, scopes: Sequence[Scope], query: str, pending: Future[list[bytes]], *, limit: int, now: datetime,
-        floor: bool, message: bool = False,
+        floor: bool, message: bool = False, kinds: Sequence[str] | None = None,
     ) -> tuple[list[Hit], int | None]:
         from attrs import evolve
 
@@ -586,16 +599,17 @@ class MemoryStore(MemoryAdmin):
         assert semantic is not None
         pool = _pool(limit)
         terms = search_terms(query)
-        prepared = self._search(scopes, query, limit=pool, match="any", now=now)
+        prepared = self._search(scopes, query, limit=pool, match="any", now=now, kinds=kinds)
         if prepared is not None:
-            prepared = self.sql.fused_search(len(scopes), len(terms)), {**prepared[1], "model": semantic.model}
+            prepared = (self.sql.fused_search(len(scopes), len(terms), bool(kinds)),
+                        {**prepared[1], "model": semantic.model})
 
         index = self._loaded_index()
 
         def work(conn: Connection) -> tuple[list[Hit], int | None]:
             rows = conn.execute(*prepared).mappings().all() if prepared else []
             lexical, weight, visible = self._keyword_hits(conn, scopes, terms, [record(row) for row in rows], now,
-                                                          message)
+                                                          message, kinds)
             if floor:
                 lexical = [hit for hit in lexical if passes(hit.matched, weight)]
             lexical = _by_share(lexical)
@@ -614,9 +628,9 @@ class MemoryStore(MemoryAdmin):
             found = {hit.record.id: hit for hit in lexical}
             wanted = [mid for mid in near if mid not in found]
             if wanted:
-                params = {**self.sql.scope_params(scopes, now), "ids": wanted}
+                params = {**self.sql.scope_params(scopes, now, kinds), "ids": wanted}
                 gone = set(wanted)
-                for row in map(record, conn.execute(self.sql.by_ids(len(scopes)), params).mappings()):
+                for row in map(record, conn.execute(self.sql.by_ids(len(scopes), bool(kinds)), params).mappings()):
                     gone.discard(row.id)
                     matched = holds(terms, row.content)
                     # A memory holding some of the query's telling words is judged by them, however similar: one
@@ -628,7 +642,8 @@ class MemoryStore(MemoryAdmin):
                         found[row.id] = Hit(row, matched, None, share(matched, weight))
                 # Candidates from the caller's own scopes that the filter dropped were archived or expired
                 # elsewhere (by another process): this process stops comparing them.
-                index.forget(sorted(gone))
+                if not kinds:  # with kinds, the filter also drops current memories of other kinds
+                    index.forget(sorted(gone))
             # Every candidate is ordered by the share of the query's weight it holds plus its similarity: both
             # are on about the same scale (up to 1), and both keep their size, which ranks do not (``_by_score``).
             similar = {**index.similarities(vectors[0], [mid for mid in found if mid not in near]), **near}
@@ -639,14 +654,15 @@ class MemoryStore(MemoryAdmin):
         return self.db.unit(work, write=False)
 
     def _search(
-        self, scopes: Sequence[Scope], query: str, *, limit: int, match: Literal["any", "all"], now: datetime | None
+        self, scopes: Sequence[Scope], query: str, *, limit: int, match: Literal["any", "all"], now: datetime | None,
+        kinds: Sequence[str] | None = None,
     ) -> tuple[Any, dict[str, Any]] | None:
         terms = search_terms(query)
         if not terms:
             return None
-        params = {**self.sql.scope_params(scopes, now or utcnow()), "limit": limit,
+        params = {**self.sql.scope_params(scopes, now or utcnow(), kinds), "limit": limit,
                   **self.sql.search_params(terms, match)}
-        return self.sql.search(len(scopes), match, len(terms)), params
+        return self.sql.search(len(scopes), match, len(terms), bool(kinds)), params
 
     def explain_search(self, scopes: Sequence[Scope], query: str, *, limit: int = 10) -> str:
         """The database's EXPLAIN ANALYZE of a search (Postgres; benchmarks show the GIN index in use)."""

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from junior_core import Param, Source, Tool, ToolContext, ToolError, tool
 from junior_memory.content import check_content, format_time, normalise, parse_expires, utcnow
-from junior_memory.relevance import Hit
+from junior_memory.relevance import Hit, holds
 from junior_memory.review import Review
 from junior_memory.rules import search_terms
 from junior_memory.scope import KINDS, Kind, Scope, read_scopes, source_key, write_scope
@@ -22,22 +22,25 @@ if TYPE_CHECKING:
     from junior_memory.review import MemoryReviewer
     from junior_memory.store import MemoryRecord, MemoryStore
 
-__all__ = ["SOURCE", "MemoryTools", "unavailable"]
+__all__ = ["SOURCE", "MemoryTools", "entry", "unavailable"]
 
 log = logging.getLogger("junior.memory")
 
 SOURCE = Source(
     "memory",
-    "The assistant's own memory of this workspace and its people: preferences, team procedures and facts saved in "
-    "conversations here, to remember, recall, list and forget.",
+    "This workspace's long-term memory, the assistant's own: people's preferences, team procedures and facts saved "
+    "here, to remember, recall, list and forget (delete).",
 )
 
 MAX_LIMIT = 50
+# How many related memories remember offers: enough to spot a contradiction, few enough to read.
+RELATED = 3
 _HEX_PREFIX = re.compile(r"^[0-9a-f]{4,32}$")
 
 READS = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
 ADDS = {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
-ARCHIVES = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True, "openWorldHint": False}
+ARCHIVES = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": True, "openWorldHint": False,
+            "title": "Delete a memory"}
 
 # What people say for each action that only a memory does: memory's own verbs and idioms. Generic verbs (save,
 # delete, list, search, find, show, export, ...) are left to the tools' descriptions, where they weigh what their
@@ -86,10 +89,29 @@ def _may_reclassify(requested: str, proposed: str) -> bool:
     return requested != "preference" and proposed in KINDS
 
 
+def entry(record: MemoryRecord) -> dict[str, Any]:
+    """A memory as the model sees it, compact: ``observed_at`` only when it differs from ``created_at``,
+    ``expires_at`` only when the memory expires."""
+    out = record.public()
+    if out.get("observed_at") == out.get("created_at"):
+        del out["observed_at"]
+    if out.get("expires_at") is None:
+        out.pop("expires_at", None)
+    return out
+
+
 def _candidate(hit: Hit | MemoryRecord) -> dict[str, Any]:
     if isinstance(hit, Hit):
-        return {**hit.record.public(), "matched": list(hit.matched)}
-    return hit.public()
+        return {**entry(hit.record), "matched": list(hit.matched)}
+    return entry(hit)
+
+
+def _related(hit: Hit) -> dict[str, Any]:
+    """A memory close to another: its id and content, the words they share, and how close their meaning is."""
+    out: dict[str, Any] = {"id": hit.record.id, "content": hit.record.content, "matched": list(hit.matched)}
+    if hit.similarity is not None:
+        out["similarity"] = hit.similarity
+    return out
 
 
 def _ambiguous(
@@ -140,6 +162,20 @@ def _matches(
     return [], what
 
 
+def _closest(store: MemoryStore, scopes: list[Scope], text: str) -> dict[str, Any] | None:
+    """The memory nearest to ``text`` that the floor turned away, to name (never to act on): the one closest in
+    meaning when vectors exist, else the keyword candidate holding the most of its words."""
+    near = store.find(scopes, text, limit=1, semantic=True).hits
+    if near:
+        return _related(near[0])
+    terms = search_terms(text)
+    best = max(((len(holds(terms, r.content)), r) for r in store.search(scopes, text, limit=5)),
+               key=lambda pair: pair[0], default=None)
+    if best is None or best[0] == 0:
+        return None
+    return _related(Hit(best[1], holds(terms, best[1].content)))
+
+
 def _replace_not_found(what: str) -> ToolError:
     return ToolError(
         "not_found",
@@ -147,10 +183,6 @@ def _replace_not_found(what: str) -> ToolError:
         "knowledge one of this conversation's. Nothing was saved. Use memory__search to find the id, or call "
         "memory__remember without replaces to add a new memory.",
     )
-
-
-def _scope_of(record: MemoryRecord) -> Scope:
-    return Scope(record.scope, record.scope_key, record.subject_type)  # type: ignore[arg-type]
 
 
 class MemoryTools:
@@ -174,12 +206,16 @@ class MemoryTools:
         ],
         kind: Annotated[
             Kind,
-            "Decides who will see it. preference: about the speaker, seen only by the speaker. procedure (how the "
-            "team does a task) or knowledge (a durable fact about the shared environment): seen by everyone in this "
-            "conversation, which in a public channel is the whole workspace.",
+            "Decides who sees it. preference (about the speaker): only the person who said it. procedure (how the "
+            "team does a task) or knowledge (a durable fact about the shared environment): in a public channel, "
+            "everyone in this workspace's public channels; in a direct message, everyone in this direct message; "
+            "in a private channel, everyone in this private conversation.",
         ],
         expires_at: Annotated[
-            str | None, "'never' (default) or an ISO-8601 date/time after which the memory is ignored."
+            str | None,
+            "When the memory stops being used: 'never' (default); a date alone, '2027-03-31', meaning through the "
+            "end of that day (UTC); or a date and time, '2027-03-31T17:00:00Z' (no offset means UTC). Today's date "
+            "is in your instructions.",
         ] = None,
         replaces: Annotated[
             str | None, "The id, an id prefix, or words of the memory this one replaces; it is archived."
@@ -187,31 +223,37 @@ class MemoryTools:
         *,
         context: ToolContext,
     ) -> dict[str, Any]:
-        """Remember (save, store) a fact, preference or procedure for later. kind decides who sees it: a preference
-        only the speaker; the others everyone here (public channel: the workspace).
+        """Remember (save, store) a fact, preference or procedure in this workspace's long-term memory. Who sees it:
+        a preference, only the person who said it; the rest, everyone here.
 
         Use when the user asks to remember, save, store or keep something in mind ("remember that I prefer terse PR
         summaries", "save my preference for dark mode", "note that deploys need two approvals") or states
-        something lasting that will matter again. The answer says who can see the memory (visible_to).
+        something lasting that will matter again. The answer says who sees the memory (visible_to), in words you
+        can repeat to the person.
 
         kind: 'preference' is about the speaker personally (their tastes, how they like answers, their health or
-        circumstances) and is kept for that person only; 'procedure' is how the team does a task (release steps,
-        review rules); 'knowledge' is a durable fact about the shared environment (which service owns what, where
-        things live). Procedures and knowledge are shared with the workspace when said in a public channel and kept
-        to the conversation itself, all of it, in a private one (a DM or private channel). Anything personal about
-        someone is a preference, never knowledge in a public channel.
+        circumstances): only the person who said it sees it. 'procedure' is how the team does a task (release
+        steps, review rules); 'knowledge' is a durable fact about the shared environment (which service owns what,
+        where things live). A procedure or knowledge said in a public channel is seen by everyone in this
+        workspace's public channels; said in a direct message, by everyone in this direct message; said in a
+        private channel, by everyone in this private conversation. Anything personal about someone is a
+        preference, never knowledge in a public channel.
 
         Who is speaking and where come from the conversation, never from arguments: do not pass user ids, names or
         scopes. Write content as one self-contained statement naming who it is about ("Dana prefers ..."), at most
         4,000 characters. Credentials (tokens, passwords, keys, connection strings) are refused. Saying the same
-        thing twice returns the existing memory with created false. expires_at is 'never' (default) or an ISO-8601
-        date/time after which the memory is ignored. Tell the user it was saved only when this call returns ok.
+        thing twice returns the existing memory with created false. expires_at is 'never' (default), a date alone
+        ('2027-03-31': kept through the end of that day, UTC) or an ISO-8601 date and time. Tell the user it was
+        saved only when this call returns ok.
 
         When something already remembered has changed ("actually, answers in German now", "deploys moved to
         Thursdays"), pass replaces (the old memory's id from memory__search, or its words) instead of adding a
         second memory: the new one is saved and the old one archived in one step, so only the new one is recalled.
         A preference replaces one of the speaker's own preferences; a procedure or knowledge replaces one of this
-        conversation's. Several matches answer ambiguous with the candidates, and nothing is saved.
+        conversation's. Several matches answer ambiguous with the candidates, and nothing is saved. The answer's
+        related lists up to three memories already kept for the same people that share the new one's telling words
+        (id, content, matched): if one says the same or the opposite, call again with replaces set to its id, or
+        tell the person; nothing is replaced unless you ask.
         """
         from junior_memory.store import IdempotencyConflict, ReplaceTargetGone
 
@@ -247,6 +289,10 @@ class MemoryTools:
             # A retried replacement finds its target archived already: the replay below answers it instead.
             if replaces is not None and (idempotency_key is None or store.replayed(idempotency_key) is None):
                 old = self.replaced(store, scope, replaces)
+            # Read before the write, so the weights of the words are those of the memories already kept: in a
+            # scope of few memories the new one would make every word it shares with an old one look common. By
+            # keyword only: a write never waits for the embedding model (its vector is made after the commit).
+            near = store.find([scope], content, limit=RELATED + 2, now=now).hits
             try:
                 record, created = store.remember(
                     content=content,
@@ -270,12 +316,20 @@ class MemoryTools:
                     "Not saved: this tool_call_id was already used for a different memory. Retry as a new tool "
                     "call (with a new tool_call_id) to remember this.",
                 ) from None
-        result = {**record.public(), "created": created, "scope": record.scope,
-                  "visible_to": _scope_of(record).visible_to}
+        result = {**entry(record), "created": created}
         if old is not None and old.id != record.id:
-            result["replaced"] = old.public()
+            result["replaced"] = entry(old)
         elif not created:
             result["note"] = "This was already remembered; the existing memory was kept and no duplicate was made."
+        gone = {record.id, old.id if old is not None else ""}
+        related = [_related(hit) for hit in near if hit.record.id not in gone][:RELATED]
+        if related:
+            result["related"] = related
+            result["related_note"] = (
+                "Memories kept for the same people that look close to this one. If one says the same thing or "
+                "contradicts it, call memory__remember again with replaces set to its id (confirm with the user if "
+                "unsure), or tell the user; none was changed."
+            )
         return result
 
     @staticmethod
@@ -302,8 +356,8 @@ class MemoryTools:
         *,
         context: ToolContext,
     ) -> dict[str, Any]:
-        """Forget (delete, remove) one memory this conversation can see, by id or words: it is archived for everyone
-        who could see it. A memory sharing only a common word is never offered.
+        """Forget (delete, remove) one memory from this workspace's long-term memory, by id or words: archived for
+        everyone who saw it. A memory sharing one common word is never forgotten.
 
         Use when the user says "forget that", "that is no longer true", or asks to delete or remove a saved
         preference, procedure or fact.
@@ -311,8 +365,9 @@ class MemoryTools:
         Pass id (from memory__list or memory__search; a unique prefix of at least 4 characters works) or query
         (words from the memory). Exactly one match is forgotten; when several match, or memories hold only some of
         the words, nothing is forgotten and the candidates come back, each with the words it holds (matched), so
-        you can call again with the right id. No memory holding the query's telling words answers not_found. Only
-        memories visible here can be forgotten: the speaker's own preferences and this conversation's shared
+        you can call again with the right id. No memory holding the query's telling words answers not_found, which
+        names the closest memory (closest) when one is near: ask the person before forgetting that one by id.
+        Only memories visible here can be forgotten: the speaker's own preferences and this conversation's shared
         memories. Identity comes from the conversation, never from arguments.
         """
         if (id is None) == (query is None) or not (id or query or "").strip():
@@ -325,6 +380,14 @@ class MemoryTools:
             store = self._store()
             matches, what = _matches(store, scopes, id, query, "forgotten", "memory__forget")
             if not matches:
+                close = _closest(store, scopes, query) if query is not None else None
+                if close is not None:
+                    raise ToolError(
+                        "not_found",
+                        f"No memory you can see here {what}; nothing was forgotten. The closest one is in closest: "
+                        "if it is the one the user means, confirm with them, then call memory__forget with its id.",
+                        closest=close,
+                    )
                 raise ToolError(
                     "not_found",
                     f"No memory you can see here {what}. Use memory__list or memory__search to find its id; "
@@ -354,30 +417,45 @@ class MemoryTools:
         cursor: Annotated[
             str | None, Param("next_cursor from the previous page, to see the memories after it.", max_length=200)
         ] = None,
+        kind: Annotated[
+            list[Kind] | None,
+            Param("Only memories of these kinds, e.g. [\"preference\"] for what you know about the speaker or "
+                  "[\"procedure\"] for how the team does things; default every kind.", min_items=1, max_items=3),
+        ] = None,
         *,
         context: ToolContext,
     ) -> dict[str, Any]:
-        """List (show) every memory this conversation can see, newest first, with the total and a cursor for more;
-        each says who can see it (only the speaker, or everyone here).
+        """List (show) the memories this workspace's long-term memory holds about the user and here, newest first:
+        kind picks preferences, procedures or knowledge; each says who sees it.
 
         Use to show everything kept about the user ("what do you remember about me?", "show me everything you
         have on me") or to find an id before forgetting. The speaker's own preferences plus the procedures and
         knowledge of this conversation (the workspace in a public channel, the whole channel in a private one).
-        total counts them all; when next_cursor is not null there are more: call again with cursor set to it.
-        Archived and expired memories are not shown; other people's personal memories and memories saved in other
-        conversations (direct messages, private channels) never are.
+        kind (a list) keeps only those kinds: ["preference"] for what you know about the speaker. total counts
+        every memory listed; when next_cursor is not null there are more: call again with cursor set to it (and the
+        same kind). An empty list says which kinds are here (kinds_here). Each memory's visible_to says who sees
+        it: only the person who said it, or everyone in this workspace's public channels, this direct message or
+        this private conversation. Archived and expired memories are not shown; other people's personal memories
+        and memories saved in other conversations (direct messages, private channels) never are.
         """
         scopes = read_scopes(context)
+        kinds = _kinds(kind)
         after = _read_cursor(cursor) if cursor is not None else None
         with unavailable("no memories could be read"):
-            records, total = self._store().page(scopes, limit=limit + 1, after=after)
+            store = self._store()
+            records, total = store.page(scopes, limit=limit + 1, after=after, kinds=kinds)
+            here = store.kind_counts(scopes) if kinds and not records and after is None else None
         shown = records[:limit]
         more = len(records) > limit
-        return {
-            "memories": [r.public() for r in shown],
+        answer: dict[str, Any] = {
+            "memories": [entry(r) for r in shown],
             "total": total,
             "next_cursor": _make_cursor(shown[-1]) if more else None,
         }
+        if here is not None:
+            answer["kinds_here"] = here
+            answer["note"] = _no_kind(kinds or [], here)
+        return answer
 
     @tool(keywords=SEARCH_KEYWORDS, annotations=READS)
     def search(
@@ -385,33 +463,44 @@ class MemoryTools:
         query: Annotated[str, Param("The words to look for: a name, a topic, a few telling words.", min_length=1,
                                     max_length=1000)],
         limit: Annotated[int, Param("At most 50; default 10.", minimum=1, maximum=MAX_LIMIT)] = 10,
+        kind: Annotated[
+            list[Kind] | None,
+            Param("Only memories of these kinds, e.g. [\"preference\"] for what you know about the speaker or "
+                  "[\"procedure\"] for how the team does things; default every kind.", min_items=1, max_items=3),
+        ] = None,
         *,
         context: ToolContext,
     ) -> dict[str, Any]:
-        """Search (look up, find) the memories this conversation can see, by words and meaning; each result says
-        which of your words it holds and who sees it. Other chats' are not here.
+        """Search (look up, find) this workspace's long-term memory by words and meaning, all kinds or only
+        preferences, procedures or knowledge; each result says who sees it.
 
         Use when the user asks what they told you or what is saved about something ("what did I tell you about
         how I like code reviews?", "do you have anything saved about deploys?"), before answering when a
         remembered procedure or fact may apply, or to find the id of a memory to forget. Covers the speaker's own
         preferences and this conversation's shared memories, never other people's. Most relevant first. A memory
         that shares only a common word with a query of several words is not returned; matched lists the query
-        words a result holds, similarity (0 to 1) how close its meaning is when semantic recall is on. An empty
-        answer says how many memories are visible here. Memories can be stale: weigh them against what the user
-        says now.
+        words a result holds, similarity (0 to 1) how close its meaning is when semantic recall is on. kind (a
+        list) keeps only those kinds: ["procedure"] for "the team procedure for ...". An empty answer says how many
+        memories are visible here and of which kinds (kinds_here). Memories can be stale: weigh them against what
+        the user says now.
         """
         scopes = read_scopes(context)
+        kinds = _kinds(kind)
         with unavailable("no memories could be read"):
-            found = self._store().find(scopes, query, limit=limit, semantic=True)
+            store = self._store()
+            found = store.find(scopes, query, limit=limit, semantic=True, kinds=kinds)
+            here = store.kind_counts(scopes) if not found.hits else {}
         memories = []
         for hit in found.hits:
-            item = {**hit.record.public(), "matched": list(hit.matched)}
+            item = {**entry(hit.record), "matched": list(hit.matched)}
             if hit.similarity is not None:
                 item["similarity"] = hit.similarity
             memories.append(item)
         if memories:
             return {"memories": memories}
-        return {"memories": [], "visible_here": found.visible, "note": _nothing_found(found.visible or 0)}
+        visible = sum(here.values())
+        note = _nothing_found(visible) if not kinds else _no_kind(kinds, here, searched=True)
+        return {"memories": [], "visible_here": visible, "kinds_here": here, "note": note}
 
 
 def _nothing_found(visible: int) -> str:
@@ -423,6 +512,28 @@ def _nothing_found(visible: int) -> str:
     held = "The 1 memory visible here does not" if visible == 1 else f"None of the {visible} memories visible here"
     return (f"{held} match this query (a match holds the query's telling words, not just one common word). "
             f"{elsewhere} memory__list shows what is visible here.")
+
+
+def _kinds(kind: Sequence[str] | None) -> list[str] | None:
+    """The kinds asked for, each once, in the usual order; None for every kind."""
+    if kind is None:
+        return None
+    return [k for k in KINDS if k in kind]
+
+
+def _no_kind(kinds: Sequence[str], here: dict[str, int], *, searched: bool = False) -> str:
+    """What an empty answer filtered by kind says: which kinds are here instead, and how many of each."""
+    asked = " or ".join(kinds)
+    held = sum(here.get(k, 0) for k in kinds)
+    if searched and held:
+        lead = f"None of the {held} {asked} memories visible here match this query."
+    else:
+        lead = f"No {asked} memory is visible here."
+    if not here:
+        return f"{lead} No memory of any kind is visible here yet."
+    others = ", ".join(f"{n} {k}" for k, n in here.items())
+    return (f"{lead} Visible here: {others} (kinds_here); search or list without kind, or with another kind, "
+            "to see them.")
 
 
 def _make_cursor(last: MemoryRecord) -> str:

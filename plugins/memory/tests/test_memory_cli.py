@@ -143,7 +143,7 @@ def test_secrets_in_the_url_never_reach_info_errors_or_logs(caplog: pytest.LogCa
 
     caplog.clear()
     with caplog.at_level(logging.DEBUG), Runtime(plugins=[plugin]) as rt:
-        assert rt.prompt_context(ctx(), "tea") == []
+        assert rt.prompt_context(ctx(), "tea", host=False) == []
         rt.execute_tool("memory__list", {}, ctx())
     logged = [r.getMessage() + (caplog.text if r.exc_info else "") for r in caplog.records]
     assert any("memory recall skipped" in line for line in logged)

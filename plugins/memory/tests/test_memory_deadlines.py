@@ -66,7 +66,7 @@ def test_a_frozen_database_answers_unavailable_and_recall_is_skipped_with_one_li
             assert "try again later" in error["message"]
             caplog.clear()
             with caplog.at_level(logging.INFO, logger="junior.memory"):
-                assert within(GUARD, lambda: rt.prompt_context(ctx(), "green tea")) == []
+                assert within(GUARD, lambda: rt.prompt_context(ctx(), "green tea", host=False)) == []
             lines = [r for r in caplog.records if r.name == "junior.memory"]
             assert len(lines) == 1, [r.getMessage() for r in lines]
             assert lines[0].levelno == logging.WARNING and lines[0].exc_info is None

@@ -97,9 +97,9 @@ def test_an_empty_search_says_how_many_memories_are_visible_here_and_never_what_
 
 
 def test_recall_injects_no_stranger(seeded: Runtime) -> None:
-    (block,) = seeded.prompt_context(ctx(), "what is the Friday deploy freeze?")
+    (block,) = seeded.prompt_context(ctx(), "what is the Friday deploy freeze?", host=False)
     assert "freeze starts Friday" in block and "Tuesdays" not in block
-    (admin,) = seeded.prompt_context(ctx(), "who can rotate the admin password?")
+    (admin,) = seeded.prompt_context(ctx(), "who can rotate the admin password?", host=False)
     assert "rotate every 90 days" in admin and "Lisbon" not in admin
 
 

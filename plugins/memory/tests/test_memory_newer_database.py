@@ -59,7 +59,7 @@ def test_every_tool_answers_unavailable_with_the_one_line(
             error = err(rt.execute_tool(name, arguments, ctx()), "unavailable")
             assert LINE in error["message"], error
             assert "upgrades junior-memory; do not retry" in error["message"]
-        assert rt.prompt_context(ctx(), "how do deploys work?") == []
+        assert rt.prompt_context(ctx(), "how do deploys work?", host=False) == []
     assert f"memory recall skipped: {LINE}" in caplog.text
     assert "Traceback" not in caplog.text and "Can't locate revision" not in caplog.text
     assert snapshot(rows) == newer

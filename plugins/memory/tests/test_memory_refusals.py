@@ -132,7 +132,21 @@ def test_an_expiry_in_the_past_says_what_today_is() -> None:
     assert caught.value.code == "rejected"
     assert "today is 2026-04-02 (UTC), now 2026-04-02T09:15:00Z" in caught.value.message
     assert caught.value.details == {"details": [{"path": "expires_at", "message": "in the past", "today": "2026-04-02"}]}
-    assert parse_expires("2026-04-03", now) == datetime(2026, 4, 3, tzinfo=UTC)  # control: tomorrow is kept
+    assert parse_expires("2026-04-03", now) == datetime(2026, 4, 4, tzinfo=UTC)  # control: tomorrow is kept
+
+
+def test_a_date_alone_lasts_through_the_end_of_that_day_utc() -> None:
+    from datetime import UTC, datetime
+
+    from junior_memory.content import parse_expires
+
+    late = datetime(2027, 3, 31, 23, 30, tzinfo=UTC)
+    # "until March 31": kept through the 31st, so the day itself is still ahead at 23:30 that day.
+    assert parse_expires("2027-03-31", late) == datetime(2027, 4, 1, tzinfo=UTC)
+    assert parse_expires(" 2027-03-31 ", datetime(2027, 1, 1, tzinfo=UTC)) == datetime(2027, 4, 1, tzinfo=UTC)
+    assert parse_expires("9999-12-31", late) == datetime.max.replace(tzinfo=UTC)
+    # A date and time means that instant, as before; no offset means UTC.
+    assert parse_expires("2027-03-31T17:00:00", late.replace(hour=9)) == datetime(2027, 3, 31, 17, tzinfo=UTC)
 
 
 def test_the_tool_refuses_a_past_expiry_before_the_database_naming_today(rt: Runtime) -> None:

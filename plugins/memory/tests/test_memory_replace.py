@@ -32,8 +32,7 @@ def test_replace_archives_the_old_memory_and_only_the_new_one_is_read(rt: Runtim
     target = {"id": old["id"], "prefix": old["id"][:6], "words": "answers in English"}[how]
     new = ok(remember(rt, "I want answers in German", replaces=target, context=ctx(call="call-replace")))
     assert new["created"] is True
-    assert new["replaced"] == {k: old[k] for k in ("id", "content", "kind", "visible_to", "created_at", "observed_at",
-                                                   "expires_at")}
+    assert new["replaced"] == {k: old[k] for k in ("id", "content", "kind", "visible_to", "created_at")}
 
     (row,) = rows("SELECT * FROM junior_memory_memories WHERE id = :id", id=old["id"])
     assert (row["archive_reason"], row["superseded_by"]) == ("superseded", new["id"])
@@ -50,7 +49,7 @@ def test_replace_archives_the_old_memory_and_only_the_new_one_is_read(rt: Runtim
 
     assert contents(rt, "memory__list", {}) == ["I want answers in German", "I like dark mode"]
     assert contents(rt, "memory__search", {"query": "answers English German"}) == ["I want answers in German"]
-    (block,) = rt.prompt_context(ctx(), "which language should answers be in?")
+    (block,) = rt.prompt_context(ctx(), "which language should answers be in?", host=False)
     assert "German" in block and "English" not in block
     # The old version is history now: it cannot be replaced or forgotten again.
     err(rt.execute_tool("memory__forget", {"id": old["id"]}, ctx()), "not_found")

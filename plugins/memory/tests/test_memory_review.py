@@ -77,7 +77,7 @@ def test_reviewer_cannot_move_a_preference_into_shared_scope(
         rt = make_runtime(reviewer=Reclassifier(to))
         stored = ok(rt.execute_tool("memory__remember", {"content": f"I prefer {to} answers short", "kind":
                                                          "preference"}, ctx(call=f"call-widen-{to}")))
-        assert stored["kind"] == "preference" and stored["scope"] == "personal"
+        assert stored["kind"] == "preference" and stored["visible_to"] == "only the person who said it"
     found = rows("SELECT kind, scope, scope_key FROM junior_memory_memories ORDER BY content")
     assert found == [{"kind": "preference", "scope": "personal", "scope_key": ALICE.key}] * 2
 
@@ -87,10 +87,10 @@ def test_reviewer_may_narrow_or_swap_shared_kinds(
 ) -> None:
     swapped = ok(make_runtime(reviewer=Reclassifier("knowledge")).execute_tool(
         "memory__remember", {"content": "Deploys need two approvals", "kind": "procedure"}, ctx(call="call-swap")))
-    assert (swapped["kind"], swapped["scope"]) == ("knowledge", "conversation")
+    assert (swapped["kind"], swapped["visible_to"]) == ("knowledge", "everyone in this workspace's public channels")
     narrowed = ok(make_runtime(reviewer=Reclassifier("preference")).execute_tool(
         "memory__remember", {"content": "I like the staging dashboard", "kind": "knowledge"}, ctx(call="call-narrow")))
-    assert (narrowed["kind"], narrowed["scope"]) == ("preference", "personal")
+    assert (narrowed["kind"], narrowed["visible_to"]) == ("preference", "only the person who said it")
     assert {(r["kind"], r["scope"]) for r in rows("SELECT kind, scope FROM junior_memory_memories")} == {
         ("knowledge", "conversation"), ("preference", "personal"),
     }

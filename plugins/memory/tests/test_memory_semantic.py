@@ -76,7 +76,7 @@ def test_paraphrases_keywords_miss_are_found_by_fused_search_and_recall(make_run
     for question, memory, _ in PAIRS:
         found = search(fused, question)
         assert found[:1] == [memory], (question, found)
-        (block,) = fused.prompt_context(ctx(), question)
+        (block,) = fused.prompt_context(ctx(), question, host=False)
         assert memory in block
     # Keywords still lead when they match: fusion adds to full-text, it does not replace it.
     assert search(fused, "staging database")[0] == "The staging database is rebuilt every Sunday"
@@ -133,7 +133,7 @@ def test_scope_is_applied_before_similarity(make_runtime: Any) -> None:
     remember(rt, "Responsible for payments: the finance group", "knowledge", ctx(ALICE, PRIVATE))
     mine = remember(rt, "Dana owns the billing service", "knowledge", ctx(ALICE, PUBLIC))
     assert search(rt, "who is responsible for payments?", ctx(ALICE, PUBLIC)) == [mine["content"]]
-    (block,) = rt.prompt_context(ctx(ALICE, PUBLIC), "who is responsible for payments?")
+    (block,) = rt.prompt_context(ctx(ALICE, PUBLIC), "who is responsible for payments?", host=False)
     assert "Dana" in block and "Bob" not in block and "finance group" not in block
     # Bob sees his own first, and the private thread its own.
     assert search(rt, "who is responsible for payments?", ctx(BOB, PUBLIC))[0] == "Responsible for payments: Bob"
@@ -187,7 +187,7 @@ def test_a_broken_model_means_keyword_recall_and_one_log_line(
         remember(rt, "Dana owns the billing service")
         assert search(rt, "deploys frozen") == ["Deploys are frozen on Fridays"]
         assert search(rt, "who is responsible for payments?") == []
-        (block,) = rt.prompt_context(ctx(), "are deploys frozen today?")
+        (block,) = rt.prompt_context(ctx(), "are deploys frozen today?", host=False)
         assert "Fridays" in block
     warnings = [r.getMessage() for r in caplog.records if r.name == "junior.memory" and r.levelno >= logging.WARNING]
     assert len(warnings) == 1 and "test/broken" in warnings[0] and "keywords only" in warnings[0], warnings
@@ -206,7 +206,7 @@ def test_without_the_extra_recall_is_keywords_and_every_call_succeeds(
     remember(rt, "Dana owns the billing service")
     assert search(rt, "deploys frozen") == [deploys["content"]]
     assert search(rt, "who is responsible for payments?") == []  # what only similarity would find
-    (block,) = rt.prompt_context(ctx(), "are deploys frozen today?")
+    (block,) = rt.prompt_context(ctx(), "are deploys frozen today?", host=False)
     assert "Fridays" in block and "billing" not in block
     assert rows(VECTORS) == []
 

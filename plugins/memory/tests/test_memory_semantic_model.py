@@ -68,7 +68,7 @@ def test_a_real_model_finds_what_was_meant(make_runtime: Any, rows: Any, model_d
         found = [m["content"] for m in ok(fused.execute_tool("memory__search", {"query": question}, ctx()))["memories"]]
         assert found[:1] == [memory], (question, found)
     # The similarity floor keeps unrelated memories out: a question about nothing stored recalls nothing.
-    assert fused.prompt_context(ctx(), "what is the capital of Australia?") == []
+    assert fused.prompt_context(ctx(), "what is the capital of Australia?", host=False) == []
 
 
 def test_a_broken_model_file_means_keyword_recall(
@@ -89,7 +89,7 @@ def test_a_broken_model_file_means_keyword_recall(
     with caplog.at_level(logging.WARNING, logger="junior.memory"):
         ok(rt.execute_tool("memory__remember", {"content": "Deploys go out on Thursdays", "kind": "procedure"}, ctx()))
         found = ok(rt.execute_tool("memory__search", {"query": "when do deploys go out?"}, ctx()))["memories"]
-        (block,) = rt.prompt_context(ctx(), "do deploys go out on Thursdays?")
+        (block,) = rt.prompt_context(ctx(), "do deploys go out on Thursdays?", host=False)
     assert [m["content"] for m in found] == ["Deploys go out on Thursdays"] and "Thursdays" in block
     assert rows("SELECT memory_id FROM junior_memory_vectors") == []
     warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]

@@ -168,7 +168,7 @@ def test_unreachable_database_is_unavailable_and_other_sources_keep_working(back
         for name, args in (("memory__list", {}), ("memory__search", {"query": "tea"}), ("memory__forget",
                                                                                           {"query": "tea"})):
             err(rt.execute_tool(name, args, ctx()), "unavailable")
-        assert rt.prompt_context(ctx(), "tea") == []
+        assert rt.prompt_context(ctx(), "tea", host=False) == []
         rt.after_turn(ctx(), [Message("user", "I like tea", actor=ALICE)])
         assert ok(rt.execute_tool("echo__say", {"text": "still here"}, ctx())) == {"said": "still here"}
         assert rt.plugins[0].status == "loaded"

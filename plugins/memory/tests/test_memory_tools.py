@@ -24,7 +24,8 @@ def test_explicit_preference_is_one_active_personal_row_for_the_speaker(rt: Runt
     result = ok(remember(rt, "I prefer terse PR summaries", context=context))
     assert result["created"] is True
     assert result["kind"] == "preference"
-    assert set(result) >= {"id", "content", "kind", "created", "created_at", "observed_at", "expires_at"}
+    # Compact: observed_at equal to created_at and a null expires_at are left out; who sees it is said once.
+    assert set(result) == {"id", "content", "kind", "visible_to", "created", "created_at"}
     assert "UALICE" not in str(result) and "scope_key" not in result
 
     active = rows(ACTIVE)
@@ -73,7 +74,7 @@ def test_knowledge_in_a_private_channel_belongs_to_the_channel(rt: Runtime, rows
 def test_a_procedure_saved_in_a_dm_is_there_at_the_next_dm_message(rt: Runtime, rows: Any) -> None:
     first = Conversation("slack", "T1", "D0ALICE", message_ts="1700000400.000100", visibility="private")
     result = ok(remember(rt, "Deploys go out through the release channel", "procedure", ctx(ALICE, first)))
-    assert (result["scope"], result["visible_to"]) == ("conversation", "everyone in this direct message")
+    assert result["visible_to"] == "everyone in this direct message" and "scope" not in result
     following = Conversation("slack", "T1", "D0ALICE", message_ts="1700000460.000200", visibility="private")
     listed = ok(rt.execute_tool("memory__list", {}, ctx(ALICE, following)))["memories"]
     assert [m["content"] for m in listed] == ["Deploys go out through the release channel"]
@@ -122,7 +123,7 @@ def test_same_content_in_the_same_scope_and_kind_is_deduplicated(rt: Runtime, ro
 def test_forget_archives_and_hides_from_list_search_and_recall(rt: Runtime, rows: Any) -> None:
     memory = ok(remember(rt, "I prefer terse PR summaries"))
     other = ok(remember(rt, "Deploy on Tuesdays only", "procedure"))
-    assert rt.prompt_context(ctx(), "write a PR summary")
+    assert rt.prompt_context(ctx(), "write a PR summary", host=False)
     forgotten = ok(rt.execute_tool("memory__forget", {"id": memory["id"]}, ctx(call="forget-1")))["forgotten"]
     assert forgotten["id"] == memory["id"]
     assert forgotten["archive_reason"] == "tool_removed"
@@ -132,7 +133,7 @@ def test_forget_archives_and_hides_from_list_search_and_recall(rt: Runtime, rows
     listed = ok(rt.execute_tool("memory__list", {}, ctx()))["memories"]
     assert [m["id"] for m in listed] == [other["id"]]
     assert ok(rt.execute_tool("memory__search", {"query": "terse PR summaries"}, ctx()))["memories"] == []
-    assert rt.prompt_context(ctx(), "write a PR summary") == []
+    assert rt.prompt_context(ctx(), "write a PR summary", host=False) == []
     events = rows("SELECT event, reason, tool_call_id FROM junior_memory_events WHERE memory_id = :id ORDER BY id",
                   id=memory["id"])
     assert events[-1] == {"event": "archived", "reason": "tool_removed", "tool_call_id": "forget-1"}
@@ -179,7 +180,7 @@ def test_another_actor_can_never_reach_a_personal_memory(rt: Runtime, rows: Any)
     as_bob = ctx(BOB, PUBLIC)
     assert ok(rt.execute_tool("memory__list", {}, as_bob))["memories"] == []
     assert ok(rt.execute_tool("memory__search", {"query": "called Ally"}, as_bob))["memories"] == []
-    assert rt.prompt_context(as_bob, "what should I call Ally") == []
+    assert rt.prompt_context(as_bob, "what should I call Ally", host=False) == []
     missing = err(rt.execute_tool("memory__forget", {"id": secret["id"]}, as_bob), "not_found")
     assert "Ally" not in missing["message"]
     err(rt.execute_tool("memory__forget", {"id": secret["id"][:6]}, as_bob), "not_found")
@@ -227,6 +228,13 @@ def test_a_preference_without_an_actor_is_rejected(rt: Runtime, rows: Any) -> No
     # Team knowledge needs no actor.
     ok(remember(rt, "Tea is in the second cupboard", "knowledge", ctx(None, PUBLIC)))
     assert len(rows(ACTIVE)) == 1
+
+
+def test_the_tool_keeps_a_memory_through_the_date_it_was_given(rt: Runtime) -> None:
+    day = (datetime.now(UTC) + timedelta(days=10)).date()
+    saved = ok(rt.execute_tool("memory__remember", {"content": "The lobby is closed for painting",
+                                                     "kind": "knowledge", "expires_at": day.isoformat()}, ctx()))
+    assert saved["expires_at"] == f"{day + timedelta(days=1)}T00:00:00Z"
 
 
 def test_expired_memories_are_hidden_from_every_read(rt: Runtime, rows: Any) -> None:
@@ -293,6 +301,13 @@ def test_tools_are_deferred_with_strict_schemas(rt: Runtime) -> None:
         assert entry.tool.input_schema["additionalProperties"] is False
 
 
+KIND_FILTER = {
+    "type": "array", "items": {"type": "string", "enum": ["preference", "procedure", "knowledge"]}, "minItems": 1,
+    "maxItems": 3, "description": "Only memories of these kinds, e.g. [\"preference\"] for what you know about the "
+    "speaker or [\"procedure\"] for how the team does things; default every kind.",
+}
+
+
 def test_the_schemas_come_from_the_signatures_as_they_were_written_by_hand() -> None:
     from junior_memory.tools import MemoryTools
 
@@ -306,12 +321,15 @@ def test_the_schemas_come_from_the_signatures_as_they_were_written_by_hand() -> 
                             "later by someone else: 'Dana prefers terse PR summaries', 'Deploys need two approvals' "
                             "(not 'I prefer...'). At most 4,000 characters."},
                 "kind": {"type": "string", "enum": ["preference", "procedure", "knowledge"],
-                         "description": "Decides who will see it. preference: about the speaker, seen only by the "
-                         "speaker. procedure (how the team does a task) or knowledge (a durable fact about the shared "
-                         "environment): seen by everyone in this conversation, which in a public channel is the whole "
-                         "workspace."},
-                "expires_at": {"type": "string", "description": "'never' (default) or an ISO-8601 date/time after "
-                               "which the memory is ignored."},
+                         "description": "Decides who sees it. preference (about the speaker): only the person who "
+                         "said it. procedure (how the team does a task) or knowledge (a durable fact about the shared "
+                         "environment): in a public channel, everyone in this workspace's public channels; in a "
+                         "direct message, everyone in this direct message; in a private channel, everyone in this "
+                         "private conversation."},
+                "expires_at": {"type": "string", "description": "When the memory stops being used: 'never' "
+                               "(default); a date alone, '2027-03-31', meaning through the end of that day (UTC); or "
+                               "a date and time, '2027-03-31T17:00:00Z' (no offset means UTC). Today's date is in "
+                               "your instructions."},
                 "replaces": {"type": "string", "description": "The id, an id prefix, or words of the memory this one "
                              "replaces; it is archived."},
             },
@@ -332,7 +350,8 @@ def test_the_schemas_come_from_the_signatures_as_they_were_written_by_hand() -> 
             "properties": {"limit": {"type": "integer", "minimum": 1, "maximum": 50,
                                      "description": "At most 50; default 20.", "default": 20},
                            "cursor": {"type": "string", "maxLength": 200, "description": "next_cursor from the "
-                                      "previous page, to see the memories after it."}},
+                                      "previous page, to see the memories after it."},
+                           "kind": KIND_FILTER},
             "additionalProperties": False,
         },
         "search": {
@@ -341,6 +360,7 @@ def test_the_schemas_come_from_the_signatures_as_they_were_written_by_hand() -> 
                 "query": {"type": "string", "minLength": 1, "maxLength": 1000, "description": "The words to look for: a name, a topic, a few telling words."},
                 "limit": {"type": "integer", "minimum": 1, "maximum": 50, "description": "At most 50; default 10.",
                           "default": 10},
+                "kind": KIND_FILTER,
             },
             "required": ["query"],
             "additionalProperties": False,
@@ -387,7 +407,7 @@ def test_a_bad_database_url_is_a_configuration_error_not_unavailable(
     with Runtime(plugins=[MemoryPlugin()]) as rt, caplog.at_level("ERROR", logger="junior.memory"):
         failed = err(remember(rt, "I prefer terse PR summaries"), "tool_failed")
         assert "unreachable" not in failed["message"]
-        assert rt.prompt_context(ctx(), "write a PR summary") == []
+        assert rt.prompt_context(ctx(), "write a PR summary", host=False) == []
     logged = [r.getMessage() for r in caplog.records if r.name == "junior.memory"]
     assert any("JUNIOR_MEMORY_URL" in m and url.split(":")[0] in m for m in logged), logged
     assert "s3cret" not in caplog.text
@@ -416,11 +436,41 @@ def test_each_summary_reads_whole_and_says_who_will_see_the_result() -> None:
     for name, tool in tools.items():
         first = " ".join(tool.description.strip().split("\n\n")[0].split())
         assert len(first) <= SUMMARY_LIMIT and summarize(tool.description) == first, name
-    assert "only the speaker" in summarize(tools["remember"].description)
-    assert "who can see it" in summarize(tools["list"].description)
+    # One vocabulary: the summaries and the kind description use the words a memory's visible_to answers with.
+    assert "only the person who said it" in summarize(tools["remember"].description)
+    assert "who sees it" in summarize(tools["list"].description)
     assert "who sees it" in summarize(tools["search"].description)
-    assert "everyone who could see it" in summarize(tools["forget"].description)
+    assert "everyone who saw it" in summarize(tools["forget"].description)
     kind = tools["remember"].input_schema["properties"]["kind"]["description"]
-    assert "seen only by the speaker" in kind and "whole workspace" in kind
+    for words in ("only the person who said it", "everyone in this workspace's public channels",
+                  "everyone in this direct message", "everyone in this private conversation"):
+        assert words in kind
+    for name in ("remember", "forget", "list", "search"):
+        assert "long-term memory" in summarize(tools[name].description), name
     assert "Dana prefers" in tools["remember"].input_schema["properties"]["content"]["description"]
-    assert SOURCE.description.startswith("The assistant's own memory of this workspace and its people")
+    assert SOURCE.description.startswith("This workspace's long-term memory")
+
+
+def test_entries_leave_out_what_equals_another_field_or_its_default(rt: Runtime) -> None:
+    from junior_memory.rules import MemoryRecord
+    from junior_memory.tools import entry
+
+    later = (datetime.now(UTC) + timedelta(days=3)).date().isoformat()
+    ok(remember(rt, "The office is closed for the offsite", "knowledge", expires_at=later))
+    ok(remember(rt, "Deploys need two approvals", "procedure"))
+    listed = {m["content"]: m for m in ok(rt.execute_tool("memory__list", {}, ctx()))["memories"]}
+    plain = listed["Deploys need two approvals"]
+    assert set(plain) == {"id", "content", "kind", "visible_to", "created_at"}
+    assert listed["The office is closed for the offsite"]["expires_at"].startswith(
+        (datetime.fromisoformat(later) + timedelta(days=1)).date().isoformat()
+    )
+    assert "observed_at" not in str(ok(rt.execute_tool("memory__search", {"query": "approvals"}, ctx())))
+
+    at = datetime(2026, 3, 1, tzinfo=UTC)
+    imported = MemoryRecord(
+        id="ab" * 16, scope="personal", scope_key="slack:T1:UALICE", kind="preference", subject_type="actor",
+        subject_key="slack:T1:UALICE", content="x", actor_key=None, source_key=None, origin="api", tool_call_id=None,
+        created_at=at + timedelta(days=1), observed_at=at, expires_at=None, archived_at=None, archive_reason=None,
+        superseded_by=None,
+    )
+    assert entry(imported)["observed_at"] == "2026-03-01T00:00:00Z"  # kept when it says something of its own
