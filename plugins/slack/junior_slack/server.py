@@ -11,9 +11,9 @@ Open connections are capped (``max_connections``, by default sized from the proc
 connection past the cap closes the one that has waited longest for a complete request, idle keep-alive and
 half-sent ones first, and one that has delivered a signed request (Slack's) only when no other is left; a request
 being answered is never closed. So connections held open by anyone cannot keep Slack's deliveries out, and the
-process never runs out of file descriptors to accept them. What clients can make the server say (refusals, closed
-connections, failed accepts) is logged at WARNING at a bounded rate, and a run of requests that all fail their
-signature check is said once, naming ``SLACK_SIGNING_SECRET``.
+process never runs out of file descriptors to accept them. What clients can make the server say (refusals and
+closed connections at WARNING, failed accepts at ERROR) is logged at a bounded rate, and a run of requests that all
+fail their signature check is said once, naming ``SLACK_SIGNING_SECRET``.
 
 On SIGTERM or Ctrl-C the server stops accepting, answers the requests under way and returns; the turns Bolt runs
 on its listener executor (a ``TurnPool``) are then given a grace period to finish (``junior slack serve``).
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import heapq
 import logging
 import os
 import signal
@@ -380,13 +381,15 @@ def _protocol(read_timeout: float, cap: int, say: LogLimit) -> type:
 
         def _make_room(self) -> None:
             """Past the cap, close the connections that have waited longest for a request, Slack's last."""
+            if len(self.connections) <= cap:  # those closing are counted too: below the cap at once
+                return
             opened = [p for p in self.connections if isinstance(p, Protocol) and p.transport is not None
                       and not p.transport.is_closing()]
             excess = len(opened) - cap
             if excess <= 0:
                 return
-            waiting = sorted(((p._signed, p._since), id(p), p) for p in opened if p is not self and p._waiting())
-            for (signed, since), _, victim in waiting[:excess]:
+            waiting = [((p._signed, p._since), id(p), p) for p in opened if p is not self and p._waiting()]
+            for (signed, since), _, victim in heapq.nsmallest(excess, waiting):
                 say.warning("cap", "%d connections open, the most allowed (--max-connections): closed the one "
                             "waiting longest for a request (%s, %.0f s) to let a new one in", cap,
                             "Slack's" if signed else "idle" if victim._idle() else "half-sent",
