@@ -207,3 +207,36 @@ def test_accepts_failing_for_want_of_file_descriptors_are_one_line_not_a_traceba
     assert len(failed) == 1 and " ERROR junior.slack: cannot accept connections: Too many open files" in failed[0]
     assert len(served.stderr) < 20, "\n".join(served.stderr[:40])
     no_traceback(served.stderr)
+
+
+def test_max_connections_is_the_cap_and_a_number_the_file_limit_cannot_hold_is_lowered_with_a_warning(
+    db_url: str, tmp_path: Path
+) -> None:
+    (tmp_path / "three").mkdir()
+    (tmp_path / "many").mkdir()
+    # Idle keep-alive connections are otherwise kept 60 s: closed before that, one was closed for the cap.
+    with serving(db_url, tmp_path / "three", "--max-connections", "3", "--read-timeout", "60") as served:
+        held = [socket.create_connection(("127.0.0.1", served.port), timeout=30) for _ in range(3)]
+        try:
+            for conn in held:
+                conn.sendall(HEALTH)
+                assert status(read_answer(conn)) == 200
+            fourth = socket.create_connection(("127.0.0.1", served.port), timeout=30)
+            held.append(fourth)
+            held[0].settimeout(15)
+            fourth.sendall(HEALTH)
+            assert status(read_answer(fourth)) == 200
+            assert held[0].recv(100) == b""  # the one idle longest made room
+            for conn in held[1:3]:  # the others are still served
+                conn.sendall(HEALTH)
+                assert status(read_answer(conn)) == 200
+        finally:
+            for conn in held:
+                conn.close()
+        assert not any("connections open at once" in line for line in served.stderr)  # the cap was chosen
+    with serving(db_url, tmp_path / "many", "--max-connections", "5000", preexec_fn=lower_open_files) as served:
+        answered(served, "Ev0REAL0001", "1700000200.000100")
+    lowered = [line for line in served.stderr if "--max-connections: 5000 connections do not fit" in line]
+    assert len(lowered) == 1 and " WARNING junior.slack: " in lowered[0], "\n".join(served.stderr)
+    assert re.search(rf"the open-file limit \({FILES}, `ulimit -n`; \d+ open now and {FD_RESERVE} kept for turns\): "
+                     r"at most \d+$", lowered[0]), lowered[0]
