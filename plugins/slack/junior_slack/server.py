@@ -226,7 +226,7 @@ def asgi_app(app: App, signing_secret: str, path: str = EVENTS_PATH, *, body_lim
              read_timeout: float = READ_TIMEOUT, clock: Callable[[], float] = time.monotonic) -> ASGIApp:
     """``app`` as an ASGI application answering ``POST <path>``: body limit, read timeout and signature first.
 
-    Each refusal is logged at WARNING, at most a few lines a minute of each status (``LogLimit`` on ``clock``);
+    Each refusal is logged at WARNING, at most a few lines a minute for each reason (``LogLimit`` on ``clock``);
     ``SIGNATURE_RUN`` requests in a row that carry Slack's signature headers and fail the check are said once, at
     ERROR, naming ``SLACK_SIGNING_SECRET``. A request whose signature is valid marks its scope (``SIGNED``).
     """
@@ -235,11 +235,13 @@ def asgi_app(app: App, signing_secret: str, path: str = EVENTS_PATH, *, body_lim
 
     verifier = SignatureVerifier(signing_secret)
     refusals = LogLimit(log, clock=clock)
-    run = {"failed": 0, "said": 0}  # signed requests failing the check in a row; whether that was said
+    # Requests signed as Slack signs them failing the check in a row (with a fresh timestamp, or a stale one), and
+    # whether that was said.
+    run = {"failed": 0, "said": 0, "stale": 0, "said_stale": 0}
 
     def refused(scope: Scope, status: int, text: str) -> None:
         client = scope.get("client")
-        refusals.warning(str(status), "refused %s %s from %s: %s (%d)", scope["method"], scope["path"],
+        refusals.warning(f"{status} {text}", "refused %s %s from %s: %s (%d)", scope["method"], scope["path"],
                          client[0] if client else "-", text, status)
 
     def check(raw: bytes, timestamp: str | None, signature: str | None) -> None:
@@ -252,9 +254,15 @@ def asgi_app(app: App, signing_secret: str, path: str = EVENTS_PATH, *, body_lim
         except ValueError:  # a timestamp that is not a number, a body that is not UTF-8
             raise _Refused(401, "invalid request signature") from None
         if valid:
-            run["failed"] = run["said"] = 0
+            run.update(failed=0, said=0, stale=0, said_stale=0)
             return
         if age > SIGNATURE_AGE_S:
+            run["stale"] += 1
+            if run["stale"] >= SIGNATURE_RUN and not run["said_stale"]:
+                run["said_stale"] = 1
+                log.error("the last %d requests signed as Slack signs them all had a timestamp more than 5 minutes "
+                          "from this machine's clock, and none passed: check the clock (NTP); until it is right, "
+                          "every event is refused with 401", run["stale"])
             raise _Refused(401, "invalid request signature (its timestamp is more than 5 minutes from this "
                                 "machine's clock)")
         run["failed"] += 1

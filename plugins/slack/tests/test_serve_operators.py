@@ -112,7 +112,7 @@ def test_refusals_are_logged_at_most_five_at_once_then_one_each_ten_seconds_with
     assert not [r for r in caplog.records if "SLACK_SIGNING_SECRET" in r.getMessage()]
 
 
-def test_a_run_of_failed_signatures_is_said_once_until_a_valid_one_arrives(caplog: pytest.LogCaptureFixture) -> None:
+def test_a_run_of_failed_signatures_is_said_once_until_a_valid_one_arrives_and_stale_ones_name_the_clock(caplog: pytest.LogCaptureFixture) -> None:
     import time
 
     from slack_bolt import App
@@ -122,8 +122,8 @@ def test_a_run_of_failed_signatures_is_said_once_until_a_valid_one_arrives(caplo
     application = asgi_app(app, SECRET, clock=ManualClock().now)
     body = json.dumps({"type": "url_verification", "challenge": "c"}).encode()
 
-    def signed_with(secret: str) -> list[tuple[bytes, bytes]]:
-        timestamp = str(int(time.time()))
+    def signed_with(secret: str, skew: int = 0) -> list[tuple[bytes, bytes]]:
+        timestamp = str(int(time.time()) + skew)
         signature = SignatureVerifier(secret).generate_signature(timestamp=timestamp, body=body.decode()) or ""
         return [(b"x-slack-request-timestamp", timestamp.encode()), (b"x-slack-signature", signature.encode())]
 
@@ -143,6 +143,15 @@ def test_a_run_of_failed_signatures_is_said_once_until_a_valid_one_arrives(caplo
     for _ in range(SIGNATURE_RUN):
         assert call(application, signed_with(WRONG), body) == 401
     assert named() == 2  # a new run after a valid one
+    # The right secret and a clock ten minutes out: the clock is named, once, and not the secret.
+    for _ in range(2 * SIGNATURE_RUN):
+        assert call(application, signed_with(SECRET, skew=-600), body) == 401
+    clock = [r.getMessage() for r in caplog.records if "check the clock" in r.getMessage()]
+    assert named() == 2 and len(clock) == 1 and clock[0].startswith(
+        f"the last {SIGNATURE_RUN} requests signed as Slack signs them all had a timestamp more than 5 minutes")
+    stale = [r.getMessage() for r in caplog.records if "more than 5 minutes from this machine's clock) (401)" in
+             r.getMessage()]
+    assert stale and all(r.levelno == logging.WARNING for r in caplog.records if r.getMessage() in stale)
 
 
 def test_failed_accepts_are_one_line_each_ten_seconds(caplog: pytest.LogCaptureFixture) -> None:
