@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import heapq
 import logging
 import os
 import signal
@@ -343,6 +342,8 @@ def _protocol(read_timeout: float, cap: int, say: LogLimit) -> type:
     import h11
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
+    queue: dict[Protocol, None] = {}  # the connections open, the one waiting longest for a request first
+
     class Protocol(H11Protocol):
         _header_timer: asyncio.TimerHandle | None = None
         _since = 0.0  # when it began waiting for the request it is sending: opened, or last answered
@@ -374,38 +375,54 @@ def _protocol(read_timeout: float, cap: int, say: LogLimit) -> type:
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
             self._since = self.loop.time()
+            queue[self] = None
             self._arm()
             self._make_room()
 
         def on_response_complete(self) -> None:
             self._signed = self._signed or bool(self.scope and self.scope.get(SIGNED))
             self._since = self.loop.time()
+            queue.pop(self, None)
+            queue[self] = None  # waiting again: the newest
             super().on_response_complete()
             self._arm()
 
         def connection_lost(self, exc: Exception | None) -> None:
+            queue.pop(self, None)
             self._disarm()
             super().connection_lost(exc)
 
         def _make_room(self) -> None:
-            """Past the cap, close the connections that have waited longest for a request, Slack's last."""
-            if len(self.connections) <= cap:  # those closing are counted too: below the cap at once
-                return
-            opened = [p for p in self.connections if isinstance(p, Protocol) and p.transport is not None
-                      and not p.transport.is_closing()]
-            excess = len(opened) - cap
+            """Past the cap, close the connections that have waited longest for a request, Slack's last.
+
+            ``queue`` is in the order they began waiting, so those to close are found from its start: in a flood
+            of connections, among the first few looked at.
+            """
+            excess = len(queue) - cap
             if excess <= 0:
                 return
-            waiting = [((p._signed, p._since), id(p), p) for p in opened if p is not self and p._waiting()]
-            for (signed, since), _, victim in heapq.nsmallest(excess, waiting):
+            victims: list[Protocol] = []
+            slacks: list[Protocol] = []
+            for p in queue:
+                if len(victims) >= excess:
+                    break
+                if p.transport.is_closing():
+                    excess -= 1  # already leaving: its place is free within a turn of the loop
+                elif p is not self and p._waiting():
+                    (slacks if p._signed else victims).append(p)
+            victims += slacks[:max(excess - len(victims), 0)]
+            now = self.loop.time()
+            for victim in victims:
                 say.warning("cap", "%d connections open, the most allowed (--max-connections): closed the one "
                             "waiting longest for a request (%s, %.0f s) to let a new one in", cap,
-                            "Slack's" if signed else "idle" if victim._idle() else "half-sent",
-                            self.loop.time() - since)
+                            "Slack's" if victim._signed else "idle" if victim._idle() else "half-sent",
+                            now - victim._since)
+                queue.pop(victim, None)
                 victim.transport.abort()
-            if len(waiting) < excess:
+            if len(victims) < excess:
                 say.warning("full", "%d connections open, the most allowed (--max-connections), every one of them "
                             "with a request under way: closed a new one", cap)
+                queue.pop(self, None)
                 self.transport.abort()
 
         def _idle(self) -> bool:
