@@ -113,6 +113,14 @@ def edit(n: int) -> bytes:
                                     subtype="message_changed"), f"Ev0HOARD{n:03d}")).encode()
 
 
+def closed(conn: socket.socket) -> bool:
+    """The server has closed ``conn`` (an end of file, or a reset)."""
+    try:
+        return conn.recv(100) == b""
+    except ConnectionResetError:
+        return True
+
+
 def keep_alive_request(body: bytes) -> bytes:
     return request(body, signed(body)).replace(b"Connection: close\r\n", b"")
 
@@ -221,18 +229,23 @@ def test_max_connections_is_the_cap_and_a_number_the_file_limit_cannot_hold_is_l
             for conn in held:
                 conn.sendall(HEALTH)
                 assert status(read_answer(conn)) == 200
-            fourth = socket.create_connection(("127.0.0.1", served.port), timeout=30)
-            held.append(fourth)
-            held[0].settimeout(15)
-            fourth.sendall(HEALTH)
-            assert status(read_answer(fourth)) == 200
-            assert held[0].recv(100) == b""  # the one idle longest made room
-            for conn in held[1:3]:  # the others are still served
+            held[0].sendall(b"GET /healthz HTTP/1.1\r\nHost: 12")  # then half of its next request's headers
+            for n in (3, 4):  # a fourth, then a fifth connection past the cap of three
+                held.append(socket.create_connection(("127.0.0.1", served.port), timeout=30))
+                held[n - 3].settimeout(15)
+                held[n].sendall(HEALTH)
+                assert status(read_answer(held[n])) == 200
+                assert closed(held[n - 3])  # the fourth closes the half-sent one, the fifth the one idle longest
+            for conn in (held[2], held[3], held[4]):  # the others are still served
                 conn.sendall(HEALTH)
                 assert status(read_answer(conn)) == 200
         finally:
             for conn in held:
                 conn.close()
+        made_room = [line.split("closed the one waiting longest for a request ")[1] for line in served.stderr
+                     if "the most allowed" in line]
+        assert [re.sub(r"\d+ s\)", "N s)", line) for line in made_room] == [
+            "(half-sent, N s) to let a new one in", "(idle, N s) to let a new one in"]
         assert not any("connections open at once" in line for line in served.stderr)  # the cap was chosen
     with serving(db_url, tmp_path / "many", "--max-connections", "5000", preexec_fn=lower_open_files) as served:
         answered(served, "Ev0REAL0001", "1700000200.000100")
