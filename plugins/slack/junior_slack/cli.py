@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from junior_slack.events import LEASE
-from junior_slack.server import BODY_LIMIT, READ_TIMEOUT
+from junior_slack.server import BODY_LIMIT, CONNECTIONS_CEILING, FD_RESERVE, READ_TIMEOUT
 
 if TYPE_CHECKING:
     from slack_bolt import App
@@ -95,6 +95,11 @@ def setup_logging(ctx: click.Context) -> None:
     ctx.call_on_close(undo)
 
 
+class _Quiet(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno < logging.ERROR
+
+
 @contextmanager
 def _bot(ctx: click.Context, *, events: EventLog | None = None, **bolt_kwargs: Any) -> Iterator[tuple[App, SlackBot]]:
     """The installed runtime, the bot and its Bolt app on it, closed on leaving."""
@@ -112,11 +117,23 @@ def _bot(ctx: click.Context, *, events: EventLog | None = None, **bolt_kwargs: A
 
     log_of_events = events if events is not None else EventLog()
     with Runtime.from_entry_points() as runtime:
+        # slack-sdk logs each failed attempt at ERROR before Bolt raises: the one line below says it instead.
+        attempts = logging.getLogger("slack_sdk.web.base_client")
+        quiet = _Quiet()
+        attempts.addFilter(quiet)
         try:
             app = bolt_app(**bolt_kwargs)
         except Exception as exc:  # noqa: BLE001 - Bolt checks the token with auth.test: say why it failed
             where = os.environ.get("SLACK_API_URL") or "Slack"
+            if isinstance(exc, OSError):  # urllib's URLError among them: Slack was not reached
+                reason = getattr(exc, "reason", exc)
+                why = getattr(reason, "strerror", None) or reason
+                url = os.environ.get("SLACK_API_URL") or "https://slack.com/api/"
+                raise click.ClickException(f"cannot reach Slack at {url} to check SLACK_BOT_TOKEN (auth.test): "
+                                           f"{why}") from None
             raise click.ClickException(f"cannot start the Slack app ({where}): {exc}") from None
+        finally:
+            attempts.removeFilter(quiet)
         bot = SlackBot(runtime, model, events=log_of_events)
         bot.listen(app)
         try:
@@ -138,6 +155,10 @@ def slack_group() -> None:
               help="Largest request body accepted, in bytes; a larger one is refused with 413 unread.")
 @click.option("--read-timeout", default=READ_TIMEOUT, show_default=True, type=click.FloatRange(min=0, min_open=True),
               help="Seconds a client has to send a request's headers, and again its body.")
+@click.option("--max-connections", type=click.IntRange(min=1), default=None,
+              help="Connections held open at most; past it a new one closes the one idle (or half-sent) longest, "
+                   "Slack's own last. Default: what the open-file limit (ulimit -n) allows, less what the process "
+                   f"has open and {FD_RESERVE} kept for turns, at most {CONNECTIONS_CEILING}.")
 @click.option("--lease", default=int(LEASE.total_seconds()), show_default=True,
               type=click.IntRange(min=LEASE_MIN_S, max=LEASE_MAX_S),
               help="Seconds an event is held by the delivery running its turn; a retry after that, the turn "
@@ -146,8 +167,8 @@ def slack_group() -> None:
 @click.option("--grace", default=GRACE_S, show_default=True, type=click.FloatRange(min=0),
               help="On SIGTERM or Ctrl-C, seconds the turns under way have to finish before it stops without them.")
 @click.pass_context
-def serve(ctx: click.Context, port: int, host: str, body_limit: int, read_timeout: float, lease: int,
-          grace: float) -> None:
+def serve(ctx: click.Context, port: int, host: str, body_limit: int, read_timeout: float,
+          max_connections: int | None, lease: int, grace: float) -> None:
     """Receive the Events API over HTTP at POST /slack/events (signatures checked with SLACK_SIGNING_SECRET).
 
     GET /healthz answers 200 without a signature. SIGTERM or Ctrl-C stops it: no new request is taken, the turns
@@ -161,9 +182,15 @@ def serve(ctx: click.Context, port: int, host: str, body_limit: int, read_timeou
     unfinished = 0
     with _bot(ctx, events=EventLog(lease=timedelta(seconds=lease)), listener_executor=turns) as (app, bot):
         try:
-            server = make_server(app, host, port, body_limit=body_limit, read_timeout=read_timeout)
+            server = make_server(app, host, port, body_limit=body_limit, read_timeout=read_timeout,
+                                 max_connections=max_connections)
         except OSError as exc:
             raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        if server.lowered:
+            log.warning("--max-connections: %s", server.lowered)
+        elif max_connections is None and server.max_connections < CONNECTIONS_CEILING:
+            log.info("at most %d connections open at once, as the open-file limit (ulimit -n) allows; past that the "
+                     "one idle longest is closed (--max-connections)", server.max_connections)
         click.echo(f"junior-slack: listening on http://{host}:{server.server_port}{EVENTS_PATH}", err=True)
         hurry = server.again
 

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -77,8 +77,10 @@ class Served:
 
 @contextmanager
 def serving(db_url: str, tmp_path: Path, *args: str, host: str | None = "127.0.0.1",
-            brain: Brain | None = None, **settings: str) -> Iterator[Served]:
-    """``junior slack serve --port <free> [--host host] args...`` until it says it listens, killed on leaving."""
+            brain: Brain | None = None, preexec_fn: Callable[[], None] | None = None,
+            **settings: str) -> Iterator[Served]:
+    """``junior slack serve --port <free> [--host host] args...`` until it says it listens, killed on leaving;
+    ``preexec_fn`` runs in the child before it starts (to lower a resource limit)."""
     slack = FakeSlack()
     brain = brain or Brain()
     model = ChatCompletionsServer(brain.script, model="local")
@@ -89,7 +91,7 @@ def serving(db_url: str, tmp_path: Path, *args: str, host: str | None = "127.0.0
     where = ["--host", host] if host is not None else []
     process = subprocess.Popen([str(JUNIOR), "slack", "serve", *where, "--port", str(port), *args],
                                env=env, cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, text=True)
+                               stderr=subprocess.PIPE, text=True, preexec_fn=preexec_fn)
     stderr: list[str] = []
     listening = threading.Event()
 
