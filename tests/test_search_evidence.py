@@ -200,3 +200,17 @@ def test_a_no_match_answer_stays_small(make_runtime: Callable[..., Runtime]) -> 
     rt = make_runtime(notes_plugin(), weather_plugin(), text_plugin())
     answer = rt.search_tools("zebra xylophone quartet " * 30)
     assert answer["tools"] == [] and len(json.dumps(answer)) <= NO_MATCH_CHARS
+
+
+def test_partial_matches_keep_to_max_results_and_page_on(make_runtime: Callable[..., Runtime]) -> None:
+    many = SourcePlugin(Source("words", "Word games."), [
+        Tool(f"game_{i:02d}", f"Play word game {i} with text.", OBJECT, echo) for i in range(12)])
+    rt = make_runtime(many, text_plugin())
+    answer = rt.search_tools("convert text to uppercase", max_results=3)
+    assert answer["weak"] is True and len(answer["tools"]) == 3 and answer["next_cursor"]
+    seen = names(answer)
+    while "next_cursor" in answer:
+        answer = rt.search_tools("convert text to uppercase", max_results=3, cursor=answer["next_cursor"])
+        assert 0 < len(answer["tools"]) <= 3
+        seen += names(answer)
+    assert len(seen) == len(set(seen)) and "text__change_case" in seen

@@ -235,7 +235,7 @@ class Discovery:
             picked, total, corrected, weigh_page, below = self._found(view, query, source_id, limit, offset,
                                                                      hidden)
             full = frozenset(t.tool_name for t in picked[:1])  # the first-ranked: the exact tool_name if any
-            picked = picked[offset:]
+            picked = picked[offset : offset + limit]
             more = offset + limit < total
             found = weigh_page([t.tool_name for t in picked])
             matched, unmatched = found.matched, found.unmatched
