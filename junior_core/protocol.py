@@ -300,8 +300,7 @@ def shown_annotations(annotations: Mapping[str, Any]) -> dict[str, Any]:
             if key not in ANNOTATION_DEFAULTS or value is not ANNOTATION_DEFAULTS[key]}
 
 
-BRIEF_NOTE = ("A tool listed without input_schema shows its parameters in params (name: type, required); "
-              "searchTools with tool_names set to its exact tool_name returns its full input_schema.")
+BRIEF_NOTE = "Rows without input_schema list their params; searchTools with tool_names returns them in full."
 """What an answer with one-line rows says once, in ``schemas``."""
 
 
@@ -413,15 +412,14 @@ def weak_hint(unheld: Sequence[str], elsewhere: Sequence[str], below: bool = Fal
     """The hint of a weak answer: the query's words no installed tool holds (``unheld``), and those only tools
     not shown hold (``elsewhere``); what each shown tool holds is in its ``matched``. ``below``: some tools shown
     hold too little of the query to pass the relevance floor."""
-    parts = ["some tools shown hold only a few of the query's words"] if below else []
+    parts = ["Partial matches" + (", some below the relevance floor" if below else "")]
     if unheld:
         parts.append(f"no installed tool holds {_said(unheld)}")
     if elsewhere:
-        parts.append(f"no tool shown holds {_said(elsewhere)}, which other installed tools hold: search with "
-                     + ("it" if len(elsewhere) == 1 else "them"))
-    if not parts:
+        parts.append(f"other tools hold {_said(elsewhere)}: search with " + ("it" if len(elsewhere) == 1 else "them"))
+    if not unheld and not elsewhere and not below:
         parts.append("no tool shown holds the query's rarest word")
-    return clip("Partial matches: " + "; ".join(parts) + ". Each tool's matched lists the query's words it holds.")
+    return clip("; ".join(parts) + ". See each tool's matched.")
 
 
 def tool_names_answer(tools: list[dict[str, Any]], unknown: list[dict[str, Any]]) -> dict[str, Any]:
