@@ -13,26 +13,9 @@ from junior_memory import MemoryPlugin
 
 from junior_core import Runtime, Source, Tool, protocol
 from junior_core.protocol import NO_MATCH_CHARS
-from tests.helpers import OBJECT, SourcePlugin, echo, names, notes_plugin, weather_plugin
+from tests.helpers import OBJECT, SourcePlugin, echo, names, notes_plugin, string_params, text_plugin, weather_plugin
 
 NOWHERE = "sqlite:////dev/null/no-such-dir/memory.sqlite3"  # searching never opens the store
-
-
-def _text(*props: str) -> dict[str, Any]:
-    return {"type": "object", "properties": {p: {"type": "string"} for p in props}, "required": [props[0]]}
-
-
-def text_plugin() -> SourcePlugin:
-    """A four-tool text plugin, as an author would write one."""
-    case = {"type": "object", "properties": {"text": {"type": "string"},
-                                             "case": {"type": "string", "enum": ["upper", "lower", "title"]}},
-            "required": ["text", "case"]}
-    return SourcePlugin(Source("text", "Text utilities."), [
-        Tool("change_case", "Change the case of text to upper, lower or title case.", case, echo),
-        Tool("count_words", "Count the words, sentences and characters of a text.", _text("text"), echo),
-        Tool("reverse_text", "Reverse a text, character by character.", _text("text"), echo),
-        Tool("slugify", "Make a URL slug from a title.", _text("title"), echo),
-    ], name="textplug")
 
 
 def browser_plugins() -> list[SourcePlugin]:
@@ -43,12 +26,12 @@ def browser_plugins() -> list[SourcePlugin]:
         SourcePlugin(Source("playwright", "Browser automation with Playwright."), [
             Tool("browser_navigate", "Navigate the browser to a URL.", url, echo),
             Tool("browser_snapshot", "Capture an accessibility snapshot of the current page.", OBJECT, echo),
-            Tool("browser_click", "Click an element on the page.", _text("element"), echo),
+            Tool("browser_click", "Click an element on the page.", string_params("element"), echo),
         ], name="playwright"),
         SourcePlugin(Source("puppeteer", "Puppeteer: drive a headless Chrome."), [
             Tool("puppeteer_navigate", "Navigate to a URL.", url, echo),
-            Tool("puppeteer_screenshot", "Take a screenshot of the current page or an element.", _text("name"), echo),
-            Tool("puppeteer_evaluate", "Execute JavaScript in the browser console.", _text("script"), echo),
+            Tool("puppeteer_screenshot", "Take a screenshot of the current page or an element.", string_params("name"), echo),
+            Tool("puppeteer_evaluate", "Execute JavaScript in the browser console.", string_params("script"), echo),
         ], name="puppeteer"),
     ]
 
