@@ -9,11 +9,11 @@ through ``Runtime.search_tools``.
   memory         requests for each memory tool, labelled by wording (short, terse, multi_clause, question,
                  chatty, indirect, typo): intended tool in the top 5 (and top 3, first) with LiveMCPBench,
                  first inside ``source="memory"``, first with memory alone;
-  no_match       requests no installed tool serves with memory alone: share answered with no tool (memory
-                 alone), share whose first tool is a memory tool (with LiveMCPBench);
+  no_match       requests no installed tool serves with memory alone: share answered with no tool or flagged
+                 weak (memory alone), share whose first tool is a memory tool unflagged (with LiveMCPBench);
   shared_verbs   requests for a LiveMCPBench or MetaTool tool worded with memory's verbs, searched in their
                  catalog + memory: share where the named tool ranks above every memory tool, and share whose first
-                 tool is a memory tool.
+                 tool is a memory tool unflagged.
 MetaTool intrusion: share of MetaTool's single-tool requests (its tuning half for ``tuning``, its reporting half
 for ``heldout``, the first ``--metatool N`` of each) with a memory tool in the top 3, MetaTool + memory installed.
 ``benchmarks/data/discovery_requests_second.json`` is a second set by another writer (memory and no_match only),
@@ -93,6 +93,12 @@ def memory_runtime(with_catalog: bool = True, *datasets: _data.Dataset,
 
 def _names(rt: Runtime, query: str, source: str | None = None, limit: int = 5) -> list[str]:
     return [t["tool_name"] for t in rt.search_tools(query, source=source, max_results=limit)["tools"]]
+
+
+def _unflagged(rt: Runtime, query: str, limit: int = 5) -> list[str]:
+    """The tools an answer shows without flagging them: none when it is ``weak`` (a partial match it says is one)."""
+    answer = rt.search_tools(query, max_results=limit)
+    return [] if answer.get("weak") else [t["tool_name"] for t in answer["tools"]]
 
 
 def _is_memory(name: str) -> bool:
@@ -204,8 +210,8 @@ def control_row(cat: Catalogs, half: str, data: dict[str, Any], on_miss: Miss | 
     no_match = data["no_match"]
     silent = memory_first = 0
     for item in no_match:
-        alone = _names(cat.alone, item["text"])
-        found = _names(cat.live, item["text"])
+        alone = _unflagged(cat.alone, item["text"])
+        found = _unflagged(cat.live, item["text"])
         silent += not alone
         memory_first += bool(found) and _is_memory(found[0])
         if on_miss is not None and (alone or (found and _is_memory(found[0]))):
@@ -215,12 +221,13 @@ def control_row(cat: Catalogs, half: str, data: dict[str, Any], on_miss: Miss | 
     for item in shared:
         rt, wanted = cat.shared_target(item)
         found = _names(rt, item["text"], limit=10)
-        alone = _names(cat.alone, item["text"])
+        alone = _unflagged(cat.alone, item["text"])
         memory_at = next((i for i, name in enumerate(found) if _is_memory(name)), len(found) + 1)
         ok = wanted in found and found.index(wanted) < memory_at
         beats += ok
         named_first += found[:1] == [wanted]
-        shared_memory_first += bool(found) and _is_memory(found[0])
+        unflagged = _unflagged(rt, item["text"], limit=10)
+        shared_memory_first += bool(unflagged) and _is_memory(unflagged[0])
         shared_silent += not alone
         if on_miss is not None and not ok:
             on_miss(half, f"shared_verbs {item['catalog']}: want {wanted}", item["text"], [f"found: {found[:5]}"])

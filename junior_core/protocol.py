@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from junior_core._limits import MAX_DEPTH, loads
+from junior_core._outline import compact_params as compact_params
 from junior_core._outline import schema_omitted as schema_omitted
 from junior_core._outline import schema_outline as schema_outline
 from junior_core._schema_errors import failures
@@ -47,6 +48,8 @@ DEFAULT_RESULTS = 5
 MAX_RESULTS = 20
 MAX_QUERY = 1000
 MAX_QUERIES = 5
+MAX_TOOL_NAMES = 10
+MAX_TOOL_NAME = 200
 NO_MATCH_CHARS = 1000
 """The most a searchTools answer that matches nothing may take (characters of JSON)."""
 NEAREST_SOURCES = 3
@@ -71,6 +74,14 @@ SEARCH_SCHEMA: dict[str, Any] = {
             "maxItems": MAX_QUERIES,
             "description": f"Several searches in one call (up to {MAX_QUERIES}), answered one by one under "
                            "'results'; instead of query, for a request that needs several unrelated tools.",
+        },
+        "tool_names": {
+            "type": "array",
+            "items": {"type": "string", "maxLength": MAX_TOOL_NAME},
+            "minItems": 1,
+            "maxItems": MAX_TOOL_NAMES,
+            "description": f"Exact tool_names (up to {MAX_TOOL_NAMES}) to get in full, each with its input_schema; "
+                           "alone, without a query or source.",
         },
         "source": {
             "type": "string",
@@ -217,10 +228,9 @@ def shortened_note(limit: int, tools: Sequence[str], dropped: int, cursor: str) 
     """The ``shortened`` note of a searchTools answer cut to ``limit`` characters of JSON."""
     parts = []
     if tools:
-        parts.append(
-            f"the input_schema of {', '.join(tools)} is shortened (see each tool's input_schema_shortened: "
-            "'outline' keeps property names, types and required; 'omitted' keeps none of it)"
-        )
+        # The tools are listed in "tools": the message does not repeat them.
+        parts.append("input_schema shortened where a tool says input_schema_shortened ('outline': property names, "
+                     "types, required; 'omitted': none)")
     if dropped:
         parts.append(f"{dropped} more tool(s) matched" + (
             ": call searchTools again with next_cursor for the next page" if cursor
@@ -230,9 +240,8 @@ def shortened_note(limit: int, tools: Sequence[str], dropped: int, cursor: str) 
         "tools": list(tools),
         "left_out": dropped,
         "message": (
-            f"This answer was cut to stay under {limit:,} characters of JSON: {'; '.join(parts)}. To get one tool "
-            "in full, call searchTools with query set to its exact tool_name and max_results 1. executeTool "
-            "checks arguments against the full input_schema either way."
+            f"Cut to {limit:,} characters of JSON: {'; '.join(parts)}. searchTools with tool_names gets a tool in "
+            "full; executeTool checks arguments against the full input_schema either way."
         ),
     }
 
@@ -271,6 +280,8 @@ class SearchRequest:
     offset: int = 0
     queries: tuple[str, ...] = ()
     """Several searches in one call (``queries``), each stripped; empty for one search (``query``)."""
+    tool_names: tuple[str, ...] = ()
+    """Exact tools asked for in full (``tool_names``); empty for a search."""
 
     def one(self, query: str) -> SearchRequest:
         """The request of one of ``queries``, searched as if sent alone."""
@@ -289,14 +300,30 @@ def shown_annotations(annotations: Mapping[str, Any]) -> dict[str, Any]:
             if key not in ANNOTATION_DEFAULTS or value is not ANNOTATION_DEFAULTS[key]}
 
 
-BRIEF_NOTE = ("A tool listed without input_schema: searchTools with query set to its exact tool_name returns it "
-              "in full.")
+BRIEF_NOTE = "Rows without input_schema list their params; searchTools with tool_names returns them in full."
 """What an answer with one-line rows says once, in ``schemas``."""
 
 
-def brief_row(row: Mapping[str, Any]) -> dict[str, Any]:
-    """A tool's one-line row in a searchTools answer: its name, summary and (across sources) source."""
-    return {key: row[key] for key in ("tool_name", "description", "source") if key in row}
+def brief_row(row: Mapping[str, Any], params: str) -> dict[str, Any]:
+    """A tool's compact row in a searchTools answer: its name, summary, (across sources) source and parameters in
+    one line (``compact_params``; left out when it takes none)."""
+    out = {key: row[key] for key in ("tool_name", "description", "source") if key in row}
+    if params:
+        out["params"] = params
+    return out
+
+
+def with_matched(row: Mapping[str, Any], matched: Sequence[str]) -> dict[str, Any]:
+    """``row`` with its ``matched`` words after its name, summary and source (left out when empty)."""
+    if not matched:
+        return dict(row)
+    out: dict[str, Any] = {}
+    for key, value in row.items():
+        if key not in ("tool_name", "description", "source") and "matched" not in out:
+            out["matched"] = list(matched)
+        out[key] = value
+    out.setdefault("matched", list(matched))
+    return out
 
 
 def tool_row(
@@ -328,6 +355,7 @@ def search_answer(
     note: str | None = None,
     weak: bool = False,
     brief: bool = False,
+    unmatched: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """searchTools' answer: what was searched (a ``note`` when words were corrected), ``weak`` and a ``hint`` when
     no tool holds the query's telling words, the sources of the tools, the counts, the tools' rows, ``next_cursor``
@@ -350,7 +378,10 @@ def search_answer(
     answer["total_catalog_tools"] = catalog_tools
     answer["total_eligible_tools"] = eligible_tools
     answer["total_matches"] = matches
+    if unmatched is not None and tools:
+        answer["unmatched"] = list(unmatched)
     answer["tools"] = tools
+
     if next_offset is not None:
         answer["next_cursor"] = encode_cursor(next_offset)
     return answer
@@ -373,12 +404,36 @@ def batch_answer(source: str | None, sources: list[dict[str, str]], results: lis
     return answer
 
 
-def weak_hint(words: Sequence[str], source: str | None) -> str:
-    """The hint of an answer whose tools hold none of the query's telling ``words``."""
-    where = f"in source {source!r} " if source is not None else ""
-    said = ", ".join(repr(word) for word in words[:3])
-    return clip(f"No tool {where}holds {said}; the closest partial matches follow. If none of them does it, "
-                "nothing installed seems to: say so rather than search again.")
+def _said(words: Sequence[str]) -> str:
+    return ", ".join(repr(word) for word in words[:3]) + (" ..." if len(words) > 3 else "")
+
+
+def weak_hint(unheld: Sequence[str], elsewhere: Sequence[str], below: bool = False) -> str:
+    """The hint of a weak answer: the query's words no installed tool holds (``unheld``), and those only tools
+    not shown hold (``elsewhere``); what each shown tool holds is in its ``matched``. ``below``: some tools shown
+    hold too little of the query to pass the relevance floor."""
+    parts = ["Partial matches" + (", some below the relevance floor" if below else "")]
+    if unheld:
+        parts.append(f"no installed tool holds {_said(unheld)}")
+    if elsewhere:
+        parts.append(f"other tools hold {_said(elsewhere)}: search with " + ("it" if len(elsewhere) == 1 else "them"))
+    if not unheld and not elsewhere and not below:
+        parts.append("no tool shown holds the query's rarest word")
+    return clip("; ".join(parts) + ". See each tool's matched.")
+
+
+def tool_names_answer(tools: list[dict[str, Any]], unknown: list[dict[str, Any]]) -> dict[str, Any]:
+    """searchTools' answer to ``tool_names``: the tools found, in the order asked, each in full; the names that
+    are no tool (or not one the caller may see), each with close tool_names."""
+    answer: dict[str, Any] = {"ok": True}
+    if unknown:
+        answer["hint"] = clip(
+            f"No tool is named {_said([row['tool_name'] for row in unknown])}: use one of its suggestions, or "
+            "search with words.")
+    answer["tools"] = tools
+    if unknown:
+        answer["unknown"] = unknown
+    return answer
 
 
 def corrected_note(fixes: Sequence[tuple[str, str]]) -> str:
@@ -394,8 +449,10 @@ def unknown_source_hint(source_id: str, known: Sequence[str]) -> str:
     )
 
 
-def no_match_hint(query: str, source_id: str | None, eligible: int) -> str:
-    """The hint of a search that matched nothing: where to look next."""
+def no_match_hint(query: str, source_id: str | None, eligible: int, near: bool = False) -> str:
+    """The hint of a search that matched nothing: what was not found, where to look next (``near``: some source's
+    id or description holds a word of the query)."""
+
     shown = clip(query, 80)
     if source_id is not None and not eligible:
         return f"Source {source_id!r} has no tools right now. Call searchTools with source null to search all."
@@ -404,10 +461,14 @@ def no_match_hint(query: str, source_id: str | None, eligible: int) -> str:
             f"No tool in source {source_id!r} matched {shown!r}. Call searchTools with an empty query and this "
             "source to list its tools, or with other words, or with source null to search every source."
         )
+    if near:
+        return (
+            f"No tool's name, description or parameters holds a word of {shown!r}; the sources in sources say some "
+            "of them: search inside one by its id (an empty query lists its tools), or use other words."
+        )
     return (
-        f"No tool matched {shown!r}; nothing installed seems to do this. The sources nearest to it, if any, are "
-        "in sources, and every source in this tool's description: search one by its id (an empty query lists "
-        "its tools), or use other words."
+        f"No installed tool holds a word of {shown!r}. Every source is in this tool's description: search one by "
+        "its id (an empty query lists its tools), or use other words."
     )
 
 
@@ -434,6 +495,15 @@ def search_request(arguments: Any) -> SearchRequest:
         raise Refusal(validation_error(errors, "searchTools input"))
     query = arguments.get("query")
     queries = arguments.get("queries")
+    names = arguments.get("tool_names")
+    if names is not None:
+        others = sorted(set(arguments) - {"tool_names"})
+        if others:
+            raise Refusal(invalid_argument(
+                "tool_names asks for those tools in full and takes nothing else: call searchTools with tool_names "
+                f"alone, or search without it (remove {', '.join(others)}).",
+                "tool_names", f"not allowed together with {', '.join(others)}"))
+        return SearchRequest("", None, len(names), tool_names=tuple(clean_text(name).strip() for name in names))
     if queries is not None and query is not None:
         raise Refusal(invalid_argument(
             "Pass either query (one search) or queries (several), not both: put every search in queries.",

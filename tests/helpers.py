@@ -147,6 +147,24 @@ def weather_plugin() -> SourcePlugin:
     )
 
 
+def string_params(*props: str) -> dict[str, Any]:
+    return {"type": "object", "properties": {p: {"type": "string"} for p in props}, "required": [props[0]]}
+
+
+def text_plugin() -> SourcePlugin:
+    """A four-tool text plugin, as an author would write one (searched beside junior-memory in the tests of
+    partial matches and of the testing kit)."""
+    case = {"type": "object", "properties": {"text": {"type": "string"},
+                                             "case": {"type": "string", "enum": ["upper", "lower", "title"]}},
+            "required": ["text", "case"]}
+    return SourcePlugin(Source("text", "Text utilities."), [
+        Tool("change_case", "Change the case of text to upper, lower or title case.", case, echo),
+        Tool("count_words", "Count the words, sentences and characters of a text.", string_params("text"), echo),
+        Tool("reverse_text", "Reverse a text, character by character.", string_params("text"), echo),
+        Tool("slugify", "Make a URL slug from a title.", string_params("title"), echo),
+    ], name="textplug")
+
+
 WRITES = {"readOnlyHint": False}
 REMOVES = {"readOnlyHint": False, "destructiveHint": True}
 READS = {"readOnlyHint": True}

@@ -38,7 +38,7 @@ def test_searchtools_and_executetool_declare_one_type_per_property(rt: Runtime) 
             assert isinstance(prop.get("type"), str), f"{name}.{path}: {prop.get('type')!r}"
             assert not {"anyOf", "oneOf", "allOf"} & set(prop), f"{name}.{path}"
         assert '"null"' not in json.dumps(schema)
-    assert seen == 7  # query, queries, source, max_results, cursor; tool_name, arguments
+    assert seen == 8  # query, queries, tool_names, source, max_results, cursor; tool_name, arguments
     assert tools["executeTool"]["input_schema"]["required"] == ["tool_name"]
     assert "required" not in tools["searchTools"]["input_schema"]
 

@@ -20,6 +20,16 @@ def floorless(**changes: object) -> Callable[[], SearchIndex]:
     return lambda: SearchIndex(RankingConfig(relevance_floor=0, telling_share=0, **changes))  # type: ignore[arg-type]
 
 
+def passed(rt: Runtime, query: str) -> list[str]:
+    """The tools past the relevance floor for ``query`` across every source, as the index ranks them; the answer
+    may show tools below the floor, but then flagged: weak, with the words they lack in ``unmatched``."""
+    answer = rt.search_tools(query)
+    admitted = list(rt._discovery.index.search(query, limit=5).tool_names)
+    if not admitted and answer["tools"]:
+        assert answer["weak"] is True and "unmatched" in answer and "Partial matches" in answer["hint"], answer
+    return admitted
+
+
 @pytest.mark.parametrize("request_text", [
     "what time is it in Tokyo right now?",
     "delete the old docker images",
@@ -31,12 +41,12 @@ def floorless(**changes: object) -> Callable[[], SearchIndex]:
 ])
 def test_a_request_no_tool_serves_answers_no_match(make_runtime: Callable[..., Runtime], request_text: str) -> None:
     rt = make_runtime(notebook(), index_cache=False)
+    assert passed(rt, request_text) == []
     answer = rt.search_tools(request_text)
-    assert names(answer) == [] and answer["total_matches"] == 0
     # Only a source whose description shares the request's words is named (here at most the one installed).
     assert answer.get("sources", []) in ([], [{"id": "notebook", "description": "Long-term notebook: saving, "
                                                "listing and removing notes."}])
-    assert "No tool matched" in str(answer["hint"])
+    assert "nothing installed" not in str(answer["hint"])
     # The same words without the floor: every one of them reaches a notebook tool through an incidental word.
     bare = make_runtime(notebook(), index_cache=False, index_factory=floorless())
     assert names(bare.search_tools(request_text)), request_text
@@ -66,26 +76,26 @@ def test_a_tool_that_holds_most_of_the_request_passes_without_a_telling_word(
     assert names(rt.search_tools("list all files")) == ["files__list_files"]
     telling_only = make_runtime(files, notebook(), index_cache=False,
                                 index_factory=lambda: SearchIndex(RankingConfig(relevance_floor=0)))
-    assert names(telling_only.search_tools("list all files")) == []
+    assert passed(telling_only, "list all files") == []
 
 
 def test_a_verb_admits_only_the_tools_it_names(make_runtime: Callable[..., Runtime]) -> None:
     rt = make_runtime(notebook(), index_cache=False)
     # "delete" is in the forget tool's summary, not its name: on its own it proves nothing about docker images.
-    assert names(rt.search_tools("delete the old docker images")) == []
+    assert passed(rt, "delete the old docker images") == []
     # Named by its tool, the same verb passes: the request said what it wants done.
     assert names(rt.search_tools("forget the old docker images"))[:1] == ["notebook__forget"]
     admitting = make_runtime(notebook(), index_cache=False,
                              index_factory=lambda: SearchIndex(RankingConfig(relevance_floor=0)))
     assert names(admitting.search_tools("forget the old docker images"))[:1] == ["notebook__forget"]
-    assert names(admitting.search_tools("delete the old docker images")) == []
+    assert passed(admitting, "delete the old docker images") == []
 
 
 def test_a_statements_verb_admits_only_the_tools_it_names(make_runtime: Callable[..., Runtime]) -> None:
     rt = make_runtime(notebook(), index_cache=False)
     # "look" is the search tool's stated action ("Search (look up, find) ..."), rare enough among tools to tell it
     # apart; but the speaker who is looking for a dress says what they are doing, not which tool to use.
-    assert names(rt.search_tools("I'm looking for a red dress for a party")) == []
+    assert passed(rt, "I'm looking for a red dress for a party") == []
     # Asked for, the same word is the request's verb, and the tool that states it passes.
     assert names(rt.search_tools("look up my notes about the party"))[:1] == ["notebook__search"]
 
@@ -94,7 +104,7 @@ def test_a_word_counts_toward_the_floor_as_strongly_as_the_tool_holds_it(make_ru
     rt = make_runtime(notebook(), index_cache=False)
     # "procedures" is one word of the remember tool's long description, said in passing: not half of a request
     # about visa applications, though it is a rare word and the rarest the request has that any tool knows.
-    assert names(rt.search_tools("what are the team procedures for a visa application?")) == []
+    assert passed(rt, "what are the team procedures for a visa application?") == []
     # A word a tool states as its action counts fully, however long its description.
     usage = " ".join(f"Step {n}: pass the path of the file, its owner and the shelf it goes on." for n in range(12))
     shelf = SourcePlugin(Source("shelf", "Files put away."), [
@@ -104,7 +114,7 @@ def test_a_word_counts_toward_the_floor_as_strongly_as_the_tool_holds_it(make_ru
     ])
     rt = make_runtime(shelf, notebook(), index_cache=False)
     assert names(rt.search_tools("stow it"))[:1] == ["shelf__archive"]
-    assert names(rt.search_tools("ledger")) == []
+    assert passed(rt, "ledger") == []
 
 
 def test_a_source_admitted_by_one_tool_competes_with_all_its_matching_tools(
@@ -118,7 +128,7 @@ def test_a_source_admitted_by_one_tool_competes_with_all_its_matching_tools(
 
 def test_inside_one_source_every_matching_tool_is_ranked(make_runtime: Callable[..., Runtime]) -> None:
     rt = make_runtime(notebook(), index_cache=False)
-    assert names(rt.search_tools("what time is it in Tokyo right now?")) == []
+    assert passed(rt, "what time is it in Tokyo right now?") == []
     # The caller chose the source: the floor is for the whole catalog, and "time" is the list tool's word.
     assert names(rt.search_tools("what time is it in Tokyo right now?", source="notebook")) == ["notebook__list"]
 
@@ -238,7 +248,7 @@ def test_a_word_tools_use_elsewhere_is_not_corrected_as_a_typo(make_runtime: Cal
     rt = make_runtime(notebook(), index_cache=False)
     # "saying" is one letter from the source's "saving", but it is a word (the reference catalog uses "say").
     answer = rt.search_tools("send an email to the team saying the release is delayed")
-    assert "note" not in answer and names(answer) == []
+    assert "note" not in answer and passed(rt, "send an email to the team saying the release is delayed") == []
     assert rt.search_tools("rember the standup time")["note"] == "Searched for remember (you wrote rember)."
 
 
@@ -305,7 +315,7 @@ def test_a_word_tools_in_general_share_is_not_telling(make_runtime: Callable[...
         for n in range(200)
     ])
     rt = make_runtime(notebook(), weather, index_cache=False)
-    assert names(rt.search_tools("could you give me a list of affordable homes for sale in Toronto?")) == []
+    assert passed(rt, "could you give me a list of affordable homes for sale in Toronto?") == []
     assert names(rt.search_tools("list my notes"))[:1] == ["notebook__list"]
 
 
@@ -378,7 +388,7 @@ def test_a_declared_phrase_does_not_take_the_verb_from_other_tools() -> None:
 def test_a_hyphenated_compound_is_one_word_of_a_source_description(make_runtime: Callable[..., Runtime]) -> None:
     # "Long-term notebook" says nothing about "long": a request about battery life is not for the notebook.
     rt = make_runtime(notebook(), index_cache=False)
-    assert names(rt.search_tools("which phone has a long battery life?")) == []
+    assert passed(rt, "which phone has a long battery life?") == []
     # The compound written whole still is the source's word.
     found = names(rt.search_tools("long-term please"))
     assert found and all(name.startswith("notebook__") for name in found), found

@@ -48,12 +48,16 @@ def test_schemas_just_under_their_cap_cannot_make_an_answer_huge(make_runtime: C
         assert first["input_schema"] == rt.catalog_tool(first["tool_name"]).tool.input_schema  # type: ignore[union-attr]
         assert rest and all("input_schema" not in row for row in rest) and "shortened" not in answer
         assert _size(answer) <= DEFAULT_MAX_SEARCH_CHARS and len(answer["tools"]) == asked
-    # A listing shows every schema: those are shortened to fit.
-    for answer, asked in ((rt.search_tools(source="reports", max_results=20), 20),
-                          (rt.search_tools(None, max_results=20), 20)):
+    # A listing shows compact rows: small whatever the schemas hold.
+    for listing in (rt.search_tools(source="reports", max_results=20), rt.search_tools(None, max_results=20)):
+        assert all("input_schema" not in row and row["params"] for row in listing["tools"])
+        assert "shortened" not in listing and _size(listing) < 20_000 and len(listing["tools"]) == 20
+    # tool_names shows every schema asked for: those are shortened to fit.
+    giants = [f"reports__report_{i:02d}" for i in range(10)]
+    for answer, asked in ((rt.call_model_tool("searchTools", {"tool_names": giants}), 10),):
         assert _size(answer) <= DEFAULT_MAX_SEARCH_CHARS == 65_536, _size(answer)
         note = answer["shortened"]
-        assert note["limit_chars"] == 65_536 and "exact tool_name and max_results 1" in note["message"]
+        assert note["limit_chars"] == 65_536 and "searchTools with tool_names gets a tool in full" in note["message"]
         shortened = {t["tool_name"]: t for t in answer["tools"] if "input_schema_shortened" in t}
         assert sorted(shortened) == note["tools"] and shortened
         # The largest schemas were shortened first: every one kept whole is no larger than any shortened one.
@@ -67,14 +71,14 @@ def test_schemas_just_under_their_cap_cannot_make_an_answer_huge(make_runtime: C
         for row in answer["tools"]:
             if row["tool_name"] not in shortened:
                 assert row["input_schema"] == rt.catalog_tool(row["tool_name"]).tool.input_schema  # type: ignore[union-attr]
-        assert len(answer["tools"]) == min(asked, answer["total_matches"])  # none left out
+        assert len(answer["tools"]) == asked  # none left out
 
 
 def test_what_the_note_says_gets_one_tool_in_full(make_runtime: Callable[..., Runtime]) -> None:
     rt = make_runtime(_giants())
-    answer = rt.search_tools(source="reports", max_results=20)
+    answer = rt.call_model_tool("searchTools", {"tool_names": [f"reports__report_{i:02d}" for i in range(10)]})
     name = answer["shortened"]["tools"][0]
-    one = rt.call_model_tool("searchTools", {"query": name, "max_results": 1})
+    one = rt.call_model_tool("searchTools", {"tool_names": [name]})
     [row] = one["tools"]
     assert row["tool_name"] == name and "shortened" not in one and "input_schema_shortened" not in row
     assert row["input_schema"] == rt.catalog_tool(name).tool.input_schema  # type: ignore[union-attr]
@@ -95,21 +99,21 @@ def test_past_outlines_schemas_are_omitted_then_tools_go_to_the_next_page(make_r
     tools = [Tool(f"wide_{i:02d}", f"Wide tool {i}.", _schema(200 + i, 0), echo) for i in range(12)]
     plugin = SourcePlugin(Source("wide", "Wide tools."), tools)
     rt = make_runtime(plugin, max_search_chars=12_000)
-    answer = rt.search_tools(source="wide", max_results=20)
-    assert _size(answer) <= 12_000 and len(answer["tools"]) == 12 and "next_cursor" not in answer
+    answer = rt.call_model_tool("searchTools", {"tool_names": [f"wide__wide_{i:02d}" for i in range(10)]})
+    assert _size(answer) <= 12_000 and len(answer["tools"]) == 10 and "next_cursor" not in answer
     how = {t["tool_name"]: t["input_schema_shortened"] for t in answer["tools"]}
-    # An outline of 200 fields is too big for twelve of them: the largest lose their schema first.
-    assert how == {"wide__wide_00": "outline", **{f"wide__wide_{i:02d}": "omitted" for i in range(1, 12)}}
+    # An outline of 200 fields is too big for ten of them: the largest lose their schema first.
+    assert how == {"wide__wide_00": "outline", **{f"wide__wide_{i:02d}": "omitted" for i in range(1, 10)}}
     assert all(t["input_schema"] == {"type": "object"} for t in answer["tools"][1:])
 
     tight = make_runtime(plugin, max_search_chars=2_500)
-    answer = tight.search_tools(source="wide", max_results=20)
+    answer = tight.search_tools("wide tool", max_results=20)
     note = answer["shortened"]
     assert len(answer["tools"]) < 12 and note["left_out"] == 12 - len(answer["tools"])
     assert "next_cursor for the next page" in note["message"] and answer["next_cursor"]
     seen = [t["tool_name"] for t in answer["tools"]]
     while "next_cursor" in answer:  # paging on reaches every tool, each answer within the limit
         assert _size(answer) <= 2_500
-        answer = tight.search_tools(source="wide", max_results=20, cursor=answer["next_cursor"])
+        answer = tight.search_tools("wide tool", max_results=20, cursor=answer["next_cursor"])
         seen += [t["tool_name"] for t in answer["tools"]]
     assert _size(answer) <= 2_500 and seen == [f"wide__wide_{i:02d}" for i in range(12)]

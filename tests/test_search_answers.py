@@ -46,7 +46,7 @@ def test_a_no_match_answer_names_at_most_three_nearest_sources_within_1000_chara
     listing = rt.search_tools()
     assert len(listing["sources"]) == 12 and _size({"sources": listing["sources"]}) > NO_MATCH_CHARS
     answer = rt.search_tools("zebra xylophone quartet")  # no tool and no source says any of these
-    assert answer["tools"] == [] and "sources" not in answer and "nothing installed" in answer["hint"]
+    assert answer["tools"] == [] and "sources" not in answer and "No installed tool holds" in answer["hint"]
     assert _size(answer) <= NO_MATCH_CHARS
     # The sources nearest to a query: those whose description shares its rarest words, at most three.
     index = rt._discovery.index
@@ -70,7 +70,10 @@ def test_an_answer_leaves_out_what_is_at_its_default(make_runtime: Callable[...,
         Tool("plain_file", "Touch a file.", OBJECT, echo),
     ])
     rt = make_runtime(plugin, weather_plugin())
-    answer = rt.search_tools(None, source="files", max_results=5)  # a listing: every row in full
+    listing = rt.search_tools(None, source="files", max_results=5)  # a listing: compact rows
+    assert all("input_schema" not in row and "annotations" not in row for row in listing["tools"])
+    assert [s["id"] for s in listing["sources"]] == ["files"]
+    answer = rt.call_model_tool("searchTools", {"tool_names": [e.tool_name for e in rt.catalog_tools("files")]})
     rows = {t["tool_name"]: t for t in answer["tools"]}
     assert rows["files__read_file"]["annotations"] == {"readOnlyHint": True}
     assert rows["files__write_file"]["annotations"] == {"destructiveHint": False, "title": "Write"}
@@ -78,7 +81,7 @@ def test_an_answer_leaves_out_what_is_at_its_default(make_runtime: Callable[...,
     # Every schema complete; no counts at their default.
     for entry in rt.catalog_tools("files"):
         assert rows[entry.tool_name]["input_schema"] == entry.tool.input_schema
-    assert [s["id"] for s in answer["sources"]] == ["files"]
+    assert {"weak", "hint", "unknown", "sources", "query"}.isdisjoint(answer)
     ranked = rt.search_tools("file", max_results=5)
     assert not {"returned_tools", "execution_tool", "source", "hint", "weak", "note", "sources"} & set(ranked)
 
@@ -87,16 +90,19 @@ def test_a_ranked_answer_shows_its_first_tool_in_full_and_the_rest_in_one_line(r
     answer = rt.search_tools("note", source="notes")
     first, *rest = answer["tools"]
     assert first["input_schema"] == rt.catalog_tool(first["tool_name"]).tool.input_schema  # type: ignore[union-attr]
-    assert rest and all(set(row) <= {"tool_name", "description", "matched"} for row in rest)
-    assert "exact tool_name" in answer["schemas"]
-    # What the answer says to do gets any of them in full: its exact tool_name ranks it first.
+    assert rest and all(set(row) <= {"tool_name", "description", "matched", "params"} for row in rest)
+    assert "tool_names" in answer["schemas"]
+    # What the answer says to do gets any of them in full: tool_names, or a query that is its exact tool_name.
+    again = rt.call_model_tool("searchTools", {"tool_names": [row["tool_name"] for row in rest]})
+    assert [t["tool_name"] for t in again["tools"]] == [row["tool_name"] for row in rest]
     for row in rest:
-        again = rt.call_model_tool("searchTools", {"query": row["tool_name"]})
-        assert again["tools"][0]["tool_name"] == row["tool_name"]
-        assert again["tools"][0]["input_schema"] == rt.catalog_tool(row["tool_name"]).tool.input_schema  # type: ignore[union-attr]
-    # A listing asks for the tools, not for one: every row in full, and no note.
+        assert next(t for t in again["tools"] if t["tool_name"] == row["tool_name"])["input_schema"] == \
+            rt.catalog_tool(row["tool_name"]).tool.input_schema  # type: ignore[union-attr]
+        exact = rt.call_model_tool("searchTools", {"query": row["tool_name"]})
+        assert [t["tool_name"] for t in exact["tools"]] == [row["tool_name"]] and "input_schema" in exact["tools"][0]
+    # A listing asks what is there: compact rows, and the note.
     listing = rt.search_tools(None, source="notes")
-    assert all("input_schema" in row for row in listing["tools"]) and "schemas" not in listing
+    assert all("input_schema" not in row for row in listing["tools"]) and "tool_names" in listing["schemas"]
 
 
 # -- summaries --------------------------------------------------------------------------------------
@@ -139,7 +145,7 @@ def test_an_answer_whose_tools_miss_the_telling_words_is_weak(rt: Runtime) -> No
     assert "weak" not in served and served["tools"]
     weak = rt.search_tools("find flights to Boston")  # "find" reaches the notes tools; none holds "flights"
     assert weak["tools"] and weak["weak"] is True and "'flights'" in weak["hint"]
-    assert "nothing installed seems to" in weak["hint"]
+    assert "nothing installed" not in weak["hint"] and weak["unmatched"] == ["flights", "Boston"]
     exact = rt.search_tools("weather__get_forecast")
     assert "weak" not in exact
     # Inside a source the model chose where to look: never weak there.
@@ -234,17 +240,12 @@ def test_the_answers_docs_architecture_shows_are_real_and_their_sizes_true() -> 
             assert int(size.replace(",", "")) == _size(answer), title
 
 
-def test_a_source_whose_every_tool_names_its_subject_leaves_the_subject_telling(
-        make_runtime: Callable[..., Runtime]) -> None:
-    from junior_core.discovery.evidence import _rarity
-
+def test_a_word_every_tool_of_one_source_holds_is_matched_not_weak(make_runtime: Callable[..., Runtime]) -> None:
     books = SourcePlugin(Source("books", "Bookkeeping."), [
         Tool(f"ledger_{i:02d}", f"Ledger task {i}: post entries to the ledger.", OBJECT, echo) for i in range(12)])
     others = [SourcePlugin(Source(f"other-{i}", f"Other tools {i}."), [Tool(f"thing_{i}", f"Thing {i}.", OBJECT, echo)],
                            name=f"other{i}") for i in range(10)]
     rt = make_runtime(books, *others)
-    rt.search_tools("ledger")
-    index = rt._discovery.index
-    [term] = index.analyze("ledger")
-    # 12 of 22 tools use it, far over 5% of the tools; it is one source's word, so it still tells.
-    assert term in _rarity(index, (term,))[2]
+    # 12 of 22 tools use "ledger": common here, and still the word the returned tools hold.
+    answer = rt.search_tools("ledger entries")
+    assert answer["tools"] and "weak" not in answer and answer["unmatched"] == []

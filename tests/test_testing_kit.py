@@ -25,7 +25,7 @@ from junior_core.testing import (
     make_context,
     say,
 )
-from tests.helpers import OBJECT, SourcePlugin
+from tests.helpers import OBJECT, SourcePlugin, text_plugin
 
 INSTALLED_TEST = '''
 
@@ -117,6 +117,33 @@ def test_assert_found_names_what_came_back(junior_runtime: RuntimeFactory) -> No
     assert assert_found(rt.search_tools("mile to metre"), "units__convert_length")["source"] == "units"
     with pytest.raises(AssertionError, match=r"expected 'units__convert_length' first, got \['units__convert_temperature'"):
         assert_found(rt.search_tools("fahrenheit", max_results=1), "units__convert_length", first=True)
+
+
+def test_assert_found_searches_a_plugin_beside_memory_and_a_background_catalog(
+        junior_runtime: RuntimeFactory) -> None:
+    from junior_core.testing.crowd import BACKGROUND_PREFIX, crowd
+
+    rt = junior_runtime(text_plugin())
+    # Alone, the word-count tool is the only tool that holds "words": the plugin's own test would pass.
+    assert_found(rt, "text__count_words", query="how many words are in this paragraph", alone=True, first=True)
+    # Beside other tools it is not shown: its author finds out here, not from a user.
+    with pytest.raises(AssertionError, match=r"background-\d+__.*alone=True searches the plugin by itself"):
+        assert_found(rt, "text__count_words", query="how many words are in this paragraph")
+    assert_found(rt, "text__reverse_text", query="reverse a string", first=True)
+    ids = [s["id"] for s in crowd(rt).sources]
+    assert "text" in ids and "memory" in ids and sum(i.startswith(BACKGROUND_PREFIX) for i in ids) > 50
+    assert len(crowd(rt).catalog_tools()) > 600
+
+
+def test_assert_found_builds_its_background_once(junior_runtime: RuntimeFactory) -> None:
+    from junior_core.testing.crowd import background, crowd
+
+    first = junior_runtime(junior_example_units)
+    again = junior_runtime(junior_example_units)  # a runtime per test, as fixtures make them
+    assert background() is background() and crowd(first) is crowd(again)
+    assert crowd(junior_runtime(text_plugin())) is not crowd(first)
+    with pytest.raises(TypeError, match="query="):
+        assert_found(first, "units__convert_length")
 
 
 def test_scripted_model_drives_a_turn_through_the_kit(junior_runtime: RuntimeFactory, junior_context: ContextFactory) -> None:

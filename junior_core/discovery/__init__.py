@@ -4,6 +4,8 @@ The runtime uses ``Discovery`` (``answers``); the modules, from the answer down:
 
 - ``answers``: searchTools and executeTool's misses over the view of the catalog a model may reach; ``explain``.
 - ``sizing``: an answer within its size: schemas shortened, tools left to the next page, a small no-match.
+- ``names``: tools by name: ``tool_names``, a listing's sample, close names for executeTool's misses.
+- ``evidence``: ``matched``, ``unmatched`` and ``weak``: what an answer found and did not.
 - ``view``: what searchTools answers from, per exposure table.
 - ``reasons``: why each tool ranked, recorded by the scoring pass when asked.
 - ``index``: the Whoosh snapshot per catalog version, built or reopened, and one search over it.

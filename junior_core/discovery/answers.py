@@ -6,19 +6,20 @@ What the answers say is ``protocol``'s; what goes in them is decided here.
 from __future__ import annotations
 
 import difflib
+import functools
 import logging
 import os
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from junior_core import protocol
-from junior_core.catalog import tool_name_prefix
 from junior_core.discovery.documents import fields_holding
-from junior_core.discovery.evidence import nearest_sources, weigh
+from junior_core.discovery.evidence import Evidence, nearest_sources, said_words, weigh
 from junior_core.discovery.index import SearchIndex
+from junior_core.discovery.names import down_source, named, sample, similar
 from junior_core.discovery.reasons import Trace
 from junior_core.discovery.sizing import fit, fit_no_match
 from junior_core.discovery.text import summarize
@@ -157,9 +158,21 @@ class Discovery:
         Tools in ``hidden`` (hidden from the caller's actor or conversation) are left out of the tools and of
         every count, as if they were not in the catalog.
         """
+        if request.tool_names:
+            return self._named(request.tool_names, hidden)
         if request.queries:
             return self._batch(request, hidden)
         return self._one(request, hidden, self.max_answer_chars)
+
+    def _named(self, tool_names: tuple[str, ...], hidden: frozenset[str]) -> dict[str, Any]:
+        """Exactly the tools named, each in full, in the order asked (a name twice, once); a name that is no
+        tool the caller may see comes back with close tool_names, and nothing else is added."""
+        view = self.view()
+        rows, unknown = named(view, tool_names, hidden, lambda name: self.unknown_tool(name, hidden)["error"])
+        answer = protocol.tool_names_answer(rows, unknown)
+        if not rows:
+            return fit_no_match(answer)
+        return fit(view, answer, 0, self.max_answer_chars)
 
     def _batch(self, request: protocol.SearchRequest, hidden: frozenset[str]) -> dict[str, Any]:
         """One answer per query of ``request.queries``, each within its share of the size limit; a tool an earlier
@@ -207,84 +220,98 @@ class Discovery:
         corrected: tuple[tuple[str, str], ...] = ()
         weak = False
         matched: Mapping[str, list[str]] = {}
-        full: frozenset[str] | None = None  # tool_names shown with their schema; None: every tool
+        unmatched: tuple[str, ...] | None = None
+        full: frozenset[str] = frozenset()  # tool_names shown with their schema
+        near: list[str] = []
         if not query:
+            # A listing asks what is there: one compact row per tool, page by page.
             if source_id is not None:
                 picked = eligible[offset : offset + limit]
                 more = offset + limit < len(eligible)
             else:
-                picked, more = self._sample(eligible, limit), False
+                picked, more = sample(eligible, limit), False
             total = len(eligible)
         else:
-            ranked = self._ranked(view, query, source_id, offset + limit, hidden)
-            picked, total, corrected, asked, exact = ranked
-            full = _full_entries(picked)
-            picked = picked[offset:]
+            picked, total, corrected, weigh_page, below = self._found(view, query, source_id, limit, offset,
+                                                                     hidden)
+            full = frozenset(t.tool_name for t in picked[:1])  # the first-ranked: the exact tool_name if any
+            picked = picked[offset : offset + limit]
             more = offset + limit < total
-            names = [t.tool_name for t in picked]
-            # Inside a source the model chose it: its description's words say nothing about which of its tools.
-            found = weigh(self.index, _corrected(query, corrected), asked, names,
-                          lambda name: self._held(view, name, own=source_id is not None), exact)
-            matched = found.matched
-            # Inside a source the model chose where to look, and every tool there that shares a word is shown.
-            if found.weak and offset == 0 and source_id is None:
-                weak, hint = True, protocol.weak_hint(found.telling, source_id)
+            found = weigh_page([t.tool_name for t in picked])
+            matched, unmatched = found.matched, found.unmatched
+            flagged = any(t.tool_name in below for t in picked)  # below the floor: shown, never unflagged
+            if (found.weak and offset == 0) or flagged:
+                weak, hint = True, protocol.weak_hint(found.unheld, found.elsewhere, flagged)
             if not picked and offset == 0:
-                hint = protocol.no_match_hint(query, source_id, len(eligible))
+                near = [source_id] if source_id is not None else nearest_sources(
+                    self.index, query, view.source_ids, protocol.NEAREST_SOURCES)
+                hint = protocol.no_match_hint(query, source_id, len(eligible), bool(near))
         # An answer that returns tools describes no source: inside one the model named it, and across sources each
         # row names its own, whose summary is a line of this tool's description already.
         sources: list[dict[str, str]] = []
         if not query:
             sources = view.sources([source_id] if source_id is not None else None)
         elif not picked:
-            near = [source_id] if source_id is not None else nearest_sources(
-                self.index, query, view.source_ids, protocol.NEAREST_SOURCES)
             sources = view.sources(near)
         rows = []
         for entry in picked:
-            if full is None or entry.tool_name in full:
+            if entry.tool_name in full:
                 row = view.tool_dict(entry, with_source=source_id is None)
             else:
                 row = view.brief_dict(entry, with_source=source_id is None)
-            if matched.get(entry.tool_name):
-                row["matched"] = matched[entry.tool_name]
-            rows.append(row)
+            rows.append(protocol.with_matched(row, matched.get(entry.tool_name, ())))
         answer = protocol.search_answer(
             query, source_id, sources, catalog_tools=in_catalog, eligible_tools=len(eligible), matches=total,
             tools=rows,
             next_offset=offset + len(picked) if more and picked else None, hint=hint,
             note=protocol.corrected_note(corrected) if corrected else None, weak=weak,
-            brief=any("input_schema" not in row for row in rows),
+            brief=any("input_schema" not in row for row in rows), unmatched=unmatched,
         )
         if not rows:
             return fit_no_match(answer)
         return fit(view, answer, offset, budget)
 
-    def _held(self, view: View, tool_name: str, own: bool = False) -> frozenset[str]:
-        """Every term a tool's document holds, in any field or (``own``) in its own text, its source's left out
-        (read once per view)."""
+    def _found(self, view: View, query: str, source_id: str | None, limit: int, offset: int,
+               hidden: frozenset[str],
+               ) -> tuple[list[CatalogTool], int, tuple[tuple[str, str], ...], Callable[[list[str]], Evidence],
+                          frozenset[str]]:
+        """The tools of a search's pages up to ``offset + limit``, the total, the corrections, how to weigh the
+        evidence of a page of them, and which of them are below the floor.
+
+        Past the floor first; when those are none or weak, the tools below the floor whose own text holds a word
+        of the query follow them (by score), and an answer showing one is weak: a partial match shown with its
+        evidence serves better than silence. The query equal to a tool_name is that tool alone."""
+        picked, total, corrected, asked, exact = self._ranked(view, query, source_id, offset + limit, hidden)
+        searched = _corrected(query, corrected)
+        whole = source_id is None
+
+        def weigh_names(names: list[str], asked: tuple[str, ...] = asked) -> Evidence:
+            return weigh(self.index, searched, asked, names, lambda name: self._held(view, name), exact,
+                         whole)
+
+        if exact is not None and source_id is None:
+            picked, total = picked[:1], 1
+        if not whole or exact is not None or len(picked) >= offset + limit or (
+                picked and not weigh_names([t.tool_name for t in picked[:limit]]).weak):
+            return picked, total, corrected, weigh_names, frozenset()
+        terms = {t for _, ts in said_words(searched, self.index.analyze) for t in ts}
+        window = offset + limit + len(picked) + protocol.MAX_RESULTS
+        below, _, _, below_asked, _ = self._ranked(view, query, source_id, window, hidden, floor=False)
+        shown = {t.tool_name for t in picked}
+        extra = [t for t in below if t.tool_name not in shown and terms & self._held(view, t.tool_name)]
+        if not extra:
+            return picked, total, corrected, weigh_names, frozenset()
+        page_weigh = functools.partial(weigh_names, asked=asked or below_asked)
+        return picked + extra, total + len(extra), corrected, page_weigh, frozenset(t.tool_name for t in extra)
+
+    def _held(self, view: View, tool_name: str) -> frozenset[str]:
+        """Every term a tool's own text holds, its source's left out (read once per view)."""
         def terms() -> tuple[frozenset[str], ...]:
             entry = view.by_name[tool_name]
-            fields = fields_holding(self.index.config, self.index.analyzer, entry,
-                                    view.source_texts.get(entry.source_id))
-            mine = frozenset().union(*(held for field, held in fields.items() if field != "source"))
-            return frozenset().union(*fields.values()), mine
+            fields = fields_holding(self.index.config, self.index.analyzer, entry, None)
+            return (frozenset().union(*(held for field, held in fields.items() if field != "source")),)
 
-        return view.held(tool_name, terms)[1 if own else 0]
-
-    def _sample(self, eligible: list[CatalogTool], limit: int) -> list[CatalogTool]:
-        """Round-robin across sources (by id), each source's tools by tool_name."""
-        groups: dict[str, list[CatalogTool]] = {}
-        for entry in eligible:
-            groups.setdefault(entry.source_id, []).append(entry)
-        picked: list[CatalogTool] = []
-        depth = 0
-        while len(picked) < limit and any(depth < len(group) for group in groups.values()):
-            for source_id in sorted(groups):
-                if depth < len(groups[source_id]) and len(picked) < limit:
-                    picked.append(groups[source_id][depth])
-            depth += 1
-        return picked
+        return view.held(tool_name, terms)[0]
 
     def explain(self, query: str, source_id: str | None = None, hidden: frozenset[str] = NOTHING_HIDDEN,
                 limit: int | None = None) -> dict[str, Any]:
@@ -309,12 +336,12 @@ class Discovery:
         return {**out, "total_matches": total, "tools": [row for row in trace.tools if row["tool_name"] in shown]}
 
     def _ranked(self, view: View, query: str, source_id: str | None, limit: int,
-                hidden: frozenset[str] = NOTHING_HIDDEN, trace: Trace | None = None,
+                hidden: frozenset[str] = NOTHING_HIDDEN, trace: Trace | None = None, floor: bool = True,
                 ) -> tuple[list[CatalogTool], int, tuple[tuple[str, str], ...], tuple[str, ...], str | None]:
         """The tools for ``query`` in rank order, how many matched, the typos corrected, the terms the request asked
         with (``SearchResult.asked``), and the tool_name the query is, if any."""
         self._ensure_index(view)
-        result = self.index.search(query, limit=limit, source_id=source_id, hidden=hidden, trace=trace)
+        result = self.index.search(query, limit=limit, source_id=source_id, hidden=hidden, trace=trace, floor=floor)
         names = list(result.tool_names)
         total = result.total
         exact = self._exact(view, query, source_id)
@@ -348,7 +375,7 @@ class Discovery:
         A tool in ``hidden`` is neither suggested nor told apart from a name that does not exist.
         """
         view = self.view()
-        down = self._down_source(view, tool_name)
+        down = down_source(self.catalog, view, tool_name)
         if down is not None:
             return protocol.source_unavailable(tool_name, *down)
         names = [name for name in view.by_name if name not in hidden] if hidden else list(view.by_name)
@@ -357,35 +384,9 @@ class Discovery:
             words = tool_name.replace("__", " ").replace("_", " ")[:protocol.MAX_QUERY]
             wanted = set(self.index.analyze(words))
             found = self._ranked(view, words, None, 10, hidden)[0] if wanted else []
-            suggestions = [t.tool_name for t in found if self._similar(wanted, t)][:3]
+            suggestions = [t.tool_name for t in found if similar(self.index.analyze, wanted, t)][:3]
         return protocol.unknown_tool(tool_name, suggestions)
 
-    def _similar(self, wanted: set[str], entry: CatalogTool) -> bool:
-        """Whether a suggestion shares most of the asked name's terms with the tool's name and keywords."""
-        own = set(self.index.analyze(" ".join([entry.tool_name, *entry.tool.keywords])))
-        return len(wanted & own) * 2 > len(wanted)
-
-    def _down_source(self, view: View, tool_name: str) -> tuple[str, str] | None:
-        """The source a tool_name belongs to by its prefix, with why it is down; None if it is up or unknown."""
-        best: str | None = None
-        for source_id in view.source_ids:
-            prefix = tool_name_prefix(source_id)
-            if tool_name.startswith(prefix) and (best is None or len(source_id) > len(best)):
-                best = source_id
-        if best is None:
-            return None
-        entry = self.catalog.source(best)
-        if entry is not None and entry.unavailable:
-            return best, entry.unavailable
-        if not view.by_source.get(best) and entry is not None and entry.provider is not None:
-            return best, "it lists no tools at the moment"
-        return None
-
-
-def _full_entries(ranked: list[CatalogTool]) -> frozenset[str]:
-    """The tools of a ranked answer shown with their schema: the first-ranked (the query's exact tool_name, when
-    it is one, is always first); the rest get one line each."""
-    return frozenset(t.tool_name for t in ranked[:1])
 
 
 def _corrected(query: str, fixes: tuple[tuple[str, str], ...]) -> str:

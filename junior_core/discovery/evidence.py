@@ -1,20 +1,17 @@
-"""What an answer shows of why its tools matched: the query's words each tool holds (``matched``), whether any
-tool holds the query's telling words (``weak``), and for a query that matches nothing the sources nearest to it.
+"""What an answer shows of why its tools matched and what it did not find: the query's words each tool holds
+(``matched``), the words no returned tool holds (``unmatched``), whether the answer is ``weak``, and for a query
+that matches nothing the sources nearest to it.
 
 - ``matched``: the query's words, as written (a corrected typo as corrected: the answer's note says so), whose
-  terms the tool's document holds in any field (name, keywords, description, parameters, and its source's id and
-  description unless the search is inside that source), as ``documents.fields_holding`` reads it for
-  ``reasons``.
-- telling words: of the words the request asks with (not its payload: what follows "remember that ..."), those
-  some installed tool or the reference catalog uses (a word neither uses is a name or a value, never telling)
-  and few use: at most ``TELLING_SHARE`` (5%) of the installed sources plus the reference catalog (counted as
-  ``reference_tools`` tools), an installed source counting once however many of its tools use the word (a
-  memory server whose nine tools all say "memory" does not make "memory" common). A keyword phrase the request
-  says that some tool declares is always telling.
-- ``weak``: in a search of every source, tools were returned and none of them holds either half the rarity the
-  request asks with (``COVERAGE``) or a telling word, and none is the query's exact name or holds a keyword
-  phrase the request says. Then the answer says so in one line, so the model can stop instead of searching
-  again.
+  terms the tool's own text holds: its name, title, keywords, description or parameters, never only its source's
+  id or description (every tool of a source would hold those).
+- ``unmatched``: the query's words (stop words aside) no returned tool holds.
+- ``weak``: in a search of every source, tools were returned and the request's rarest asked word (as the ranking
+  reckons rarity, over the installed tools and the reference catalog), or an asked word no installed tool's own
+  text holds but the reference catalog uses, is unmatched; never for the query's exact tool_name, nor when a
+  returned tool declares a keyword phrase the request says. Asked words are the words the request asks with, not
+  its payload (what follows "remember that ..."); a word neither an installed tool nor the reference uses is a
+  name or a value and decides nothing.
 """
 
 from __future__ import annotations
@@ -31,22 +28,20 @@ from junior_core.discovery.text import PHRASE_MARK, WORD
 if TYPE_CHECKING:
     from junior_core.discovery.index import SearchIndex
 
-__all__ = ["COVERAGE", "TELLING_SHARE", "Evidence", "nearest_sources", "said_words", "weigh"]
-
-COVERAGE = 0.5
-"""An answer is weak when none of its tools holds this share of the rarity its request asks with..."""
-TELLING_SHARE = 0.05
-"""... nor any telling word: one at most this share use, of the installed sources (each counted once however many
-of its tools use it) and the reference catalog (counted as ``reference_tools`` tools)."""
+__all__ = ["Evidence", "installed_holders", "nearest_sources", "said_words", "weigh"]
 
 
 @attrs.frozen
 class Evidence:
     matched: Mapping[str, list[str]]
-    """Per returned tool_name, the query's words its text holds, in the query's order."""
-    telling: tuple[str, ...]
-    """The query's telling words, as written (for the hint of a weak answer)."""
+    """Per returned tool_name, the query's words its own text holds, in the query's order."""
+    unmatched: tuple[str, ...]
+    """The query's words no returned tool holds, in the query's order."""
     weak: bool
+    unheld: tuple[str, ...] = ()
+    """Of ``unmatched``, the words no installed tool's own text holds (for the hint)."""
+    elsewhere: tuple[str, ...] = ()
+    """Of ``unmatched``, the words some installed tool not returned holds (for the hint)."""
 
 
 def said_words(query: str, analyze: Callable[[str], list[str]]) -> list[tuple[str, list[str]]]:
@@ -65,49 +60,60 @@ def said_words(query: str, analyze: Callable[[str], list[str]]) -> list[tuple[st
     return out
 
 
+def installed_holders(index: SearchIndex, terms: Sequence[str]) -> dict[str, int]:
+    """Per term, how many installed tools hold it in their own text (not only through their source)."""
+    snapshot = index.snapshot
+    if snapshot is None:
+        return dict.fromkeys(terms, 0)
+    with snapshot.lock:
+        reader = snapshot.reader
+        return {term: reader.doc_frequency("terms", term) - reader.doc_frequency("sourced", term) for term in terms}
+
+
 def weigh(index: SearchIndex, query: str, asked: Sequence[str], names: Sequence[str],
-          held_of: Callable[[str], frozenset[str]], exact: str | None = None) -> Evidence:
+          held_of: Callable[[str], frozenset[str]], exact: str | None = None,
+          whole_catalog: bool = True) -> Evidence:
     """The evidence of an answer returning ``names`` for ``query`` (typos corrected), whose request asked with
-    ``asked`` (``SearchResult.asked``); ``held_of`` gives the terms a tool's document holds."""
+    ``asked`` (``SearchResult.asked``); ``held_of`` gives the terms a tool's own text holds."""
     words = said_words(query, index.analyze)
     held = {name: held_of(name) for name in names}
     matched = {name: [word for word, terms in words if any(t in held[name] for t in terms)] for name in names}
-    rarity, phrases, telling = _rarity(index, asked)
-    total = sum(rarity.values())
-    if not names or not total or exact is not None:
-        return Evidence(matched, (), False)
-    if any(term in held[name] for name in names for term in phrases):
-        return Evidence(matched, (), False)
-    best = max(sum(value for term, value in rarity.items() if term in held[name]) for name in names)
-    if best >= COVERAGE * total or any(term in held[name] for name in names for term in telling):
-        return Evidence(matched, (), False)
-    missing = sorted((term for term in rarity if not any(term in held[name] for name in names)),
-                     key=lambda term: (-rarity[term], term))
-    said = [word for word, terms in words if any(t in missing[:3] for t in terms)]
-    return Evidence(matched, tuple(dict.fromkeys(said)), True)
+    shown = frozenset().union(*held.values()) if held else frozenset()
+    missing = [(word, terms) for word, terms in words if not any(t in shown for t in terms)]
+    unmatched = tuple(word for word, _ in missing)
+    if not names or exact is not None or not whole_catalog:
+        return Evidence(matched, unmatched, False)
+    rarity, phrases, unknown = _rarity(index, asked)
+    if not rarity or any(term in held[name] for name in names for term in phrases):
+        return Evidence(matched, unmatched, False)
+    rarest = max(rarity, key=lambda term: (rarity[term], term))
+    lacking = {term for term in rarity if term not in shown}
+    if rarest not in lacking and not (lacking & unknown):
+        return Evidence(matched, unmatched, False)
+    holders = installed_holders(index, [t for _, terms in missing for t in terms])
+    # Asked words first, the rarest first: what the hint names.
+    order = sorted(missing, key=lambda item: -max((rarity.get(t, -1.0) for t in item[1]), default=-1.0))
+    unheld = tuple(word for word, terms in order if not any(holders[t] for t in terms))
+    elsewhere = tuple(word for word, terms in order if any(holders[t] for t in terms))
+    return Evidence(matched, unmatched, True, unheld, elsewhere)
 
 
 def _rarity(index: SearchIndex, asked: Sequence[str]) -> tuple[dict[str, float], set[str], set[str]]:
     """The rarity (idf, as the ranking reckons it) of each asked word some installed or reference tool uses, the
-    asked keyword phrases some tool declares, and the telling words: those at most ``TELLING_SHARE`` use of the
-    installed sources (one count per source) and the reference tools."""
+    asked keyword phrases some tool declares, and the asked words only the reference uses (no installed tool's
+    own text)."""
     snapshot = index.snapshot
     if snapshot is None or not asked:
         return {}, set(), set()
     config, analyzer = index.config, index.analyzer
-    weight = max(config.reference_tools, 0.0)
-    reference = Reference.of(analyzer) if weight else None
-    scale = weight / reference.size if reference is not None and reference.size else 0.0
+    reference = Reference.of(analyzer) if config.reference_tools > 0 else None
     df = reference.df if reference is not None else {}
     rarity: dict[str, float] = {}
     phrases: set[str] = set()
-    telling: set[str] = set()
+    unknown: set[str] = set()
     with snapshot.lock:
         reader = snapshot.reader
         idf = scoring.rarity(config, analyzer, reader.doc_count_all())
-        # Installed tools count by source: a source whose every tool names its subject leaves the subject telling.
-        source_of = {doc: sid for sid, docs in snapshot.by_source.items() for doc in docs}
-        total = len(snapshot.by_source) + (weight if scale else 0.0)
         for term in asked:
             n = reader.doc_frequency("terms", term)
             if PHRASE_MARK in term:
@@ -115,10 +121,9 @@ def _rarity(index: SearchIndex, asked: Sequence[str]) -> tuple[dict[str, float],
                     phrases.add(term)
             elif not term.isdigit() and (n or df.get(term, 0)):
                 rarity[term] = idf(term, snapshot.users(term, n))
-                sources = len({source_of.get(doc) for doc in reader.postings("terms", term).all_ids()}) if n else 0
-                if sources + df.get(term, 0) * scale <= TELLING_SHARE * total:
-                    telling.add(term)
-    return rarity, phrases, telling
+                if not n - reader.doc_frequency("sourced", term):
+                    unknown.add(term)
+    return rarity, phrases, unknown
 
 
 def nearest_sources(index: SearchIndex, query: str, source_ids: Sequence[str], count: int) -> list[str]:

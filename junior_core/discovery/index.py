@@ -152,23 +152,24 @@ class SearchIndex:
         write_documents(index, documents)
 
     def search(self, query: str, *, limit: int, source_id: str | None = None,
-               hidden: Collection[str] = (), trace: Trace | None = None) -> SearchResult:
+               hidden: Collection[str] = (), trace: Trace | None = None, floor: bool = True) -> SearchResult:
         """Rank tools for ``query`` with BM25F and the request's intent; ties broken by tool_name.
 
         ``hidden`` tool_names are left out of the ranking and the total, as if they were not indexed. An index
         that raises (damaged files) is rebuilt once and the search asked again. With ``trace``, why each returned
-        tool ranked is recorded there (``reasons``).
+        tool ranked is recorded there (``reasons``). ``floor`` False ranks every tool that holds a word, as a
+        search inside one source does (for the partial matches an answer shows below the floor).
         """
         snapshot = self._snapshot
         try:
-            return self._search(snapshot, query, limit, source_id, hidden, trace)
+            return self._search(snapshot, query, limit, source_id, hidden, trace, floor)
         except Exception as exc:
             if snapshot is None or not self._recover(snapshot, exc):
                 raise
-        return self._search(self._snapshot, query, limit, source_id, hidden, trace)
+        return self._search(self._snapshot, query, limit, source_id, hidden, trace, floor)
 
     def _search(self, snapshot: Snapshot | None, query: str, limit: int, source_id: str | None,
-                hidden: Collection[str], trace: Trace | None = None) -> SearchResult:
+                hidden: Collection[str], trace: Trace | None = None, floor: bool = True) -> SearchResult:
         if snapshot is None:
             return SearchResult([], 0)
         known = Reference.of(self._analyzer).df if self.config.reference_tools > 0 else ()
@@ -191,7 +192,8 @@ class SearchIndex:
         mask = {doc_of[name] for name in hidden if name in doc_of} or None
         with snapshot.lock:
             scores = scoring.score_tools(snapshot, request, self.config, self._analyzer, allowed, mask,
-                                         whole_catalog=source_id is None, trace=trace)
+                                         whole_catalog=source_id is None and floor, trace=trace)
+
         if not scores:
             return SearchResult([], 0, fixed.fixes)
         intent, verb_terms = request.intent, request.verb_terms

@@ -51,6 +51,8 @@ class View:
         self._tool_dicts: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
         self._row_sizes: dict[tuple[str, bool, bool], int] = {}
         self._held: dict[str, tuple[frozenset[str], ...]] = {}
+        self._params: dict[str, str] = {}
+
         self._filtered: dict[tuple[frozenset[str], str | None], list[CatalogTool]] = {}
         self.description = protocol.search_description(
             [(sid, self.source_dicts[sid]["description"]) for sid in self.source_ids]
@@ -89,9 +91,13 @@ class View:
         return dict(row)
 
     def brief_dict(self, entry: CatalogTool, with_source: bool) -> dict[str, Any]:
-        """A tool's one-line answer row: its name and summary (and source), without schema or annotations."""
+        """A tool's compact answer row: its name, summary (and source) and parameters in one line, without
+        schema or annotations."""
         row = self.tool_dict(entry, with_source)
-        return protocol.brief_row(row)
+        params = self._params.get(entry.tool_name)
+        if params is None:
+            params = self._params[entry.tool_name] = protocol.compact_params(entry.tool.input_schema)
+        return protocol.brief_row(row, params)
 
     def row_size(self, row: dict[str, Any]) -> int:
         """``len(json.dumps(row))`` of a tool's answer row, measured once per view (its ``matched`` per answer)."""

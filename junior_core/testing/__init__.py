@@ -6,7 +6,8 @@ point ``pytest11``), which adds the fixtures ``junior_runtime`` and
 
 - ``RuntimeFactory``: runtimes from given plugins and/or installed entry points, closed together;
 - ``make_context``: a ``ToolContext`` with valid Slack-shaped ids;
-- ``assert_ok``, ``assert_error``, ``assert_found``: check an answer the model would see;
+- ``assert_ok``, ``assert_error``, ``assert_found``: check an answer the model would see (``assert_found`` with a
+  runtime searches it beside junior-memory and a background catalog, ``crowd``);
 - ``summary_warnings``: the sources and tools whose summary a model sees cut before its first sentence ends
   (every runtime the factory makes warns them as ``SummaryWarning``);
 - ``ScriptedModel``, ``say``, ``call``: a model whose answers are written in Python;
@@ -208,14 +209,45 @@ def assert_error(answer: Mapping[str, Any], code: str) -> dict[str, Any]:
     return dict(found)
 
 
-def assert_found(answer: Mapping[str, Any], tool_name: str, *, first: bool = False) -> dict[str, Any]:
-    """The entry for ``tool_name`` in a searchTools answer (the top one when ``first``); fails listing the results."""
+def assert_found(
+    answer: Mapping[str, Any] | Runtime,
+    tool_name: str,
+    *,
+    query: str | None = None,
+    first: bool = False,
+    source: str | None = None,
+    alone: bool = False,
+) -> dict[str, Any]:
+    """The entry for ``tool_name`` (the top one when ``first``) in a searchTools answer; fails listing the results.
+
+    Given a runtime and a ``query``, searches for it as a model would, among other tools: the runtime's sources
+    beside junior-memory (when installed) and a background catalog of some 700 public tools, so a query that only
+    finds the tool when it stands alone fails here before it fails a user. ``alone=True`` searches the runtime
+    as it is.
+    """
     __tracebackhide__ = True
+    if not isinstance(answer, Mapping):
+        if query is None:
+            raise TypeError("assert_found(runtime, tool_name) needs query=: the words to search for")
+        runtime = answer if alone else _crowd(answer)
+        answer = runtime.search_tools(query, source=source)
+    elif query is not None or alone:
+        raise TypeError("assert_found(answer, ...) checks an answer; pass a runtime to search with query=")
     tools = answer.get("tools") if isinstance(answer, Mapping) else None
     if not isinstance(tools, list):
         raise AssertionError(f"expected a searchTools answer, got: {_show(answer)}")
     names = [t.get("tool_name") for t in tools if isinstance(t, Mapping)]
     if tool_name not in names or (first and names[0] != tool_name):
         where = "first" if first else "among the results"
-        raise AssertionError(f"expected {tool_name!r} {where}, got {names} for query {answer.get('query')!r}")
+        among = "" if alone or query is None else " (beside junior-memory and the background catalog; alone=True " \
+            "searches the plugin by itself)"
+        raise AssertionError(f"expected {tool_name!r} {where}, got {names} for query {answer.get('query')!r}{among}")
     return dict(tools[names.index(tool_name)])
+
+
+def _crowd(runtime: Runtime) -> Runtime:
+    """A runtime of ``runtime``'s sources beside junior-memory and the background catalog, made once per runtime
+    and catalog (``junior_core.testing.crowd``)."""
+    from junior_core.testing.crowd import crowd
+
+    return crowd(runtime)

@@ -99,21 +99,23 @@ def test_escapes_bidi_and_zero_width_characters_never_reach_an_answer(make_runti
     found = rt.search_tools("weather forecast city")
     listed = rt.search_tools(source="mcp:hostile", max_results=20)
     exact = rt.search_tools("mcp__hostile__forecast", max_results=1)
+    named = rt.call_model_tool("searchTools", {"tool_names": ["mcp__hostile__forecast", "mcp__hostile__blank"]})
     called = rt.execute_tool("mcp__hostile__forecast", {"city": "Oslo"})
     failed = rt.execute_tool("mcp__hostile__fail", {})
     searched = rt.call_model_tool("searchTools", {"query": "\x1b]52;c;eA==\x07forecast\u202e"})
-    answers = {"found": found, "listed": listed, "exact": exact, "called": called, "failed": failed,
+    answers = {"found": found, "listed": listed, "exact": exact, "named": named, "called": called, "failed": failed,
                "searched": searched, "model_tools": rt.model_tools()}
     for name, answer in answers.items():
         assert _hostile_characters(_seen(answer)) == [], (name, answer)
     # The words around what was removed are kept, so the checks above did not pass on emptied text.
-    [forecast] = [t for t in listed["tools"] if t["tool_name"] == "mcp__hostile__forecast"]
+    [forecast] = [t for t in named["tools"] if t["tool_name"] == "mcp__hostile__forecast"]
     assert forecast["description"] == "Weather forecast for a city. eslaf read-only."
     assert forecast["annotations"] == {"title": "Forecast", "readOnlyHint": True}
     assert forecast["input_schema"]["properties"]["city"] == {
         "type": "string", "description": "The city name.", "enum": ["Paris", "Oslo"]}
     assert forecast["input_schema"]["properties"]["unit"] == {"type": "string", "title": "Unit"}
-    [blank] = [t for t in listed["tools"] if t["tool_name"] == "mcp__hostile__blank"]
+    [blank] = [t for t in named["tools"] if t["tool_name"] == "mcp__hostile__blank"]
+    assert {t["tool_name"] for t in listed["tools"]} >= {"mcp__hostile__forecast", "mcp__hostile__blank"}
     assert blank["description"] == "Blank title"  # a description of only invisible characters is none
     assert found["tools"][0]["tool_name"] == exact["tools"][0]["tool_name"] == "mcp__hostile__forecast"
     assert searched["tools"][0]["tool_name"] == "mcp__hostile__forecast" and searched["query"] == "forecast"
