@@ -6,10 +6,11 @@ Calling Leaderboard (BFCL) data shipped in the PyPI wheel ``bfcl-eval==2026.3.23
 list of ``bfcl_eval/data/BFCL_v4_*.json`` (JSON lines) and every doc of ``bfcl_eval/data/multi_turn_func_doc/
 *.json``, each name and description once. No benchmark in ``benchmarks/`` installs them. A function sharing its
 name with a tool of a catalog the benchmarks install (MetaTool, LiveMCPBench: ``../shared/data`` or
-``$JUNIOR_DATA_DIR``) is left out, so those catalogs stay unseen; see ``junior_core/data/README.md``. Run from the repository root:
+``$JUNIOR_DATA_DIR``) is left out, so those catalogs stay unseen; see ``junior_core/data/README.md``. Run from the
+repository root:
 
-    python scripts/reference_tools.py                      # pip downloads the pinned wheel into a temporary dir
-    python scripts/reference_tools.py --wheel PATH.whl     # a wheel already downloaded (its sha256 is checked)
+    python scripts/reference_tools.py                   # pip downloads the pinned wheel into a temporary dir
+    python scripts/reference_tools.py --wheel PATH.whl  # a wheel already downloaded (its sha256 is checked)
 """
 
 from __future__ import annotations

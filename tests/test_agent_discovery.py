@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
 from collections.abc import Generator, Iterator
 from pathlib import Path
@@ -18,7 +19,7 @@ from junior_core.testing import ChatCompletionsServer, ScriptView
 
 REPO = Path(__file__).resolve().parent.parent
 BENCHMARKS = REPO / "benchmarks"
-DATA = REPO.parent / "shared" / "data"
+DATA = Path(os.environ.get("JUNIOR_DATA_DIR") or REPO.parent / "shared" / "data")
 TINY = Path(__file__).resolve().parent / "data" / "agent_discovery_tiny.jsonl"
 
 needs_data = pytest.mark.skipif(not (DATA / "livemcpbench").is_dir(), reason="public benchmark data not present")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections import Counter
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Any
 import pytest
 
 FILE = Path(__file__).resolve().parent.parent / "benchmarks" / "data" / "discovery_requests.json"
-DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA_DIR = Path(os.environ.get("JUNIOR_DATA_DIR") or Path(__file__).resolve().parents[2] / "shared" / "data")
 HALVES = ("tuning", "heldout")
 MEMORY_TOOLS = ("remember", "forget", "list", "search")
 WORDINGS = ("short", "terse", "multi_clause", "question", "chatty", "indirect", "typo")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -57,7 +58,7 @@ def test_draft4_boolean_bounds_become_numbers() -> None:
 
 
 @pytest.mark.skipif(
-    not (Path(__file__).resolve().parents[2] / "shared" / "data" / "metatool").is_dir(),
+    not (Path(os.environ.get("JUNIOR_DATA_DIR") or Path(__file__).resolve().parents[2] / "shared" / "data") / "metatool").is_dir(),
     reason="public benchmark data not present",
 )
 def test_real_data_loads_through_the_hook_api() -> None:

@@ -27,9 +27,11 @@ Intent, on top of the words, for the tools that passed the floor: the request's 
 never admits a tool. When no tool passes, searchTools answers as for no match.
 
 Rarity (idf) is reckoned over the installed tools plus a reference catalog, ``junior_core/data/
-reference_tools.txt`` (the words of 726 public tools), counted as ``reference_tools`` tools: in a catalog of
-four tools every word would otherwise look rare, and a word all four use would look worthless. The tools that hold a
-word only through their source's id and description count once per source (``Snapshot.users``).
+reference_tools.txt`` (the words of 2,876 public function docs, BFCL's), counted as ``reference_tools`` tools: in
+a catalog of four tools every word would otherwise look rare, and a word all four use would look worthless. The
+tools that hold a word only through their source's id and description count once per source
+(``Snapshot.users``). A word no installed or reference tool uses counts ``unknown_weight`` against the floor, or
+``english_weight`` when English knows it (``spelling.english``).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ import attrs
 
 from junior_core.discovery.documents import MENTION
 from junior_core.discovery.rules import on
+from junior_core.discovery.spelling import english
 
 if TYPE_CHECKING:
     from junior_core.discovery.documents import IndexedDocs
@@ -61,11 +64,8 @@ log = logging.getLogger("junior.search")
 
 
 class Reference:
-    """How many of the reference catalog's tools use each term, analysed as the index analyses tool text.
-
-    The reference is ``junior_core/data/reference_tools.txt``: the words of 726 public tools (LiveMCPBench's MCP
-    tools and MetaTool's plugins), one tool per line. It is read once per analysis setting, at the first search.
-    """
+    """How many of the reference catalog's tools use each term, analysed as the index analyses tool text: the BFCL
+    function docs of ``junior_core/data/reference_tools.txt`` (see its README), read once per analysis setting."""
 
     resource = ("data", "reference_tools.txt")
     """Where in ``junior_core`` the reference lives."""
@@ -282,8 +282,11 @@ def score_tools(snapshot: Snapshot, request: Request, config: RankingConfig, ana
     roles: dict[str, list[tuple[int, bool]]] = {}
     for number, (ask, extra) in enumerate(request.clauses):
         for term in ask:
-            known = found[term] or reference.get(term, 0)
-            need[number] += idf[term] * request.weights[term] * (1.0 if known else unknown)
+            # A word no tool uses is a name or value ("hunter2") unless English knows it ("visa", "birthday").
+            part = 1.0 if found[term] or reference.get(term, 0) else unknown
+            if part < 1 and on("english_words") and any(w in english() for w in request.said_as.get(term, ())):
+                part = max(part, config.english_weight)
+            need[number] += idf[term] * request.weights[term] * part
             roles.setdefault(term, []).append((number, False))
         for term in extra:
             roles.setdefault(term, []).append((number, True))

@@ -31,16 +31,20 @@ class RankingConfig:
     """The share of a clause's ask words' idf a tool must match to pass the floor by coverage; with
     ``telling_share`` 0 as well, every tool that matches a word is returned."""
     reference_tools: float = 100.0
-    """How many installed tools the reference catalog (726 public tools' words, ``junior_core/data``) counts as when
-    rarity (idf) is reckoned: in a catalog of four tools every word looks rare, so the reference says which words
-    tools in general share ("delete", "list") and which are telling ("forget"); in a catalog of thousands it barely
-    moves anything. 0 reckons rarity from the installed tools alone."""
+    """How many installed tools the reference catalog (2,876 public function docs' words, ``junior_core/data``)
+    counts as when rarity (idf) is reckoned: in a catalog of four tools every word looks rare, so the reference says
+    which words tools in general share ("delete", "list") and which are telling ("forget"); in a catalog of
+    thousands it barely moves anything. 0 reckons rarity from the installed tools alone."""
     telling_share: float = 0.05
     """A word of what searchTools shows of a tool (name, title, summary) or of its keywords admits the tool past
     the floor when at most this share of the tools outside its source use it (the reference included); 0 admits
     by coverage alone."""
     unknown_weight: float = 0.25
     """What a request word no installed or reference tool uses (a name, a value) counts for against the floor."""
+    english_weight: float = 0.5
+    """What a request word no installed or reference tool uses but English knows counts for against the floor:
+    more than a name or value ("visa" in "team procedures for a visa application"), less than a word tools use
+    ("my birthday" in "remember my birthday" is what to keep, not which tool)."""
     payload_weight: float = 0.5
     """What a word of the request's payload counts for in the score ("remember that <...>", "about <...>"): it
     says what to store or look for, not which tool to use. It never counts against the floor."""

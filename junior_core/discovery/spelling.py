@@ -9,6 +9,8 @@ against. A request word is corrected only when all of this holds:
   sentence (a name), not in an unspaced script, not a stop word;
 - no tool uses it: neither the word nor its stem is among the tools' words, nor among the reference catalog's
   (``scoring.Reference``: "saying" is a word even where no tool says it, not a typo of "saving");
+- English does not know it: it is not in ``english()``, an English word list ("internal" is a word, not a typo of
+  "interval", in a catalog that holds "interval" and not "internal");
 - one correction is clearly best. Candidates keep the word's first letter. A short word (4 or 5 letters) may have
   a letter missing or two neighbours swapped ("frget", "lsit"); a long one (6 or more) may also have one letter
   wrong or extra, or two letters missing ("memroy", "proceedure", "rember" -> remember). A letter wrong or extra
@@ -29,6 +31,8 @@ set lookups.
 
 from __future__ import annotations
 
+import functools
+import logging
 import re
 import threading
 import weakref
@@ -37,9 +41,12 @@ from typing import Any
 
 import attrs
 
+from junior_core.discovery.rules import on
 from junior_core.discovery.text import has_unspaced, split_identifier
 
-__all__ = ["FIELD", "Correction", "Speller", "correct", "vocabulary", "with_vocabulary"]
+__all__ = ["FIELD", "Correction", "Speller", "correct", "english", "vocabulary", "with_vocabulary"]
+
+log = logging.getLogger("junior.search")
 
 FIELD = "words"
 """The Whoosh field holding the vocabulary: each word once, as one posting of the last document."""
@@ -49,12 +56,34 @@ FUNCTION_LENGTH = 3
 """A word this long may be a stop word with two letters swapped ("teh", "cna")."""
 LONG = 6
 """Words this long may also be two letters short or long."""
+ENGLISH_COUNT = 500
+"""A word of the English list counts as English when the list has seen it at least this often (26,157 words): the
+rare tail holds archaic words and common misspellings ("wether" 374, "calender" 98) that are typos in a request."""
 FREQUENCY_RATIO = 2.0
 """How many times more tools the best of several equally near corrections must be used by than the next."""
 
 _CHUNK = re.compile(r"\S+")
 _EDGE = "\"'`“”‘’()[]{}<>,;:.!?*"
 _SENTENCE_END = ".!?"
+
+
+@functools.cache
+def english() -> frozenset[str]:
+    """English words, lower-case: the words of the English frequency list pyspellchecker ships (``spellchecker/
+    resources/en.json.gz``, MIT) seen at least ``ENGLISH_COUNT`` times, read once, the first time it is needed
+    (0.2 s). An install without it reads as an empty list (every word then unknown to English), with
+    one log line."""
+    import gzip
+    import json
+    from importlib.resources import files
+
+    try:
+        data = json.loads(gzip.decompress(files("spellchecker").joinpath("resources", "en.json.gz").read_bytes()))
+    except (ImportError, OSError, ValueError) as exc:
+        log.warning("the English word list (pyspellchecker) could not be read (%s): spelling and rarity go by the "
+                    "tools' words alone", exc)
+        return frozenset()
+    return frozenset(word for word, count in data.items() if isinstance(count, int) and count >= ENGLISH_COUNT)
 
 
 def vocabulary(raws: Iterable[str], stop_words: frozenset[str]) -> list[str]:
@@ -238,8 +267,9 @@ def correct(key: Any, reader: Any, query: str, analyze: Callable[[str], list[str
             continue  # a stop word
         if speller is None:
             speller = _speller(key, reader, analyze)
-        if speller.knows(lower, terms) or any(term in known for term in terms):
-            continue  # a word some tool uses, or another form of one ("memorys", "logs")
+        if speller.knows(lower, terms) or any(term in known for term in terms) or (
+                on("english_words") and lower in english()):
+            continue  # a word some tool uses, or another form of one ("memorys", "logs"), or an English word
         fixed = _function_word(lower, analyze)
         if fixed is None and len(lower) >= MIN_LENGTH:
             fixed = speller.suggest(lower)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -55,7 +56,7 @@ def test_a_typo_finds_the_memory_tool_with_memory_installed_alone(rt: Runtime, q
     assert answer["note"] == note
 
 
-DATA = Path(__file__).resolve().parents[4] / "shared" / "data" / "livemcpbench"
+DATA = Path(os.environ.get("JUNIOR_DATA_DIR") or Path(__file__).resolve().parents[4] / "shared" / "data") / "livemcpbench"
 
 
 def _benchmarks() -> ModuleType:
@@ -104,9 +105,9 @@ def test_held_out_requests_find_their_memory_tool_and_nothing_else(catalogs: tup
     rows = {r["wording"]: r for r in bench.memory_rows(cat, "heldout", half["memory"], None)}
     mine = rows["all"]
     assert mine["requests"] == 140
-    # 74, not 77: the memory tools' summaries were rewritten to say who sees each result within 180 characters;
-    # held-out first-alone fell 79.3 -> 75.0 while the third set's rose 43.6 -> 45.0 (docs/benchmarks.md).
-    assert mine["top5"] >= 60 and mine["first_inside_memory"] >= 78 and mine["first_memory_alone"] >= 74
+    # Rarity reckoned with the BFCL reference catalog, which holds none of LiveMCPBench's words: another memory
+    # server's tools reach the top 5 more often (60.7 -> 51.4) and first-alone is 73.6 (docs/benchmarks.md).
+    assert mine["top5"] >= 51 and mine["first_inside_memory"] >= 78 and mine["first_memory_alone"] >= 73
     controls = bench.control_row(cat, "heldout", half, None)
     assert (controls["no_match_requests"], controls["shared_requests"]) == (40, 40)
     assert controls["no_match_alone"] >= 90, "requests no tool serves get a memory tool with memory alone"
@@ -128,5 +129,5 @@ def test_the_third_set_keeps_its_first_figures(catalogs: tuple[object, ModuleTyp
     assert mine["top5"] >= 38 and mine["first_inside_memory"] >= 46 and mine["first_memory_alone"] >= 41
     controls = bench.control_row(cat, "third", third, None)
     assert (controls["no_match_requests"], controls["shared_requests"]) == (40, 0)
-    assert controls["no_match_alone"] >= 77.5
+    assert controls["no_match_alone"] >= 75  # 77.5 with the old reference, built from LiveMCPBench and MetaTool
     assert controls["non_memory_memory_first"] <= 12.5
