@@ -23,6 +23,9 @@ class RankingConfig:
     params_weight: float = 0.3
     source_weight: float = 0.2
     k1: float = 3.0
+    term_repeats: float = 5.0
+    """How many times a word counts in one field of a tool however often it is repeated there (0: every time): a
+    bridged server's description that says "memory preference list forget" fifty times buys nothing by it."""
     action_weight: float = 1.0
     source_action_weight: float = 1.5
     typo_weight: float = 0.8
@@ -45,6 +48,13 @@ class RankingConfig:
     """What a request word no installed or reference tool uses but English knows counts for against the floor:
     more than a name or value ("visa" in "team procedures for a visa application"), less than a word tools use
     ("my birthday" in "remember my birthday" is what to keep, not which tool)."""
+    source_share: float = 0.5
+    """In a search of every source, at most this share of an answer's places (rounded up) go to one source while
+    tools of other sources matched too, unless the request names that source: the rest of its tools follow the
+    others'. 0 lets one source fill an answer."""
+    bridged_margin: float = 0.1
+    """A bridged server's tool (source ``mcp:...``) ranks as if its score were this share lower: on a tie or near
+    tie an installed plugin's tool comes first. Then the score, then tool_name."""
     payload_weight: float = 0.5
     """What a word of the request's payload counts for in the score ("remember that <...>", "about <...>"): it
     says what to store or look for, not which tool to use. It never counts against the floor."""
