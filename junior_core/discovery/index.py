@@ -209,15 +209,57 @@ class SearchIndex:
         writes = snapshot.writes if readers_first else frozenset()
         # "All of them": among readers, a tool that lists without being told what to look for comes first.
         needs = snapshot.needs_input if readers_first and intent.everything else frozenset()
-        top, moved = ordered(snapshot, scores, limit, writes, needs, self.config,
-                             self._named_sources(snapshot, request.weights) if source_id is None else None)
+        named = self._named_sources(snapshot, request.weights) if source_id is None else None
+        top, moved = ordered(snapshot, scores, limit, writes, needs, self.config, named)
         names = snapshot.docs.names
+        if trace is not None and trace.watch in scores:
+            everyone, _ = ordered(snapshot, scores, len(scores), writes, needs, self.config, named, places=limit)
+            trace.rank = next(rank for rank, (doc, _) in enumerate(everyone, 1) if doc == trace.watch)
         if trace is not None:
             trace.order.update(moved)
             self._read_out(trace, snapshot, top, query, bool(fixed.fixes), writes, needs, intent.question)
         asked = tuple(dict.fromkeys([term for ask, _ in request.clauses for term in ask] + sorted(request.phrases)))
         return SearchResult([names[doc] for doc, _ in top], len(scores), fixed.fixes, asked,
                             tuple(score for _, score in top))
+
+    def why_not(self, query: str, tool_name: str, *, limit: int, source_id: str | None = None,
+                hidden: Collection[str] = ()) -> dict[str, Any]:
+        """Why ``tool_name`` is or is not among the ``limit`` tools ``query`` returns: the request's words it
+        holds (and where) and lacks, the floor per clause (what it held, what it needed), its telling word if
+        any, and its place among every tool that passed the floor."""
+        from junior_core.discovery.reasons import Trace
+        from junior_core.discovery.text import WORD
+
+        snapshot = self._snapshot
+        out: dict[str, Any] = {"tool_name": tool_name}
+        if snapshot is None or tool_name not in snapshot.doc_of or tool_name in hidden:
+            return {**out, "known": False, "why": "no such tool in the catalog this caller sees"}
+        doc = snapshot.doc_of[tool_name]
+        if source_id is not None and snapshot.docs.sources[doc] != source_id:
+            return {**out, "returned": False, "why": f"it is a tool of {snapshot.docs.sources[doc]}, not {source_id}"}
+        trace = Trace(watch=doc)
+        result = self.search(query, limit=limit, source_id=source_id, hidden=hidden, trace=trace)
+        searched = trace.searched or query
+        score = sum(trace.words.get(doc, {}).values()) + sum(trace.verbs.get(doc, {}).values())
+        mine = Trace(words={doc: trace.words.get(doc, {})}, verbs={doc: trace.verbs.get(doc, {})})
+        self._read_out(mine, snapshot, [(doc, score)], searched, False, (), (), False)
+        row = mine.tools[0]
+        held = {term for word in row["words"] for term in [word["term"]]}
+        lacked = list(dict.fromkeys(word for word in WORD.findall(searched)
+                                    if (terms := self._analyzer(word)) and not any(t in held for t in terms)))
+        out.update({"returned": tool_name in result.tool_names, "rank": trace.rank, "score": round(score, 4),
+                    "words": row["words"], "lacked": lacked})
+        if row.get("verbs"):
+            out["verbs"] = row["verbs"]
+        if source_id is None:
+            out["floor"] = trace.floor
+        if trace.rank is None:
+            out["why"] = ("it holds none of the request's words" if not row["words"] else
+                          "it did not pass the floor: no telling word, and in no clause did it hold the share "
+                          "needed")
+        elif not out["returned"]:
+            out["why"] = f"it passed the floor but ranks {trace.rank}, after the {limit} returned"
+        return out
 
     def _named_sources(self, snapshot: Snapshot, terms: Collection[str]) -> set[str]:
         """The sources whose id (without ``mcp:``) the request says: all of the id's terms are the request's."""
@@ -276,7 +318,7 @@ BRIDGED = "mcp:"
 
 def ordered(snapshot: Snapshot, scores: Mapping[int, float], limit: int, writes: Collection[int],
             needs: Collection[int], config: RankingConfig, named: Collection[str] | None,
-            ) -> tuple[list[tuple[int, float]], dict[int, str]]:
+            places: int | None = None) -> tuple[list[tuple[int, float]], dict[int, str]]:
     """The ``limit`` best of ``scores`` in answer order, and why a tool stands where its score alone would not.
 
     Readers before writers, listers before tools that need input where the request asks so (``writes``,
@@ -292,7 +334,8 @@ def ordered(snapshot: Snapshot, scores: Mapping[int, float], limit: int, writes:
             score *= discount
         return (doc in writes, doc in needs, -round(score, 6), names[doc])
 
-    cap = -(-limit * config.source_share // 1) if named is not None and config.source_share > 0 else 0
+    places = limit if places is None else places  # the answer's size the cap is a share of
+    cap = -(-places * config.source_share // 1) if named is not None and config.source_share > 0 else 0
     if not cap or len(scores) <= cap:
         top = heapq.nsmallest(limit, scores.items(), key=lambda item: key(*item))
         return top, _lowered(top, scores, sources)

@@ -342,6 +342,12 @@ def score_tools(snapshot: Snapshot, request: Request, config: RankingConfig, ana
             matched[c].get(doc, 0.0) >= floor * (need[c] + bonus[c].get(doc, 0.0)) - 1e-9
             for c in range(count) if need[c] > 0))
     }
+    if trace is not None and trace.watch is not None:
+        doc = trace.watch
+        trace.floor = {"clauses": [{"clause": c, "held": round(matched[c].get(doc, 0.0), 4),
+                                    "needed": round(floor * (need[c] + bonus[c].get(doc, 0.0)), 4)}
+                                   for c in range(count) if need[c] > 0],
+                       "telling word": admitted.get(doc), "its source": source_of[doc] in sources_in}
     if trace is not None:
         names = snapshot.docs.names
         by_source = {source_of[doc]: doc for doc in sorted(admitted, reverse=True)}
