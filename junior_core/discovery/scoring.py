@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from junior_core.discovery.text import Analyzer
 
 __all__ = ["Reference", "Snapshot", "Sources", "action_words", "actors", "add_actions", "declared", "holding", "rarity",
-           "score_tools", "telling", "verb_kind"]
+           "score_tools", "telling", "term_idf", "verb_kind"]
 
 log = logging.getLogger("junior.search")
 
@@ -156,6 +156,13 @@ class Snapshot:
 def holding(reader: Any, field: str, term: str) -> set[int]:
     """The documents whose ``field`` holds ``term`` (call under the snapshot's lock)."""
     return set(reader.postings(field, term).all_ids()) if reader.doc_frequency(field, term) else set()
+
+
+def term_idf(snapshot: Snapshot, config: RankingConfig, analyzer: Analyzer) -> Callable[[str], float]:
+    """The idf every part of the ranking uses (call under the snapshot's lock): ``rarity`` of the tools that use
+    the term, a source counted once for the tools holding it only through its id and description."""
+    reader, idf = snapshot.reader, rarity(config, analyzer, snapshot.reader.doc_count_all())
+    return lambda term: idf(term, snapshot.users(term, reader.doc_frequency("terms", term)))
 
 
 def rarity(config: RankingConfig, analyzer: Analyzer, installed: int) -> Callable[[str, int], float]:
@@ -270,10 +277,10 @@ def score_tools(snapshot: Snapshot, request: Request, config: RankingConfig, ana
     k1, floor, unknown = config.k1, config.relevance_floor, config.unknown_weight
     # The floor's bookkeeping (matches per clause, tools per source) only when the floor applies.
     flooring = whole_catalog and (floor > 0 or config.telling_share > 0)
-    idf_of = rarity(config, analyzer, reader.doc_count_all())
+    idf_of = term_idf(snapshot, config, analyzer)
     reference = Reference.of(analyzer).df if config.reference_tools > 0 else {}
     found = {term: reader.doc_frequency("terms", term) for term in request.weights}
-    idf = {term: idf_of(term, snapshot.users(term, n)) for term, n in found.items()}
+    idf = {term: idf_of(term) for term in found}
     mentions = snapshot.mentions() if flooring and on("long_descriptions") else {}
     count = len(request.clauses)
     need = [0.0] * count  # per clause: the idf its ask words carry
@@ -377,12 +384,12 @@ def add_actions(snapshot: Snapshot, scores: dict[int, float], verb_terms: Sequen
     A verb weighs its rarity in all tools' text: "unsave" is a strong signal, "list" a weak one.
     """
     reader = snapshot.reader
-    idf_of = rarity(config, analyzer, reader.doc_count_all())
+    idf_of = term_idf(snapshot, config, analyzer)
     for term in verb_terms:
         naming = actors(reader, term)
         if not naming:
             continue
-        gain = boost * fixed.boost(term) * idf_of(term, reader.doc_frequency("terms", term))
+        gain = boost * fixed.boost(term) * idf_of(term)
         for doc in naming:
             if doc in scores:
                 scores[doc] += gain
