@@ -173,8 +173,8 @@ class SearchIndex:
             return SearchResult([], 0)
         known = Reference.of(self._analyzer).df if self.config.reference_tools > 0 else ()
         with snapshot.lock:  # typos: everything below reads the corrected request
-            fixed = spelling.correct(snapshot, snapshot.reader, query, self._analyzer,
-                                     self.config.typo_weight, known)
+            fixed = spelling.correct(snapshot, snapshot.reader, query, self._analyzer, self.config.typo_weight,
+                                     known, self.config.typo_ratio, self.config.english_count)
         query = fixed.text
         with snapshot.lock:
             request = read_request(query, self._analyzer, fixed, self.config.payload_weight,

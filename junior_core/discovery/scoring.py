@@ -291,7 +291,8 @@ def score_tools(snapshot: Snapshot, request: Request, config: RankingConfig, ana
         for term in ask:
             # A word no tool uses is a name or value ("hunter2") unless English knows it ("visa", "birthday").
             part = 1.0 if found[term] or reference.get(term, 0) else unknown
-            if part < 1 and on("english_words") and any(w in english() for w in request.said_as.get(term, ())):
+            said = request.said_as.get(term, ())
+            if part < 1 and on("english_words") and any(w in english(config.english_count) for w in said):
                 part = max(part, config.english_weight)
             need[number] += idf[term] * request.weights[term] * part
             roles.setdefault(term, []).append((number, False))

@@ -23,6 +23,11 @@ class RankingConfig:
     params_weight: float = 0.3
     source_weight: float = 0.2
     k1: float = 3.0
+    name_b: float = 0.3
+    """BM25F length normalisation of names and keywords: they are short, and their length says little."""
+    text_b: float = 0.75
+    """BM25F length normalisation of descriptions, parameters and source text, as BM25 has it. A lower
+    description b (0.5) cost 1.8 R@5 on the mixed catalog's tuning half."""
     term_repeats: float = 5.0
     """How many times a word counts in one field of a tool however often it is repeated there (0: every time): a
     bridged server's description that says "memory preference list forget" fifty times buys nothing by it."""
@@ -30,6 +35,12 @@ class RankingConfig:
     source_action_weight: float = 1.5
     typo_weight: float = 0.8
     """What a word corrected for a typo counts for, against 1 for a word spelled right; 0 corrects nothing."""
+    typo_ratio: float = 2.0
+    """Among equally near corrections of a typo, the best is taken only when at least this many times more tools
+    use it than the next; else the word stays as written."""
+    english_count: int = 500
+    """A word of the English list (``spelling.english``) counts as English when the list saw it at least this
+    often: the rare tail holds archaic words and misspellings ("wether" 374, "calender" 98)."""
     relevance_floor: float = 0.5
     """The share of a clause's ask words' idf a tool must match to pass the floor by coverage; with
     ``telling_share`` 0 as well, every tool that matches a word is returned."""
@@ -62,9 +73,6 @@ class RankingConfig:
     def weight(self, field: str) -> float:
         return float(getattr(self, f"{field}_weight"))
 
-    @staticmethod
-    def b(field: str) -> float:
-        """BM25F length normalisation per field: constants. Names and keywords are short and their length says
-        little (0.3); descriptions, parameters and source text are normalised as BM25 does (0.75). A lower
-        description b (0.5) cost 1.8 R@5 on the mixed catalog's tuning half."""
-        return 0.3 if field in ("name", "keywords") else 0.75
+    def b(self, field: str) -> float:
+        """BM25F length normalisation of ``field``: ``name_b`` for names and keywords, ``text_b`` for the rest."""
+        return self.name_b if field in ("name", "keywords") else self.text_b
