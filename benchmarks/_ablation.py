@@ -29,6 +29,14 @@ NEUTRAL: dict[str, float] = {
     "unknown_weight": 1.0,
     "payload_weight": 1.0,
     "reference_tools": 0.0,
+    "english_weight": 0.25,
+    "term_repeats": 0.0,
+    "source_share": 0.0,
+    "bridged_margin": 0.0,
+    "name_b": 0.75,
+    "text_b": 0.0,
+    "typo_ratio": 1.0,
+    "english_count": 1,
 }
 """Per setting, the value its ablation sets (a setting not named here is an error: every one is measured)."""
 

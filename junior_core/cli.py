@@ -149,14 +149,19 @@ NO_SOURCES = (
 @click.option("--limit", "-n", type=int, default=None, help="Maximum results, 1 to 20 (default 5).")
 @click.option("--explain", is_flag=True, help="Show why each tool ranked: its words, fields, scores, admission.")
 @click.option("--cursor", default=None, help="The next page of a listing (printed under the one before).")
+@click.option("--tool", "tool", default=None, metavar="NAME",
+              help="With --explain: why this tool_name is or is not returned (words lacked, the floor it missed).")
 @json_option
 @click.pass_context
 def search(ctx: click.Context, query: str, source: str | None, limit: int | None, explain: bool,
-           cursor: str | None, as_json: bool) -> None:
+           cursor: str | None, tool: str | None, as_json: bool) -> None:
     """Search the catalog the way searchTools does; an empty QUERY with --source lists that source's tools."""
     rt = _runtime(ctx, ALL if source is None else [source])
+    if tool is not None and not explain:
+        _fail("--tool explains one tool's place: give it with --explain.", code=2)
     if explain:
-        result = rt.explain(query, source, limit, context=local_context())  # as the CLI's own user sees it
+        # as the CLI's own user sees it
+        result = rt.explain(query, source, limit, context=local_context(), tool=tool)
     else:
         result = rt.search_tools(query, source, limit, context=local_context(), cursor=cursor)
     if as_json:
@@ -205,6 +210,28 @@ def _render_reasons(result: dict[str, Any]) -> None:
             click.echo(f"   admitted by {admitted['by']}" + (f": {details}" if details else ""))
         if "order" in tool:
             click.echo(f"   order: {tool['order']}")
+    why = result.get("why_not")
+    if why:
+        _render_why_not(why)
+
+
+def _render_why_not(why: dict[str, Any]) -> None:
+    """The ``why_not`` part of ``Runtime.explain``'s answer for a person."""
+    name = why["tool_name"]
+    if why.get("known") is False:
+        click.echo(f"{name}: {why['why']}.")
+        return
+    where = f"returned, rank {why['rank']}" if why.get("returned") else f"not returned: {why.get('why', '')}"
+    click.echo(f"{name}: {where}")
+    for word in why.get("words", []):
+        click.echo(f"   holds {word['term']} in {', '.join(word['fields']) or '?'}: +{word['added']:.2f}")
+    if why.get("lacked"):
+        click.echo(f"   lacks: {', '.join(why['lacked'])}")
+    floor = why.get("floor") or {}
+    for clause in floor.get("clauses", []):
+        click.echo(f"   floor, clause {clause['clause']}: held {clause['held']:.2f} of {clause['needed']:.2f} needed")
+    if floor.get("telling word"):
+        click.echo(f"   admitted by telling word {floor['telling word']}")
 
 
 def _for_people(err: dict[str, Any], names: dict[str, str], tool_name: str | None = None) -> str:

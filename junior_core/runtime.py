@@ -301,11 +301,20 @@ class Runtime:
         return self.call_model_tool(SEARCH_TOOLS, _search(query, source, max_results, cursor), context)
 
     def explain(self, query: str, source: str | None = None, max_results: int | None = None,
-                context: ToolContext | None = None) -> dict[str, Any]:
+                context: ToolContext | None = None, tool: str | None = None) -> dict[str, Any]:
         """Why each tool ``search_tools(query, source, max_results, context)`` returns ranks where it does, as
         data: per tool its score, the words it matched (the fields holding each, what each added), its verbs, what
-        admitted it past the relevance floor, and what moved it in the order (docs/discovery.md)."""
-        return self._discovery.explain(query, source, self._reach.hidden_for(context), max_results)
+        admitted it past the relevance floor, and what moved it in the order (docs/discovery.md). With ``tool``
+        (a tool_name), also ``why_not``: that tool's words held and lacked, the floor it met or missed, its
+        place."""
+        hidden = self._reach.hidden_for(context)
+        answer = self._discovery.explain(query, source, hidden, max_results)
+        if tool is not None and "tools" in answer and answer.get("query"):
+            from junior_core.protocol import DEFAULT_RESULTS
+
+            answer["why_not"] = self._discovery.index.why_not(
+                answer["query"], tool, limit=max_results or DEFAULT_RESULTS, source_id=source, hidden=hidden)
+        return answer
 
     async def asearch_tools(self, query: str | None = None, source: str | None = None, max_results: int | None = None,
                             context: ToolContext | None = None, cursor: str | None = None) -> dict[str, Any]:

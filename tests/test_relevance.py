@@ -68,15 +68,16 @@ def test_a_request_a_tool_serves_passes_the_floor(make_runtime: Callable[..., Ru
 def test_a_tool_that_holds_most_of_the_request_passes_without_a_telling_word(
     make_runtime: Callable[..., Runtime],
 ) -> None:
-    files = SourcePlugin(Source("files", "Files."), [
-        Tool("list_files", "List the files of a folder.", OBJECT, echo, annotations=READS),
+    places = SourcePlugin(Source("places", "Places."), [
+        Tool("get_location", "Get the current location of a user.", OBJECT, echo, annotations=READS),
     ])
-    rt = make_runtime(files, notebook(), index_cache=False)
-    # "list" and "files" are words many tools use: neither is telling, but the tool holds both.
-    assert names(rt.search_tools("list all files")) == ["files__list_files"]
-    telling_only = make_runtime(files, notebook(), index_cache=False,
+    rt = make_runtime(places, notebook(), index_cache=False)
+    # "get", "current" and "location" are words many tools use (each in more than 5% of the reference catalog's
+    # functions): none is telling, but the tool holds all three.
+    assert names(rt.search_tools("get my current location")) == ["places__get_location"]
+    telling_only = make_runtime(places, notebook(), index_cache=False,
                                 index_factory=lambda: SearchIndex(RankingConfig(relevance_floor=0)))
-    assert passed(telling_only, "list all files") == []
+    assert passed(telling_only, "get my current location") == []
 
 
 def test_a_verb_admits_only_the_tools_it_names(make_runtime: Callable[..., Runtime]) -> None:

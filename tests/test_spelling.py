@@ -144,3 +144,16 @@ def test_typo_weight_zero_corrects_nothing() -> None:
 def test_the_note_names_every_correction() -> None:
     assert corrected_note([("rember", "remember"), ("memroy", "memory")]) == (
         "Searched for remember (you wrote rember), memory (you wrote memroy).")
+
+
+def test_an_english_word_no_tool_uses_is_never_corrected(make_runtime: Callable[..., Runtime]) -> None:
+    rt = make_runtime(kit(("herd", "Count the cattle in a field."),
+                          ("timer", "Set a timer to repeat at an interval.")))
+    # "castle" is one letter from the tools' "cattle", and neither the tools nor the reference catalog use it:
+    # English does, so it is what the person meant.
+    answer = rt.search_tools("count the rooms of the castle")
+    assert "note" not in answer and answer["query"] == "count the rooms of the castle"
+    # "internal" is one letter from "interval"; the reference catalog knows it too.
+    assert "note" not in rt.search_tools("search internal wiki documents")
+    # A typo English does not know is still corrected.
+    assert rt.search_tools("count the catle")["note"] == "Searched for cattle (you wrote catle)."

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -219,16 +220,19 @@ def postings(config: RankingConfig, analyze: Analyzer, entries: Sequence[Catalog
     common = config.telling_share * (count + max(config.reference_tools, 0.0)) + max(sizes.values(), default=0)
     described = fields.index("description") if "description" in fields else None
     sourced = fields.index("source") if "source" in fields else None
+    # A word said again and again in one field counts at most ``term_repeats`` times there (its length still
+    # counts every word): a description cannot buy rank by repetition.
+    cap = config.term_repeats if config.term_repeats > 0 else math.inf
     for doc, doc_counts in enumerate(counted):
         acc: dict[str, float] = {}
         for (weight, b, avg), counts, length in zip(params, doc_counts, lengths[doc], strict=True):
                 factor = weight / (1 - b + b * length / avg) if avg else weight
                 if not acc:  # the first field with terms (0.0 + x is x)
-                    acc = {term: tf * factor for term, tf in counts.items()}
+                    acc = {term: min(tf, cap) * factor for term, tf in counts.items()}
                     continue
                 get = acc.get
                 for term, tf in counts.items():
-                    acc[term] = get(term, 0.0) + tf * factor
+                    acc[term] = get(term, 0.0) + min(tf, cap) * factor
         yield {
                 "terms": list(acc.items()),
                 "named": [(term, 1.0) for term in named[doc]],

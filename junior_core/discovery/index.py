@@ -174,8 +174,8 @@ class SearchIndex:
             return SearchResult([], 0)
         known = Reference.of(self._analyzer).df if self.config.reference_tools > 0 else ()
         with snapshot.lock:  # typos: everything below reads the corrected request
-            fixed = spelling.correct(snapshot, snapshot.reader, query, self._analyzer,
-                                     self.config.typo_weight, known)
+            fixed = spelling.correct(snapshot, snapshot.reader, query, self._analyzer, self.config.typo_weight,
+                                     known, self.config.typo_ratio, self.config.english_count)
         query = fixed.text
         with snapshot.lock:
             request = read_request(query, self._analyzer, fixed, self.config.payload_weight,
@@ -211,14 +211,66 @@ class SearchIndex:
         writes = snapshot.writes if readers_first else frozenset()
         # "All of them": among readers, a tool that lists without being told what to look for comes first.
         needs = snapshot.needs_input if readers_first and intent.everything else frozenset()
-        top = heapq.nsmallest(limit, scores.items(),
-                              key=lambda item: (item[0] in writes, item[0] in needs, -round(item[1], 6), item[0]))
+        named = self._named_sources(snapshot, request.weights) if source_id is None else None
+        top, moved = ordered(snapshot, scores, limit, writes, needs, self.config, named)
         names = snapshot.docs.names
+        if trace is not None and trace.watch in scores:
+            everyone, _ = ordered(snapshot, scores, len(scores), writes, needs, self.config, named, places=limit)
+            trace.rank = next(rank for rank, (doc, _) in enumerate(everyone, 1) if doc == trace.watch)
         if trace is not None:
+            trace.order.update(moved)
             self._read_out(trace, snapshot, top, query, bool(fixed.fixes), writes, needs, intent.question)
         asked = tuple(dict.fromkeys([term for ask, _ in request.clauses for term in ask] + sorted(request.phrases)))
         return SearchResult([names[doc] for doc, _ in top], len(scores), fixed.fixes, asked,
                             tuple(score for _, score in top))
+
+    def why_not(self, query: str, tool_name: str, *, limit: int, source_id: str | None = None,
+                hidden: Collection[str] = ()) -> dict[str, Any]:
+        """Why ``tool_name`` is or is not among the ``limit`` tools ``query`` returns: the request's words it
+        holds (and where) and lacks, the floor per clause (what it held, what it needed), its telling word if
+        any, and its place among every tool that passed the floor."""
+        from junior_core.discovery.reasons import Trace
+        from junior_core.discovery.text import WORD
+
+        snapshot = self._snapshot
+        out: dict[str, Any] = {"tool_name": tool_name}
+        if snapshot is None or tool_name not in snapshot.doc_of or tool_name in hidden:
+            return {**out, "known": False, "why": "no such tool in the catalog this caller sees"}
+        doc = snapshot.doc_of[tool_name]
+        if source_id is not None and snapshot.docs.sources[doc] != source_id:
+            return {**out, "returned": False, "why": f"it is a tool of {snapshot.docs.sources[doc]}, not {source_id}"}
+        trace = Trace(watch=doc)
+        result = self.search(query, limit=limit, source_id=source_id, hidden=hidden, trace=trace)
+        searched = trace.searched or query
+        score = sum(trace.words.get(doc, {}).values()) + sum(trace.verbs.get(doc, {}).values())
+        mine = Trace(words={doc: trace.words.get(doc, {})}, verbs={doc: trace.verbs.get(doc, {})})
+        self._read_out(mine, snapshot, [(doc, score)], searched, False, (), (), False)
+        row = mine.tools[0]
+        held = {term for word in row["words"] for term in [word["term"]]}
+        lacked = list(dict.fromkeys(word for word in WORD.findall(searched)
+                                    if (terms := self._analyzer(word)) and not any(t in held for t in terms)))
+        out.update({"returned": tool_name in result.tool_names, "rank": trace.rank, "score": round(score, 4),
+                    "words": row["words"], "lacked": lacked})
+        if row.get("verbs"):
+            out["verbs"] = row["verbs"]
+        if source_id is None:
+            out["floor"] = trace.floor
+        if trace.rank is None:
+            out["why"] = ("it holds none of the request's words" if not row["words"] else
+                          "it did not pass the floor: no telling word, and in no clause did it hold the share "
+                          "needed")
+        elif not out["returned"]:
+            out["why"] = f"it passed the floor but ranks {trace.rank}, after the {limit} returned"
+        return out
+
+    def _named_sources(self, snapshot: Snapshot, terms: Collection[str]) -> set[str]:
+        """The sources whose id (without ``mcp:``) the request says: all of the id's terms are the request's."""
+        named: set[str] = set()
+        for source in snapshot.by_source:
+            own = self._analyzer(source.removeprefix("mcp:"))
+            if own and all(term in terms for term in own):
+                named.add(source)
+        return named
 
     def _read_out(self, trace: Trace, snapshot: Snapshot, top: list[tuple[int, float]], query: str, corrected: bool,
                   writes: Collection[int], needs: Collection[int], question: bool) -> None:
@@ -260,3 +312,62 @@ class SearchIndex:
                                    scoring.declared(snapshot))
             return request is not None and bool(scoring.score_tools(
                 snapshot, request, self.config, self._analyzer, {snapshot.doc_of[tool_name]}, None))
+
+
+BRIDGED = "mcp:"
+"""Source ids of bridged MCP servers start so."""
+
+
+def ordered(snapshot: Snapshot, scores: Mapping[int, float], limit: int, writes: Collection[int],
+            needs: Collection[int], config: RankingConfig, named: Collection[str] | None,
+            places: int | None = None) -> tuple[list[tuple[int, float]], dict[int, str]]:
+    """The ``limit`` best of ``scores`` in answer order, and why a tool stands where its score alone would not.
+
+    Readers before writers, listers before tools that need input where the request asks so (``writes``,
+    ``needs``); then the score, a bridged server's tool's lowered by ``bridged_margin``; then tool_name. In a
+    search of every source (``named`` not None: the sources the request names), a source holds at most
+    ``source_share`` of the answer's places while another source's tools remain; its other tools follow.
+    """
+    names, sources = snapshot.docs.names, snapshot.docs.sources
+    discount = 1.0 - max(0.0, min(config.bridged_margin, 1.0))
+
+    def key(doc: int, score: float) -> tuple[bool, bool, float, str]:
+        if discount < 1.0 and sources[doc].startswith(BRIDGED):
+            score *= discount
+        return (doc in writes, doc in needs, -round(score, 6), names[doc])
+
+    places = limit if places is None else places  # the answer's size the cap is a share of
+    cap = -(-places * config.source_share // 1) if named is not None and config.source_share > 0 else 0
+    if not cap or len(scores) <= cap:
+        top = heapq.nsmallest(limit, scores.items(), key=lambda item: key(*item))
+        return top, _lowered(top, scores, sources)
+    heap = [(key(doc, score), doc) for doc, score in scores.items()]
+    heapq.heapify(heap)
+    kept: list[int] = []
+    deferred: list[int] = []
+    held: dict[str, int] = {}
+    while heap and len(kept) < limit:
+        doc = heapq.heappop(heap)[1]
+        source = sources[doc]
+        if held.get(source, 0) >= cap and source not in named:  # type: ignore[operator]
+            deferred.append(doc)
+            continue
+        held[source] = held.get(source, 0) + 1
+        kept.append(doc)
+    moved = {doc: f"after other sources' tools: its source already holds {int(cap)} of this answer's places"
+             for doc in deferred[: limit - len(kept)]}
+    top = [(doc, scores[doc]) for doc in kept + deferred[: limit - len(kept)]]
+    return top, {**_lowered(top, scores, sources), **moved}
+
+
+def _lowered(top: Sequence[tuple[int, float]], scores: Mapping[int, float], sources: Sequence[str]) -> dict[int, str]:
+    """The bridged tools standing below a tool of an installed plugin with a lower score."""
+    out: dict[int, str] = {}
+    lowest: float | None = None
+    for doc, score in top:
+        if not sources[doc].startswith(BRIDGED):
+            lowest = score if lowest is None else min(lowest, score)
+        elif lowest is not None and score > lowest:
+            out[doc] = "after an installed plugin's tool of a near score: it is a bridged server's"
+    return out
+

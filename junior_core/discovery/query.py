@@ -296,6 +296,9 @@ class Request:
     bound: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
     """Terms said only inside declared keyword phrases, with those phrases: they count only for the tools that
     declare one of them."""
+    said_as: Mapping[str, frozenset[str]] = attrs.field(factory=dict)
+    """Each term with the words (lower-case) the request said it as: whether English knows a word no tool uses
+    (``scoring.score_tools``)."""
 
 
 def read_request(query: str, analyze: Analyzer, fixed: Correction, payload_weight: float,
@@ -346,6 +349,11 @@ def read_request(query: str, analyze: Analyzer, fixed: Correction, payload_weigh
     # A verb stays everyone's (its tools are found by their action words): a plugin that declares "show me"
     # does not take "show" from a tool named git_log that shows the history. So does a word also said outside
     # the phrase ("keep in mind that the mind map is due").
+    said_as: dict[str, set[str]] = {}
+    for word in WORD.findall(query):
+        for term in analyze(word):
+            said_as.setdefault(term, set()).add(word.lower())
     return Request(weights, tuple(parts), frozenset(said), intent, verb_terms, placed,
                    {term: frozenset(declared) for term, declared in bound.items()
-                    if term not in placed and term not in unbound} if on("bound_phrases") else {})
+                    if term not in placed and term not in unbound} if on("bound_phrases") else {},
+                   {term: frozenset(words) for term, words in said_as.items()})

@@ -38,6 +38,13 @@ class Trace:
     searched: str | None = None
     """The request as searched, when a typo was corrected."""
     tools: list[dict[str, Any]] = attrs.field(factory=list)
+    watch: int | None = None
+    """One tool (doc number) whose floor and rank to record whether or not it is returned (why not)."""
+    floor: dict[str, Any] = attrs.field(factory=dict)
+    """For ``watch``: per clause the share of the clause's rarity it held and the share it needed, and the
+    telling word that admitted it, if any (``scoring.score_tools``)."""
+    rank: int | None = None
+    """For ``watch``: its place among every tool that passed the floor, in answer order (1 = first)."""
 
     def word(self, doc: int, term: str, added: float) -> None:
         found = self.words.setdefault(doc, {})

@@ -73,6 +73,8 @@ SWITCHES: dict[str, str] = {
     "long_descriptions": "toward the floor, one mention of a word in a long description counts less than one",
     "source_rarity": "a word's rarity counts the tools that hold it only through their source's id or description "
                      "once per source",
+    "english_words": "a request word English knows (an English word list) is a word, never a typo, and counts "
+                     "fully toward the floor though no tool uses it; else only a name or value (``unknown_weight``)",
 }
 """Every rule's name and what it does while on."""
 

@@ -27,9 +27,11 @@ Intent, on top of the words, for the tools that passed the floor: the request's 
 never admits a tool. When no tool passes, searchTools answers as for no match.
 
 Rarity (idf) is reckoned over the installed tools plus a reference catalog, ``junior_core/data/
-reference_tools.txt`` (the words of 726 public tools), counted as ``reference_tools`` tools: in a catalog of
-four tools every word would otherwise look rare, and a word all four use would look worthless. The tools that hold a
-word only through their source's id and description count once per source (``Snapshot.users``).
+reference_tools.txt`` (the words of 2,876 public function docs, BFCL's), counted as ``reference_tools`` tools: in
+a catalog of four tools every word would otherwise look rare, and a word all four use would look worthless. The
+tools that hold a word only through their source's id and description count once per source
+(``Snapshot.users``). A word no installed or reference tool uses counts ``unknown_weight`` against the floor, or
+``english_weight`` when English knows it (``spelling.english``).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ import attrs
 
 from junior_core.discovery.documents import MENTION
 from junior_core.discovery.rules import on
+from junior_core.discovery.spelling import english
 
 if TYPE_CHECKING:
     from junior_core.discovery.documents import IndexedDocs
@@ -55,17 +58,14 @@ if TYPE_CHECKING:
     from junior_core.discovery.text import Analyzer
 
 __all__ = ["Reference", "Snapshot", "Sources", "action_words", "actors", "add_actions", "declared", "holding", "rarity",
-           "score_tools", "telling", "verb_kind"]
+           "score_tools", "telling", "term_idf", "verb_kind"]
 
 log = logging.getLogger("junior.search")
 
 
 class Reference:
-    """How many of the reference catalog's tools use each term, analysed as the index analyses tool text.
-
-    The reference is ``junior_core/data/reference_tools.txt``: the words of 726 public tools (LiveMCPBench's MCP
-    tools and MetaTool's plugins), one tool per line. It is read once per analysis setting, at the first search.
-    """
+    """How many of the reference catalog's tools use each term, analysed as the index analyses tool text: the BFCL
+    function docs of ``junior_core/data/reference_tools.txt`` (see its README), read once per analysis setting."""
 
     resource = ("data", "reference_tools.txt")
     """Where in ``junior_core`` the reference lives."""
@@ -156,6 +156,13 @@ class Snapshot:
 def holding(reader: Any, field: str, term: str) -> set[int]:
     """The documents whose ``field`` holds ``term`` (call under the snapshot's lock)."""
     return set(reader.postings(field, term).all_ids()) if reader.doc_frequency(field, term) else set()
+
+
+def term_idf(snapshot: Snapshot, config: RankingConfig, analyzer: Analyzer) -> Callable[[str], float]:
+    """The idf every part of the ranking uses (call under the snapshot's lock): ``rarity`` of the tools that use
+    the term, a source counted once for the tools holding it only through its id and description."""
+    reader, idf = snapshot.reader, rarity(config, analyzer, snapshot.reader.doc_count_all())
+    return lambda term: idf(term, snapshot.users(term, reader.doc_frequency("terms", term)))
 
 
 def rarity(config: RankingConfig, analyzer: Analyzer, installed: int) -> Callable[[str, int], float]:
@@ -270,10 +277,10 @@ def score_tools(snapshot: Snapshot, request: Request, config: RankingConfig, ana
     k1, floor, unknown = config.k1, config.relevance_floor, config.unknown_weight
     # The floor's bookkeeping (matches per clause, tools per source) only when the floor applies.
     flooring = whole_catalog and (floor > 0 or config.telling_share > 0)
-    idf_of = rarity(config, analyzer, reader.doc_count_all())
+    idf_of = term_idf(snapshot, config, analyzer)
     reference = Reference.of(analyzer).df if config.reference_tools > 0 else {}
     found = {term: reader.doc_frequency("terms", term) for term in request.weights}
-    idf = {term: idf_of(term, snapshot.users(term, n)) for term, n in found.items()}
+    idf = {term: idf_of(term) for term in found}
     mentions = snapshot.mentions() if flooring and on("long_descriptions") else {}
     count = len(request.clauses)
     need = [0.0] * count  # per clause: the idf its ask words carry
@@ -282,8 +289,12 @@ def score_tools(snapshot: Snapshot, request: Request, config: RankingConfig, ana
     roles: dict[str, list[tuple[int, bool]]] = {}
     for number, (ask, extra) in enumerate(request.clauses):
         for term in ask:
-            known = found[term] or reference.get(term, 0)
-            need[number] += idf[term] * request.weights[term] * (1.0 if known else unknown)
+            # A word no tool uses is a name or value ("hunter2") unless English knows it ("visa", "birthday").
+            part = 1.0 if found[term] or reference.get(term, 0) else unknown
+            said = request.said_as.get(term, ())
+            if part < 1 and on("english_words") and any(w in english(config.english_count) for w in said):
+                part = max(part, config.english_weight)
+            need[number] += idf[term] * request.weights[term] * part
             roles.setdefault(term, []).append((number, False))
         for term in extra:
             roles.setdefault(term, []).append((number, True))
@@ -339,6 +350,12 @@ def score_tools(snapshot: Snapshot, request: Request, config: RankingConfig, ana
             matched[c].get(doc, 0.0) >= floor * (need[c] + bonus[c].get(doc, 0.0)) - 1e-9
             for c in range(count) if need[c] > 0))
     }
+    if trace is not None and trace.watch is not None:
+        doc = trace.watch
+        trace.floor = {"clauses": [{"clause": c, "held": round(matched[c].get(doc, 0.0), 4),
+                                    "needed": round(floor * (need[c] + bonus[c].get(doc, 0.0)), 4)}
+                                   for c in range(count) if need[c] > 0],
+                       "telling word": admitted.get(doc), "its source": source_of[doc] in sources_in}
     if trace is not None:
         names = snapshot.docs.names
         by_source = {source_of[doc]: doc for doc in sorted(admitted, reverse=True)}
@@ -368,12 +385,12 @@ def add_actions(snapshot: Snapshot, scores: dict[int, float], verb_terms: Sequen
     A verb weighs its rarity in all tools' text: "unsave" is a strong signal, "list" a weak one.
     """
     reader = snapshot.reader
-    idf_of = rarity(config, analyzer, reader.doc_count_all())
+    idf_of = term_idf(snapshot, config, analyzer)
     for term in verb_terms:
         naming = actors(reader, term)
         if not naming:
             continue
-        gain = boost * fixed.boost(term) * idf_of(term, reader.doc_frequency("terms", term))
+        gain = boost * fixed.boost(term) * idf_of(term)
         for doc in naming:
             if doc in scores:
                 scores[doc] += gain

@@ -9,6 +9,8 @@ against. A request word is corrected only when all of this holds:
   sentence (a name), not in an unspaced script, not a stop word;
 - no tool uses it: neither the word nor its stem is among the tools' words, nor among the reference catalog's
   (``scoring.Reference``: "saying" is a word even where no tool says it, not a typo of "saving");
+- English does not know it: it is not in ``english()``, an English word list ("internal" is a word, not a typo of
+  "interval", in a catalog that holds "interval" and not "internal");
 - one correction is clearly best. Candidates keep the word's first letter. A short word (4 or 5 letters) may have
   a letter missing or two neighbours swapped ("frget", "lsit"); a long one (6 or more) may also have one letter
   wrong or extra, or two letters missing ("memroy", "proceedure", "rember" -> remember). A letter wrong or extra
@@ -29,6 +31,8 @@ set lookups.
 
 from __future__ import annotations
 
+import functools
+import logging
 import re
 import threading
 import weakref
@@ -37,9 +41,12 @@ from typing import Any
 
 import attrs
 
+from junior_core.discovery.rules import on
 from junior_core.discovery.text import has_unspaced, split_identifier
 
-__all__ = ["FIELD", "Correction", "Speller", "correct", "vocabulary", "with_vocabulary"]
+__all__ = ["FIELD", "Correction", "Speller", "correct", "english", "vocabulary", "with_vocabulary"]
+
+log = logging.getLogger("junior.search")
 
 FIELD = "words"
 """The Whoosh field holding the vocabulary: each word once, as one posting of the last document."""
@@ -49,12 +56,29 @@ FUNCTION_LENGTH = 3
 """A word this long may be a stop word with two letters swapped ("teh", "cna")."""
 LONG = 6
 """Words this long may also be two letters short or long."""
-FREQUENCY_RATIO = 2.0
-"""How many times more tools the best of several equally near corrections must be used by than the next."""
 
 _CHUNK = re.compile(r"\S+")
 _EDGE = "\"'`“”‘’()[]{}<>,;:.!?*"
 _SENTENCE_END = ".!?"
+
+
+@functools.cache
+def english(count: int = 500) -> frozenset[str]:
+    """English words, lower-case: the words of the English frequency list pyspellchecker ships (``spellchecker/
+    resources/en.json.gz``, MIT) seen at least ``count`` times (``RankingConfig.english_count``; 26,157 words at
+    500), read once per count, the first time it is needed (0.2 s). An install without it reads as an empty list
+    (every word then unknown to English), with one log line."""
+    import gzip
+    import json
+    from importlib.resources import files
+
+    try:
+        data = json.loads(gzip.decompress(files("spellchecker").joinpath("resources", "en.json.gz").read_bytes()))
+    except (ImportError, OSError, ValueError) as exc:
+        log.warning("the English word list (pyspellchecker) could not be read (%s): spelling and rarity go by the "
+                    "tools' words alone", exc)
+        return frozenset()
+    return frozenset(word for word, seen in data.items() if isinstance(seen, int) and seen >= count)
 
 
 def vocabulary(raws: Iterable[str], stop_words: frozenset[str]) -> list[str]:
@@ -123,8 +147,9 @@ class Speller:
         """Whether ``word`` (lower-case, with its index ``terms``) or its stem is one of the tools' words."""
         return word in self.words or any(term in self.stems for term in terms)
 
-    def suggest(self, word: str) -> str | None:
-        """The one clearly best correction of ``word`` (lower-case, not in the vocabulary), or None."""
+    def suggest(self, word: str, ratio: float = 2.0) -> str | None:
+        """The one clearly best correction of ``word`` (lower-case, not in the vocabulary), or None: among equally
+        near ones, the one ``ratio`` times more tools use than the next."""
         near = self._within_one(word)
         if not near and len(word) >= LONG:
             near = self._two_apart(word)
@@ -136,7 +161,7 @@ class Speller:
             return near[0]
         ranked = sorted(((self.frequency(w), w) for w in near), key=lambda item: (-item[0], item[1]))
         (best_count, best), (next_count, _) = ranked[0], ranked[1]
-        return best if best_count >= FREQUENCY_RATIO * max(next_count, 1) else None
+        return best if best_count >= ratio * max(next_count, 1) else None
 
     def _within_one(self, word: str) -> list[str]:
         """Vocabulary words one edit from ``word`` that keep its first letter: a letter missing or two neighbours
@@ -221,7 +246,7 @@ def candidates(query: str, min_length: int = MIN_LENGTH) -> Iterator[tuple[re.Ma
 
 
 def correct(key: Any, reader: Any, query: str, analyze: Callable[[str], list[str]], weight: float,
-            known: Container[str] = ()) -> Correction:
+            known: Container[str] = (), ratio: float = 2.0, english_count: int = 500) -> Correction:
     """``query`` with every word the index does not know and can clearly correct replaced (call under the
     index's lock). ``key`` identifies the index (its vocabulary is read once per key), ``analyze`` is the index's
     analyzer, ``weight`` what a corrected word counts for; 0 corrects nothing. A word whose term is in ``known``
@@ -238,11 +263,12 @@ def correct(key: Any, reader: Any, query: str, analyze: Callable[[str], list[str
             continue  # a stop word
         if speller is None:
             speller = _speller(key, reader, analyze)
-        if speller.knows(lower, terms) or any(term in known for term in terms):
-            continue  # a word some tool uses, or another form of one ("memorys", "logs")
+        if speller.knows(lower, terms) or any(term in known for term in terms) or (
+                on("english_words") and lower in english(english_count)):
+            continue  # a word some tool uses, or another form of one ("memorys", "logs"), or an English word
         fixed = _function_word(lower, analyze)
         if fixed is None and len(lower) >= MIN_LENGTH:
-            fixed = speller.suggest(lower)
+            fixed = speller.suggest(lower, ratio)
         if fixed is not None:
             fixes.append((match, word, fixed))
     if not fixes:

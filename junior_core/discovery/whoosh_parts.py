@@ -2,6 +2,12 @@
 
 Imported on first search, not with ``junior_core``: Whoosh costs start-up time a CLI does not need. Classes live
 at module level because Whoosh pickles the schema into the index's table of contents.
+
+``write_documents`` sets state Whoosh keeps private (the segment writer's ``pool``, ``docnum`` and ``_added``, the
+posting writer's ``_ids``, ``_weights`` and ``_maxweight``): Whoosh's public writer takes postings one at a time,
+and filling a whole term's blocks at once is most of a build's speed. So the Whoosh version range is pinned
+(``whoosh-reloaded>=2.7.5,<2.8``) and ``tests/test_whoosh_parts.py`` checks the range, that the state is where
+this version keeps it, and that the postings written equal those of Whoosh's public ``add_document``.
 """
 
 from __future__ import annotations

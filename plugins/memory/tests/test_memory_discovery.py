@@ -107,9 +107,10 @@ def test_held_out_requests_find_their_memory_tool_and_nothing_else(catalogs: tup
     rows = {r["wording"]: r for r in bench.memory_rows(cat, "heldout", half["memory"], None)}
     mine = rows["all"]
     assert mine["requests"] == 140
-    # 74, not 77: the memory tools' summaries were rewritten to say who sees each result within 180 characters;
-    # held-out first-alone fell 79.3 -> 75.0 while the third set's rose 43.6 -> 45.0 (docs/benchmarks.md).
-    assert mine["top5"] >= 60 and mine["first_inside_memory"] >= 78 and mine["first_memory_alone"] >= 74
+    # Rarity reckoned with the BFCL reference catalog, which holds none of LiveMCPBench's words: another memory
+    # server's tools reach the top 5 more often (60.7 -> 51.4; 53.6 with bridged servers' tools after memory's on
+    # a near tie). First alone 73.6, then 72.9 with a word counted at most 5 times a field (docs/benchmarks.md).
+    assert mine["top5"] >= 53 and mine["first_inside_memory"] >= 78 and mine["first_memory_alone"] >= 72
     controls = bench.control_row(cat, "heldout", half, None)
     assert (controls["no_match_requests"], controls["shared_requests"]) == (40, 40)
     assert controls["no_match_alone"] >= 90, "requests no tool serves get a memory tool with memory alone"
@@ -131,5 +132,5 @@ def test_the_third_set_keeps_its_first_figures(catalogs: tuple[object, ModuleTyp
     assert mine["top5"] >= 38 and mine["first_inside_memory"] >= 46 and mine["first_memory_alone"] >= 41
     controls = bench.control_row(cat, "third", third, None)
     assert (controls["no_match_requests"], controls["shared_requests"]) == (40, 0)
-    assert controls["no_match_alone"] >= 77.5
+    assert controls["no_match_alone"] >= 75  # 77.5 with the old reference, built from LiveMCPBench and MetaTool
     assert controls["non_memory_memory_first"] <= 12.5
