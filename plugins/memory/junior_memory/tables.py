@@ -151,6 +151,9 @@ class Event(Base):
     reason: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
+    # A retried forget looks up its first call's event (migration 0007).
+    __table_args__ = (Index("ix_junior_memory_events_call", "tool_call_id", "source_key"),)
+
 
 class Vector(Base):
     """One memory's embedding under one model (migration 0004): float32, unit length, for semantic recall."""

@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 from junior_core import Param, Source, Tool, ToolContext, ToolError, tool
 from junior_memory.content import check_content, format_time, normalise, parse_expires, utcnow
 from junior_memory.relevance import Hit
+from junior_memory.replay import forgotten_answer, forgotten_by_call
 from junior_memory.review import Review
-from junior_memory.rules import search_terms
+from junior_memory.rules import refuse_query_operators, search_terms
 from junior_memory.scope import KINDS, Kind, Scope, read_scopes, source_key, write_scope
 
 if TYPE_CHECKING:
@@ -123,6 +124,7 @@ def _matches(
             raise _ambiguous(records, f"{count} memories match", undone, tool_name, argument)
         return records, what
     text = text or ""
+    refuse_query_operators(text, undone)
     what = f"matching {text.strip()[:80]!r}"
     hits = store.find(scopes, text, limit=11).hits
     target = normalise(text)
@@ -323,6 +325,9 @@ class MemoryTools:
         scopes = read_scopes(context)
         with unavailable("nothing was forgotten"):
             store = self._store()
+            replayed = forgotten_by_call(store, scopes, source_key(context), context.tool_call_id, id)
+            if replayed is not None:
+                return forgotten_answer(replayed)
             matches, what = _matches(store, scopes, id, query, "forgotten", "memory__forget")
             if not matches:
                 raise ToolError(
@@ -339,13 +344,7 @@ class MemoryTools:
             )
         if record is None:  # purged between the lookup and the archive
             raise ToolError("not_found", f"No memory you can see here {what}; nothing was forgotten.")
-        return {
-            "forgotten": {
-                **record.public(),
-                "archived_at": format_time(record.archived_at),
-                "archive_reason": record.archive_reason,
-            }
-        }
+        return forgotten_answer(record)
 
     @tool(keywords=LIST_KEYWORDS, annotations=READS)
     def list(
