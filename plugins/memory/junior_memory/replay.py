@@ -47,7 +47,7 @@ def forgotten_by_call(
         if memory_id is None:
             return None
         row = conn.execute(store.sql.by_id, {"mid": memory_id}).mappings().first()
-        return record(row) if row is not None else None
+        return record(dict(row)) if row is not None else None
 
     found = store.db.unit(work, write=False)
     if found is None or not any((s.scope, s.scope_key) == (found.scope, found.scope_key) for s in scopes):

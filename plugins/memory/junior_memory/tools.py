@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from junior_core import Param, Source, Tool, ToolContext, ToolError, tool
 from junior_memory.content import check_content, format_time, normalise, parse_expires, utcnow
+from junior_memory.limits import check_write
 from junior_memory.relevance import Hit
 from junior_memory.replay import forgotten_answer, forgotten_by_call
 from junior_memory.review import Review
@@ -249,6 +250,7 @@ class MemoryTools:
             # A retried replacement finds its target archived already: the replay below answers it instead.
             if replaces is not None and (idempotency_key is None or store.replayed(idempotency_key) is None):
                 old = self.replaced(store, scope, replaces)
+            check_write(store, context.actor.key if context.actor else None, idempotency_key)
             try:
                 record, created = store.remember(
                     content=content,
