@@ -130,14 +130,9 @@ class Memory(Base):
             postgresql_where=text("archived_at IS NULL"),
         ),
         Index("ix_junior_memory_memories_search_vector", "search_vector", postgresql_using="gin", info=POSTGRES_ONLY),
-        # An actor's current memories, counted against their write limit (migration 0008).
-        Index(
-            "ix_junior_memory_memories_actor_live",
-            "actor_key",
-            "archived_at",
-            sqlite_where=text("archived_at IS NULL"),
-            postgresql_where=text("archived_at IS NULL"),
-        ),
+        # An actor's current memories, counted against their write limit (migration 0008). Not partial: a partial
+        # index on archived_at IS NULL would be the planner's pick for every count of current memories.
+        Index("ix_junior_memory_memories_actor", "actor_key", "archived_at"),
         CheckConstraint("scope IN ('personal', 'conversation')", name="scope"),
         CheckConstraint("kind IN ('preference', 'procedure', 'knowledge')", name="kind"),
         CheckConstraint("origin IN ('tool', 'extraction', 'api')", name="origin"),
