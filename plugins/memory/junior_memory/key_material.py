@@ -109,6 +109,10 @@ def _plain_word(match: re.Match[str]) -> str:
     return match.group()
 
 
+_SCRIPT_EDGE = re.compile(r"(?<=[\u2e80-\u9fff\uac00-\ud7ff\uff66-\uff9f])(?=[A-Za-z0-9])"
+                          r"|(?<=[A-Za-z0-9])(?=[\u2e80-\u9fff\uac00-\ud7ff\uff66-\uff9f])")
+
+
 def reading(text: str) -> str:
     """``text`` with its disguises taken off: foreign secret labels as English, look-alikes and leetspeak as
     the Latin letters they imitate, spaced-out letters joined."""
@@ -119,6 +123,9 @@ def reading(text: str) -> str:
         return f" {word} " if _unspaced(match.group()) else word
 
     out = labels.sub(english, text) if _label_gate().search(text.encode("utf-8", "replace")) else text
+    if out != text:
+        # Words of unspaced scripts set apart from Latin ones: "は1Passwordに" reads as "は 1Password に".
+        out = _SCRIPT_EDGE.sub(" ", out)
     if not out.isascii():
         table = _confusables()
         out = "".join(table.get(c, c) for c in out)
@@ -225,6 +232,14 @@ def _clause(text: str, start: int, limit: int) -> str:
     return window[: end.start()] if end else window
 
 
+# Where secrets are kept, named as such: "パスワードは1Passwordに保存されています" says where, not what.
+_KEEPERS = frozenset(("1password", "bitwarden", "lastpass", "keepass", "keepassxc", "dashlane"))
+
+
+def _keeper(value: str) -> bool:
+    return any(run.casefold() in _KEEPERS for run in re.findall(r"[A-Za-z0-9]+", value))
+
+
 def _value(token: str) -> str:
     return token.strip(".,;:)(\"'`[]").rstrip("。、")
 
@@ -261,7 +276,7 @@ def _value_after_label(text: str) -> str | None:
                 linked = True
                 if value.casefold() in _LINKS or not value:
                     continue
-            if _placeholder(value):
+            if _placeholder(value) or _keeper(value):
                 continue
             if _strong(value) or (linked and looks_secret(value)):
                 return "a password or secret in a sentence"
@@ -408,15 +423,18 @@ def _otp(text: str) -> str | None:
     return None
 
 
+_CODE_VALUE = re.compile(
+    r"(?i)(?<![A-Za-z])codes?(?![A-Za-z])[^\n]{0,40}?(?:[:=]|\bis\b|\bwas\b)\s*\d{3,8}#?(?![\w\-/.:])"
+)
+
+
 def _place_code(text: str) -> str | None:
-    """"The code for the server room: 7731": a numeric code in a clause that names a place it opens."""
+    """"The code for the server room: 7731": a code given a number ("is", ":") in a clause naming a place it
+    opens ("the door code reader in room 204" gives none)."""
     places = "|".join(CODE_PLACES)
     for clause in _CLAUSE_END.split(text):
-        if re.search(r"(?i)(?<![A-Za-z])codes?(?![A-Za-z])", clause) and re.search(
-            rf"(?i)(?<![A-Za-z])(?:{places})s?(?![A-Za-z])", clause
-        ):
-            if re.search(r"(?<![\w\-/.:])\d{3,8}#?(?![\w\-/.:])", clause):
-                return "a PIN or door code"
+        if _CODE_VALUE.search(clause) and re.search(rf"(?i)(?<![A-Za-z])(?:{places})s?(?![A-Za-z])", clause):
+            return "a PIN or door code"
     return None
 
 
