@@ -43,6 +43,10 @@ from junior_memory.scope import read_scopes
 
 from junior_core import Actor, Conversation, Runtime, ToolContext
 
+# One writer saves every memory here: the per-actor write limits (docs/memory.md) are off for it.
+os.environ.setdefault("JUNIOR_MEMORY_WRITES_PER_HOUR", "0")
+os.environ.setdefault("JUNIOR_MEMORY_MEMORIES_PER_ACTOR", "0")
+
 POSTGRES_URL = os.environ.get("JUNIOR_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 ACTORS = 200
 SEED = 20260101

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import tempfile
@@ -36,6 +37,10 @@ from typing import Any
 from junior_memory import MemoryPlugin
 
 from junior_core import Actor, Conversation, Runtime, ToolContext
+
+# One writer saves every memory here: the per-actor write limits (docs/memory.md) are off for it.
+os.environ.setdefault("JUNIOR_MEMORY_WRITES_PER_HOUR", "0")
+os.environ.setdefault("JUNIOR_MEMORY_MEMORIES_PER_ACTOR", "0")
 
 DEFAULT_DATA = Path(__file__).resolve().parent / "data" / "memory_recall.json"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}

@@ -29,6 +29,42 @@ class MemoryAdmin:
     def _drop_vectors(self, conn: Connection, memory_ids: Sequence[str]) -> None:
         raise NotImplementedError
 
+    def last_event_id(self) -> int | None:
+        """The newest event's id, read without migrating anything; None before the events table exists."""
+        def work(conn: Connection) -> int | None:
+            from sqlalchemy import inspect, text
+
+            if not inspect(conn).has_table("junior_memory_events"):
+                return None
+            value = conn.execute(text("SELECT MAX(id) FROM junior_memory_events")).scalar()
+            return int(value) if value is not None else 0
+
+        return self.db.run(work, write=False)
+
+    def migration_moves(self, after_event: int | None) -> dict[str, Any]:
+        """What a migration did to rows, from the events it wrote after ``after_event``: rows moved to another
+        scope by reason (``direct_message``, ``group_conversation``, ``private_channel``) and rows merged."""
+        def work(conn: Connection) -> dict[str, Any]:
+            from sqlalchemy import text
+
+            found = conn.execute(
+                text(
+                    "SELECT event, reason, COUNT(*) AS n FROM junior_memory_events WHERE id > :after AND origin = 'api'"
+                    " AND (event = 'rescoped' OR (event = 'archived' AND reason = 'merged')) GROUP BY event, reason"
+                ),
+                {"after": after_event if after_event is not None else -1},
+            ).mappings()
+            moved: dict[str, int] = {}
+            merged = 0
+            for row in found:
+                if row["event"] == "rescoped":
+                    moved[str(row["reason"])] = int(row["n"])
+                else:
+                    merged = int(row["n"])
+            return {"moved": dict(sorted(moved.items())), "merged": merged}
+
+        return self.db.run(work, write=False)
+
     def get(self, memory_id: str) -> MemoryRecord | None:
         """Any memory by full id, archived or not."""
         def work(conn: Connection) -> MemoryRecord | None:

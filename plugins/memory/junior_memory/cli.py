@@ -20,6 +20,13 @@ __all__ = ["memory_group"]
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 
 
+_MOVE_REASONS = {
+    "direct_message": "direct messages",
+    "group_conversation": "group DMs and legacy private channels (G...)",
+    "private_channel": "private-channel threads",
+}
+
+
 def _emit(data: Any, as_json: bool, text: Callable[[], str]) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False) if as_json else text())
 
@@ -111,9 +118,23 @@ def memory_group(get_store: Callable[[], MemoryStore]) -> click.Group:
         with _errors():
             store = get_store()
             before = store.revision()
+            last_event = store.last_event_id()
             after = store.migrate()
-        data = {"url": store.display_url, "from": before, "to": after}
-        _emit(data, as_json, lambda: f"{store.display_url}: {before or 'empty'} -> {after}")
+            moves = store.migration_moves(last_event)
+        data = {"url": store.display_url, "from": before, "to": after, **moves}
+
+        def text() -> str:
+            line = f"{store.display_url}: {before or 'empty'} -> {after}"
+            moved = moves["moved"]
+            if not moved:
+                return line + "; no memory changed scope"
+            reasons = ", ".join(f"{n} from {_MOVE_REASONS.get(r, r)}" for r, n in moved.items())
+            line += f"\nmoved {sum(moved.values())} memories into their channel, private to its members: {reasons}"
+            if moves["merged"]:
+                line += f"\nmerged {moves['merged']} duplicates into the copy kept (archived, reason merged)"
+            return line
+
+        _emit(data, as_json, text)
 
     @memory.command("list")
     @click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 10000))

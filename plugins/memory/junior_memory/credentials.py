@@ -27,6 +27,8 @@ from collections import Counter
 from typing import Any
 from urllib.parse import unquote
 
+from junior_memory.key_material import looks_secret as _looks_secret
+
 __all__ = ["credential_kind"]
 
 # (what it is, RE2 pattern): formats that prose never contains.
@@ -69,6 +71,9 @@ _FORMATS: tuple[tuple[str, str], ...] = (
     ("a Postman API key", r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b"),
     ("a Grafana token", r"\bgl(?:sa|c)_[A-Za-z0-9_\-+/=]{32,}"),
     ("a JSON Web Token", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+    # A bot's user id in base64 (it starts M, N or O), a timestamp, an HMAC: the shape detect-secrets checks.
+    ("a Discord bot token", r"\b[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,38}\b"),
+    ("a one-time-password seed", r"(?i)\botpauth://[a-z]+/[^\s?]*\?(?:[^\s]*&)?secret=[A-Za-z2-7]{8,}"),
 )
 
 # Names whose value is a secret. The name must end in the secret word ("password_min_length" is a setting
@@ -217,19 +222,6 @@ def _shouted_placeholder(value: str) -> bool:
             and any(word in core.casefold() for word in ("pass", "pw", "secret", "token", "key", "your")))
 
 
-def _looks_secret(value: str) -> bool:
-    """A value a person would not write as an ordinary word: digits and letters, a symbol, or inner capitals."""
-    if len(value) < 6:
-        return False
-    has_digit = any(c.isdigit() for c in value)
-    has_alpha = any(c.isalpha() for c in value)
-    if has_digit and has_alpha:
-        return True
-    if any(c in _SYMBOLS for c in value):
-        return True
-    return any(c.isupper() for c in value[1:]) and any(c.islower() for c in value)
-
-
 def _entropy(token: str) -> float:
     counts = Counter(token)
     size = len(token)
@@ -374,8 +366,43 @@ def _normalised(text: str) -> str:
 
 
 def credential_kind(text: str) -> str | None:
-    """What kind of credential ``text`` appears to contain, or None."""
-    data = _normalised(text).encode("utf-8", "replace")
+    """What kind of credential ``text`` appears to contain, or None.
+
+    The text is read three ways, each scanned by every detector: as written (NFKC), with its disguises taken
+    off (look-alike letters, leetspeak, spaced letters, secret labels in other languages), and as what its
+    base64, hex and URL-encoded pieces decode to (one level down, then once more).
+    """
+    return _kind(_normalised(text), depth=0)
+
+
+_MAX_DEPTH = 2
+
+
+def _kind(text: str, depth: int) -> str | None:
+    from junior_memory import key_material
+
+    found = _pattern_kind(text) or key_material.structural_kind(text)
+    if found is not None:
+        return found
+    read = key_material.reading(text)
+    if read != text:
+        found = _pattern_kind(read) or key_material.structural_kind(read)
+        if found is not None:
+            return f"{found} (disguised)"
+    if depth < _MAX_DEPTH:
+        for plain in key_material.decoded(text):
+            if plain == text:
+                continue
+            if key_material.encoded_login(plain):
+                return "an encoded login and password"
+            found = _kind(_normalised(plain), depth + 1)
+            if found is not None:
+                return found if found.endswith("(encoded)") else f"{found} (encoded)"
+    return None
+
+
+def _pattern_kind(text: str) -> str | None:
+    data = text.encode("utf-8", "replace")
     compiled = _compiled()
     if compiled["any_format"].search(data):
         return next(str(what) for what, pattern in compiled["formats"] if pattern.search(data))

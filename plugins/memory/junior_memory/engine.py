@@ -47,7 +47,7 @@ __all__ = [
 log = logging.getLogger("junior.memory")
 
 VERSION_TABLE = "junior_memory_alembic_version"
-HEAD_REVISION = "0005"
+HEAD_REVISION = "0008"
 # A migration may rewrite a large table; it gets its own, longer deadline.
 MIGRATE_TIMEOUT = 300.0
 # SQLite writers queue on the file lock (BEGIN IMMEDIATE) rather than fail; this bounds the queue.

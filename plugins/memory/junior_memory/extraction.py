@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import attrs
@@ -17,7 +18,8 @@ from junior_memory.rules import STOP_WORDS
 from junior_memory.scope import KINDS, Kind, Scope, personal_scope, write_scope
 
 __all__ = [
-    "FRAMING", "MAX_PER_TURN", "Candidate", "MemoryExtractor", "accept", "foreign_words", "skip_reason", "turn_key",
+    "FRAMING", "MAX_PER_TURN", "NEGATIONS", "Candidate", "MemoryExtractor", "accept", "dropped_negation",
+    "foreign_words", "skip_reason", "turn_key",
 ]
 
 log = logging.getLogger("junior.memory")
@@ -121,35 +123,82 @@ def _tokens(text: str) -> tuple[list[str], list[str]]:
     return words, pairs
 
 
-def _same_word(word: str, said: str) -> bool:
-    """The same stem told apart by a short ending (prefer/prefers, run/running, stage/staging)."""
-    if any(c.isdigit() for c in word + said):
-        return False  # 02 and 0200 are different times
-    shared = next((i for i, (a, b) in enumerate(zip(word, said, strict=False)) if a != b), min(len(word), len(said)))
-    return shared >= 3 and shared >= min(len(word), len(said)) - 2
+@functools.cache
+def _stemmer() -> Callable[[str], str]:
+    # The stemmer discovery indexes with (Whoosh's Snowball English, that is Porter2): "prefers" and "prefer"
+    # are one word, "admin" and "admit", "public" and "publish" are not.
+    from whoosh.lang.snowball.english import EnglishStemmer
+
+    return functools.lru_cache(maxsize=4096)(EnglishStemmer().stem)
+
+
+def _stem(word: str) -> str:
+    return word if any(c.isdigit() for c in word) else _stemmer()(word)  # 02 and 0200 are different times
 
 
 def foreign_words(content: str, said: str) -> list[str]:
     """The words of ``content`` that ``said`` does not contain: any one of them means the memory is not the
     speaker's.
 
-    A word without digits may differ by a short ending (prefer/prefers); a word with a digit (a number, an id, an
-    account) must appear exactly; stop words and ``FRAMING`` words are free. Runs of unspaced scripts are compared
-    by character pairs, every one of which must appear.
+    A word without digits matches a word of the same stem (prefer/prefers, by the stemmer discovery uses); a
+    word with a digit (a number, an id, an account) must appear exactly; stop words and ``FRAMING`` words are
+    free. Runs of unspaced scripts are compared by character pairs, every one of which must appear.
     """
     words, pairs = _tokens(content)
     said_words, said_pairs = _tokens(said)
     exact, said_pair_set = set(said_words), set(said_pairs)
-    by_stem: dict[str, list[str]] = {}
-    for word in exact:
-        by_stem.setdefault(word[:3], []).append(word)  # words that share a stem share its first three letters
+    stems = {_stem(word) for word in exact}
     missing = [
         w for w in words
-        if w not in STOP_WORDS and w not in FRAMING and w not in exact
-        and not any(_same_word(w, s) for s in by_stem.get(w[:3], ()))
+        if w not in STOP_WORDS and w not in FRAMING and w not in exact and _stem(w) not in stems
     ]
     missing += [p for p in pairs if p not in said_pair_set]
     return missing
+
+
+# Words that turn a statement around. A contraction ending in n't counts too; so do these characters in
+# unspaced scripts (不 没 別 别 勿: not, have not, don't).
+NEGATIONS = frozenset(
+    """not no never nor neither none nobody nothing nowhere without cannot dont doesnt didnt isnt arent wasnt
+    werent wont cant couldnt shouldnt mustnt neednt nicht nie niemals kein keine keinen nie ne pas jamais nunca
+    nada ni не нет никогда ни""".split()
+)
+_NEGATING_CHARS = frozenset("不没沒別别勿")
+_WORD_WITH_APOSTROPHE = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+_SENTENCE_END = re.compile(r"[.!?;:。！？；]+(?:\s|$)|\n+")
+
+
+def _negations(text: str) -> int:
+    count = sum(c in _NEGATING_CHARS for c in text)
+    for word in _WORD_WITH_APOSTROPHE.findall(text.casefold()):
+        if word in NEGATIONS or word.endswith(("n't", "n’t")):
+            count += 1
+    return count
+
+
+def dropped_negation(content: str, said: str) -> str | None:
+    """The source sentence's negation the candidate leaves out, or None.
+
+    The source sentence is the one of ``said`` sharing the most word stems with ``content`` (every such
+    sentence, on a tie); a candidate must hold at least as many negations as it does: "Never send vendor
+    payments to ..." cannot become "Send vendor payments to ...".
+    """
+    stems = {_stem(w) for w in _tokens(content)[0] if w not in STOP_WORDS}
+    if not stems:
+        return None
+    overlaps: list[tuple[int, str]] = []
+    for sentence in _SENTENCE_END.split(said):
+        shared = len(stems & {_stem(w) for w in _tokens(sentence)[0]})
+        if shared:
+            overlaps.append((shared, sentence))
+    if not overlaps:
+        return None
+    best = max(shared for shared, _ in overlaps)
+    held = _negations(content)
+    for shared, sentence in overlaps:
+        if shared == best and _negations(sentence) > held:
+            return sentence.strip()
+    return None
 
 
 def _admit(candidate: Any, transcript: Sequence[Message], context: ToolContext) -> tuple[str, Scope] | str:
@@ -180,9 +229,12 @@ def _admit(candidate: Any, transcript: Sequence[Message], context: ToolContext) 
         return "cites no message"
     if not all(m.role == "user" and m.actor == speaker for m in cited):
         return "cites a message the speaker did not write (a tool result, the assistant or another person)"
-    foreign = foreign_words(content, "\n".join(m.text for m in cited))
+    said = "\n".join(m.text for m in cited)
+    foreign = foreign_words(content, said)
     if foreign:
         return f"{len(foreign)} of its words are not in what the speaker wrote"
+    if dropped_negation(content, said) is not None:
+        return "it leaves out a negation of the sentence it comes from (never, not, don't...): the meaning flips"
     if not _tokens(content)[0] and not _tokens(content)[1]:
         return "has no words"
     if candidate.replaces is not None and candidate.kind != "preference":

@@ -9,12 +9,13 @@ from typing import Any
 
 import attrs
 
+from junior_core import ToolError
 from junior_memory.content import format_time
 from junior_memory.scope import Scope
 
 __all__ = [
     "SNOWBALL_STOP_WORDS", "STOP_WORDS", "IdempotencyConflict", "MemoryRecord", "ReplaceTargetGone", "extended_expiry",
-    "is_same_memory", "record", "search_terms",
+    "is_same_memory", "record", "refuse_query_operators", "search_terms",
 ]
 
 STOP_WORDS = frozenset(
@@ -120,3 +121,31 @@ def search_terms(text: str) -> list[str]:
     words = list(dict.fromkeys(_WORD.findall(text.casefold())))
     kept = [word for word in words if word not in _SEARCH_STOP_WORDS]
     return (kept or words)[:_MAX_TERMS]
+
+
+# Search syntax that excludes words: "-deploy", "!deploy", "NOT deploy", "not deploy". Words are matched as
+# held, so such a query would archive the very memory it means to spare.
+_EXCLUDING_WORD = re.compile(r"(?:^|\s)[-!](?=[^\W_])")
+_NOT_OPERATOR = re.compile(r"(?:^|\s)NOT(?=\s|$)")
+_LEADING_NOT = re.compile(r"^\s*not\s", re.IGNORECASE)
+
+
+def refuse_query_operators(text: str, undone: str) -> None:
+    """Raise ``rejected`` when ``text`` (words naming a memory to forget or replace) uses exclusion syntax."""
+    words = text.strip()
+    operator = None
+    if found := _EXCLUDING_WORD.search(words):
+        operator = words[found.end() - 1]
+    elif _NOT_OPERATOR.search(words) and not words.isupper():  # "DO NOT DEPLOY ON FRIDAYS" is a memory's words
+        operator = "NOT"
+    elif _LEADING_NOT.match(words):
+        operator = "not"
+    if operator is None:
+        return
+    raise ToolError(
+        "rejected",
+        f"The words {words[:80]!r} use {operator!r} to leave something out, but memories are matched by the words "
+        f"they hold, with no operators or negation, so nothing was {undone}. Pass words that are in the memory you "
+        "mean (or its id, from memory__search or memory__list).",
+        operator=operator,
+    )

@@ -307,6 +307,9 @@ class _Worker:
 # `junior memory reindex`. Embedded this many at a time, so a burst of writes costs a few model calls.
 VECTOR_QUEUE = 1024
 VECTOR_BATCH = 32
+# On close (and so at exit) the writer finishes the batch it is embedding, waiting at most this long (a batch takes
+# milliseconds once the model is loaded; loading it takes seconds), and leaves the rest to reindex.
+EXIT_WAIT = 30.0
 # A batch goes to the model this many texts at a time: one model runs one embedding at a time, and a search that
 # comes meanwhile waits for the one running. 32 texts kept a search waiting up to 100 ms on a free core (300 ms on a
 # busy machine: the benchmark's p99 right after a burst of writes); 8 bound it to a quarter of that, for one more
@@ -331,12 +334,15 @@ class VectorWriter:
         self._idle = threading.Condition()
         self._thread: threading.Thread | None = None
         self._full_warned = False
+        self._stopping = threading.Event()
 
     def put(self, memory: Any) -> None:
         """Queue ``memory`` for embedding; when the queue is full it is left to reindex (and the log says so)."""
         from queue import Full
 
         with self._idle:
+            if self._stopping.is_set():
+                return  # the process is exiting: `junior memory reindex` embeds it
             if self._thread is None:
                 self._thread = threading.Thread(target=self._loop, name="junior-memory-vectors-writer", daemon=True)
                 self._thread.start()
@@ -360,7 +366,8 @@ class VectorWriter:
 
         while True:
             first = self._queue.get()
-            if first is None:
+            if first is None or self._stopping.is_set():
+                self._left_behind(first)
                 return
             batch = [first]
             while len(batch) < VECTOR_BATCH:
@@ -380,20 +387,56 @@ class VectorWriter:
             finally:
                 self._done(len(batch))
 
+    def _left_behind(self, first: Any) -> None:
+        """Count what a stop leaves in the queue; it stays keyword-only until `junior memory reindex`."""
+        from queue import Empty
+
+        left = int(first is not None)
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except Empty:
+                break
+            left += item is not None
+        if left:
+            log.warning("memory: stopping with %d memories still waiting for their vectors; they are found by "
+                        "keyword until `junior memory reindex` embeds them", left)
+        self._done(left)
+
+    def stop(self, timeout: float) -> bool:
+        """Stop at once: finish the batch being embedded (waiting at most ``timeout`` seconds), leave the rest to
+        reindex, and end the thread. True when the thread has ended."""
+        self._stopping.set()
+        thread = self._thread
+        if thread is None:
+            return True
+        try:
+            self._queue.put_nowait(None)  # wakes the loop if it waits for work
+        except Exception:  # noqa: BLE001 - a full queue: the loop sees the flag after its batch
+            pass
+        thread.join(timeout)
+        return not thread.is_alive()
+
     def drain(self, timeout: float) -> bool:
         """Wait at most ``timeout`` seconds until every queued memory has been handled; True when it has."""
         with self._idle:
             return self._idle.wait_for(lambda: self._pending <= 0, timeout)
 
     def close(self, timeout: float) -> None:
-        """Handle what is queued (waiting at most ``timeout`` seconds), then stop the thread."""
+        """Handle what is queued (waiting at most ``timeout`` seconds), then stop the thread and wait for it.
+
+        The wait matters at exit (the runtime closes its plugins then): a thread left inside the model's native
+        code while the interpreter tears the model down aborts the process ("terminate called without an active
+        exception", status 134). What is still queued stays keyword-only until ``junior memory reindex``.
+        """
         from queue import Full
 
         self.drain(timeout)
         try:
             self._queue.put_nowait(None)
         except Full:
-            return
+            pass
+        self.stop(EXIT_WAIT)
 
 
 class Semantic:

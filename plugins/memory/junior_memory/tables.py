@@ -130,6 +130,9 @@ class Memory(Base):
             postgresql_where=text("archived_at IS NULL"),
         ),
         Index("ix_junior_memory_memories_search_vector", "search_vector", postgresql_using="gin", info=POSTGRES_ONLY),
+        # An actor's current memories, counted against their write limit (migration 0008). Not partial: a partial
+        # index on archived_at IS NULL would be the planner's pick for every count of current memories.
+        Index("ix_junior_memory_memories_actor", "actor_key", "archived_at"),
         CheckConstraint("scope IN ('personal', 'conversation')", name="scope"),
         CheckConstraint("kind IN ('preference', 'procedure', 'knowledge')", name="kind"),
         CheckConstraint("origin IN ('tool', 'extraction', 'api')", name="origin"),
@@ -150,6 +153,9 @@ class Event(Base):
     tool_call_id: Mapped[str | None] = mapped_column(String(256))
     reason: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+    # A retried forget looks up its first call's event (migration 0007).
+    __table_args__ = (Index("ix_junior_memory_events_call", "tool_call_id", "source_key"),)
 
 
 class Vector(Base):

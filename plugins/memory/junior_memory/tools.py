@@ -11,9 +11,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from junior_core import Param, Source, Tool, ToolContext, ToolError, tool
 from junior_memory.content import check_content, format_time, normalise, parse_expires, utcnow
+from junior_memory.limits import check_write
 from junior_memory.relevance import Hit, holds
+from junior_memory.replay import forgotten_answer, forgotten_by_call
 from junior_memory.review import Review
-from junior_memory.rules import search_terms
+from junior_memory.rules import refuse_query_operators, search_terms
 from junior_memory.scope import KINDS, Kind, Scope, read_scopes, source_key, write_scope
 
 if TYPE_CHECKING:
@@ -145,6 +147,7 @@ def _matches(
             raise _ambiguous(records, f"{count} memories match", undone, tool_name, argument)
         return records, what
     text = text or ""
+    refuse_query_operators(text, undone)
     what = f"matching {text.strip()[:80]!r}"
     hits = store.find(scopes, text, limit=11).hits
     target = normalise(text)
@@ -289,6 +292,7 @@ class MemoryTools:
             # A retried replacement finds its target archived already: the replay below answers it instead.
             if replaces is not None and (idempotency_key is None or store.replayed(idempotency_key) is None):
                 old = self.replaced(store, scope, replaces)
+            check_write(store, context.actor.key if context.actor else None, idempotency_key)
             # Read before the write, so the weights of the words are those of the memories already kept: in a
             # scope of few memories the new one would make every word it shares with an old one look common. By
             # keyword only: a write never waits for the embedding model (its vector is made after the commit).
@@ -378,6 +382,9 @@ class MemoryTools:
         scopes = read_scopes(context)
         with unavailable("nothing was forgotten"):
             store = self._store()
+            replayed = forgotten_by_call(store, scopes, source_key(context), context.tool_call_id, id)
+            if replayed is not None:
+                return forgotten_answer(replayed)
             matches, what = _matches(store, scopes, id, query, "forgotten", "memory__forget")
             if not matches:
                 close = _closest(store, scopes, query) if query is not None else None
@@ -402,13 +409,7 @@ class MemoryTools:
             )
         if record is None:  # purged between the lookup and the archive
             raise ToolError("not_found", f"No memory you can see here {what}; nothing was forgotten.")
-        return {
-            "forgotten": {
-                **record.public(),
-                "archived_at": format_time(record.archived_at),
-                "archive_reason": record.archive_reason,
-            }
-        }
+        return forgotten_answer(record)
 
     @tool(keywords=LIST_KEYWORDS, annotations=READS)
     def list(

@@ -292,3 +292,43 @@ def test_a_negation_the_speaker_did_not_say_is_refused(make_runtime: Any, rows: 
     extract(make_runtime, [Candidate("Deploys never need a ticket", "procedure", [0]),
                            Candidate("Deploys do not need a ticket", "procedure", [0])], turn)
     assert rows(ROWS) == []
+
+
+@pytest.mark.parametrize(
+    ("said", "flipped", "kept"),
+    [
+        ("Never send vendor payments to the account ending 4471, whatever the email says.",
+         "Send vendor payments to the account ending 4471",
+         "Never send vendor payments to the account ending 4471"),
+        ("Don't approve invoices from Initech without a call.",
+         "Approve invoices from Initech without a call",
+         "Don't approve invoices from Initech without a call"),
+        ("Do not publish the salary sheet. It goes to HR only.",
+         "The salary sheet is public",
+         "Do not publish the salary sheet"),
+        ("We never admit contractors to prod.",
+         "Contractors are admin in prod",
+         "The team never admits contractors to prod"),
+    ],
+)
+def test_a_candidate_never_drops_its_sources_negation(make_runtime: Any, rows: Any, said: str, flipped: str,
+                                                      kept: str) -> None:
+    turn = [Message("user", said, actor=ALICE)]
+    extract(make_runtime, [Candidate(flipped, "procedure", [0]), Candidate(kept, "procedure", [0])], turn)
+    assert [r["content"] for r in rows(ROWS)] == [kept]
+
+
+def test_words_match_by_their_stem_not_by_a_shared_beginning(make_runtime: Any, rows: Any) -> None:
+    turn = [Message("user", "The release notes are public; the admins publish them on Fridays", actor=ALICE)]
+    extract(make_runtime, [
+        Candidate("Admins publish the release notes on Fridays", "procedure", [0]),  # admins/publish: said
+        Candidate("The administrator publishes the release notes on Fridays", "procedure", [0]),  # not said
+        Candidate("The release notes are published by admits", "procedure", [0]),  # admit is not admin
+    ], turn)
+    assert [r["content"] for r in rows(ROWS)] == ["Admins publish the release notes on Fridays"]
+
+
+def test_a_negation_of_another_sentence_does_not_block_a_candidate(make_runtime: Any, rows: Any) -> None:
+    turn = [Message("user", "We deploy on Tuesdays. Never touch the billing cluster on Fridays.", actor=ALICE)]
+    extract(make_runtime, [Candidate("The team deploys on Tuesdays", "procedure", [0])], turn)
+    assert [r["content"] for r in rows(ROWS)] == ["The team deploys on Tuesdays"]

@@ -7,10 +7,15 @@ message or thread they were said in.
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
 import sqlalchemy as sa
 from junior_memory import MemoryPlugin, MemoryStore
 from junior_memory.content import content_hash
@@ -180,3 +185,78 @@ def test_downgrade_puts_channel_rows_back_in_their_thread(db_url: str) -> None:
     assert {after[ROWS[n]["id"]]["scope_key"] for n in ("dm", "private_top", "private_thread")} == {
         ROWS["dm"]["source_key"], ROWS["private_top"]["source_key"], ROWS["private_thread"]["source_key"]}
     assert not [r for r in after.values() if r["subject_type"] == "channel"]
+
+
+# 0.1 rows said in a group DM (mpim) and in a legacy private channel, both ``G...``, under 0.1's default public
+# visibility: in the workspace scope, recalled in every public channel.
+GROUP_ROWS = {
+    "group_dm": v01_row("The offsite budget is 4000 euros", "knowledge", "conversation", "slack:T1", "workspace",
+                        "slack:T1:GMPIM1:1700000400.000100", "g1", 7),
+    # The same fact said again in the group DM with 0.1's visibility="private": keyed by its message.
+    "group_dm_dup": v01_row("the offsite budget is 4000 euros.", "knowledge", "conversation",
+                            "slack:T1:GMPIM1:1700000500.000100", "thread", "slack:T1:GMPIM1:1700000500.000100", "g2",
+                            8, actor="slack:T1:UBOB"),
+    "legacy_private": v01_row("Layoffs are announced on Friday", "knowledge", "conversation", "slack:T1",
+                              "workspace", "slack:T1:GLEGACY:1700000600.000100", "g3", 9),
+    # A non-Slack platform whose channel starts with G stays where it is.
+    "local_g": v01_row("The GPU box is in rack 4", "knowledge", "conversation", "local:host", "workspace",
+                       "local:host:Gpu:main", "g4", 10, actor="local:host:alice"),
+}
+
+
+def write_v01_database_with_groups(url: str) -> None:
+    write_v01_database(url)
+    engine = sa.create_engine(url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(MEMORIES.insert(), list(GROUP_ROWS.values()))
+    finally:
+        engine.dispose()
+
+
+def test_0_1_group_conversation_rows_become_private_to_their_channel(db_url: str) -> None:
+    write_v01_database_with_groups(db_url)
+    assert MemoryStore(db_url).migrate() == HEAD_REVISION
+    after = by_id(db_url)
+
+    def where(name: str) -> tuple[Any, ...]:
+        r = after[GROUP_ROWS[name]["id"]]
+        return r["scope_key"], r["subject_type"], r["archive_reason"], r["superseded_by"]
+
+    # The copy already in the channel (moved there by revision 0003) is kept; the workspace copy merges into it.
+    assert where("group_dm_dup") == ("slack:T1:GMPIM1", "channel", None, None)
+    assert where("group_dm") == ("slack:T1:GMPIM1", "channel", "merged", GROUP_ROWS["group_dm_dup"]["id"])
+    assert where("legacy_private") == ("slack:T1:GLEGACY", "channel", None, None)
+    assert where("local_g") == ("local:host", "workspace", None, None)
+    history = read(db_url, "SELECT memory_id, reason FROM junior_memory_events WHERE event = 'rescoped'")
+    assert sorted(h["memory_id"] for h in history if h["reason"] == "group_conversation") == sorted(
+        GROUP_ROWS[n]["id"] for n in ("group_dm", "legacy_private"))
+
+    runtime = Runtime(plugins=[MemoryPlugin(url=db_url)])
+    try:
+        def listed(actor: Any, conversation: Conversation) -> list[str]:
+            return sorted(m["content"] for m in ok(runtime.execute_tool("memory__list", {}, ctx(actor, conversation)))
+                          ["memories"])
+
+        assert "Layoffs are announced on Friday" not in listed(BOB, PUBLIC)
+        assert "The offsite budget is 4000 euros" not in listed(BOB, PUBLIC)
+        group = Conversation("slack", "T1", "GMPIM1", message_ts="1700009000.000400", visibility="private")
+        assert listed(BOB, group) == ["the offsite budget is 4000 euros."]
+    finally:
+        runtime.close()
+
+
+@pytest.mark.slow
+def test_junior_memory_migrate_says_what_it_moved(db_url: str) -> None:
+    write_v01_database_with_groups(db_url)
+    env = {**os.environ, "JUNIOR_LOAD_PLUGINS": "memory", "JUNIOR_MEMORY_URL": db_url}
+    junior = [sys.executable, "-c", "from junior_core.cli import main; main()"]
+    proc = subprocess.run([*junior, "memory", "migrate"], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "0002 -> " + HEAD_REVISION in proc.stdout
+    assert ("moved 7 memories into their channel, private to its members: 1 from direct messages, "
+            "2 from group DMs and legacy private channels (G...), 4 from private-channel threads") in proc.stdout
+    assert "merged 2 duplicates" in proc.stdout
+    again = subprocess.run([*junior, "memory", "migrate", "--json"], capture_output=True, text=True, env=env,
+                           timeout=120)
+    assert json.loads(again.stdout)["moved"] == {} and "merged" in json.loads(again.stdout)
