@@ -107,8 +107,13 @@ def _bot(ctx: click.Context, *, events: EventLog | None = None, **bolt_kwargs: A
     except ModelConfigError as exc:
         raise click.ClickException(f"JUNIOR_MODEL: {exc}") from None
     assert model is not None  # require() checked JUNIOR_MODEL
-    from junior_slack.app import SlackBot, bolt_app
+    from junior_slack.app import PROMPTS_ENV, SlackBot, bolt_app, prompts_from
     from junior_slack.events import EventLog
+
+    try:
+        prompts = prompts_from(os.environ.get(PROMPTS_ENV))
+    except ValueError as exc:
+        raise click.ClickException(f"{PROMPTS_ENV}: {exc}") from None
 
     log_of_events = events if events is not None else EventLog()
     with Runtime.from_entry_points() as runtime:
@@ -117,7 +122,7 @@ def _bot(ctx: click.Context, *, events: EventLog | None = None, **bolt_kwargs: A
         except Exception as exc:  # noqa: BLE001 - Bolt checks the token with auth.test: say why it failed
             where = os.environ.get("SLACK_API_URL") or "Slack"
             raise click.ClickException(f"cannot start the Slack app ({where}): {exc}") from None
-        bot = SlackBot(runtime, model, events=log_of_events)
+        bot = SlackBot(runtime, model, events=log_of_events, prompts=prompts)
         bot.listen(app)
         try:
             yield app, bot

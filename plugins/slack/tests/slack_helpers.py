@@ -60,6 +60,8 @@ class FakeSlack:
         self._failures: dict[str, list[tuple[int, dict[str, str], dict[str, Any] | str]]] = {}
         self.channels: dict[str, dict[str, Any]] = {}
         self.threads: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        # Every message the bot made, by (channel, ts): posted, streamed (``streaming`` until stopped), or deleted.
+        self.messages: dict[tuple[str, str], dict[str, Any]] = {}
         self._lock = threading.Condition()
         self._ts = 1700009000
         fake = self
@@ -131,14 +133,97 @@ class FakeSlack:
                 key = (params.get("channel", ""), params.get("ts", ""))
                 return {"ok": True, "messages": list(self.threads.get(key, [])), "has_more": False}
             if method == "chat.postMessage":
-                self._ts += 1
-                ts = f"{self._ts}.000100"
-                message = {"type": "message", "user": BOT_USER, "bot_id": BOT_ID, "text": params.get("text", ""),
-                           "ts": ts}
-                if params.get("thread_ts"):
-                    self.threads.setdefault((params["channel"], params["thread_ts"]), []).append(message)
-                return {"ok": True, "channel": params.get("channel"), "ts": ts, "message": message}
+                message = self._new_message(params, params.get("text", ""))
+                return {"ok": True, "channel": params.get("channel"), "ts": message["ts"], "message": message}
+            if method.startswith("assistant.threads."):
+                return self._assistant(method, params)
+            if method in ("chat.startStream", "chat.appendStream", "chat.stopStream", "chat.delete"):
+                return self._stream(method, params)
             return {"ok": False, "error": "unknown_method"}
+
+    def _new_message(self, params: dict[str, Any], text: str, **extra: Any) -> dict[str, Any]:
+        self._ts += 1
+        ts = f"{self._ts}.000100"
+        message = {"type": "message", "user": BOT_USER, "bot_id": BOT_ID, "text": text, "ts": ts, **extra}
+        if params.get("blocks"):
+            message["blocks"] = params["blocks"] if isinstance(params["blocks"], list) else json.loads(params["blocks"])
+        if params.get("thread_ts"):
+            message["thread_ts"] = params["thread_ts"]
+            self.threads.setdefault((params["channel"], params["thread_ts"]), []).append(message)
+        self.messages[(str(params.get("channel")), ts)] = {**message, "channel": params.get("channel")}
+        return message
+
+    def _assistant(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """assistant.threads.setStatus / setTitle / setSuggestedPrompts, checked as Slack's method pages say."""
+        if not params.get("channel_id"):
+            return {"ok": False, "error": "channel_not_found"}
+        if method == "assistant.threads.setStatus":
+            if "status" not in params or not params.get("thread_ts"):
+                return {"ok": False, "error": "invalid_arguments"}
+            return {"ok": True}
+        if method == "assistant.threads.setTitle":
+            if not params.get("title") or not params.get("thread_ts"):
+                return {"ok": False, "error": "invalid_arguments"}
+            return {"ok": True}
+        if method == "assistant.threads.setSuggestedPrompts":
+            prompts = params.get("prompts")
+            if isinstance(prompts, str):
+                prompts = json.loads(prompts)
+            if not isinstance(prompts, list) or not 1 <= len(prompts) <= 4 or not all(
+                    isinstance(p, dict) and p.get("title") and p.get("message") for p in prompts):
+                return {"ok": False, "error": "invalid_arguments"}
+            return {"ok": True}
+        return {"ok": False, "error": "unknown_method"}
+
+    def _stream(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """chat.startStream / appendStream / stopStream and chat.delete on the bot's own messages."""
+        channel = str(params.get("channel") or "")
+        if method == "chat.startStream":
+            if not params.get("thread_ts"):
+                return {"ok": False, "error": "invalid_arguments"}
+            if self.kind(channel) != "im" and not (params.get("recipient_user_id")
+                                                   and params.get("recipient_team_id")):
+                return {"ok": False, "error": "missing_recipient_user_id"}
+            text = str(params.get("markdown_text") or "") + _chunk_text(params.get("chunks"))
+            message = self._new_message(params, text, streaming=True)
+            return {"ok": True, "channel": channel, "ts": message["ts"]}
+        held = self.messages.get((channel, str(params.get("ts") or "")))
+        if held is None or held.get("deleted"):
+            return {"ok": False, "error": "message_not_found"}
+        if method == "chat.delete":
+            held["deleted"] = True
+            return {"ok": True, "channel": channel, "ts": held["ts"]}
+        if not held.get("streaming"):
+            return {"ok": False, "error": "message_not_in_streaming_state"}
+        held["text"] += str(params.get("markdown_text") or "") + _chunk_text(params.get("chunks"))
+        if method == "chat.stopStream":
+            held["streaming"] = False
+            if params.get("blocks"):
+                blocks = params["blocks"]
+                held["blocks"] = blocks if isinstance(blocks, list) else json.loads(blocks)
+        return {"ok": True, "channel": channel, "ts": held["ts"]}
+
+    def replies(self, channel: str) -> list[dict[str, Any]]:
+        """What a person sees the bot say in ``channel``: posted and finished streamed messages, not deleted ones,
+        in order (a stream still open shows as such)."""
+        with self._lock:
+            return [dict(m) for (c, _), m in sorted(self.messages.items(), key=lambda kv: kv[0][1])
+                    if c == channel and not m.get("deleted")]
+
+    def of(self, method: str) -> list[dict[str, Any]]:
+        with self._lock:
+            return [params for m, params in self.calls if m == method]
+
+    def wait_for(self, predicate: Callable[[list[tuple[str, dict[str, Any]]]], bool],
+                 timeout: float = 60.0) -> None:
+        """Until ``predicate(calls)`` holds."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while not predicate(self.calls):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise AssertionError(f"not seen within {timeout} s; calls: {[m for m, _ in self.calls]}")
+                self._lock.wait(left)
 
     def kind(self, channel: str) -> str:
         info = self.channels.get(channel)
@@ -152,8 +237,10 @@ class FakeSlack:
 
     def scope_for(self, method: str, channel: str) -> str | None:
         """The scope Slack checks for ``method`` on ``channel``; None for a method that needs none."""
-        if method == "chat.postMessage":
+        if method in ("chat.postMessage", "chat.startStream", "chat.appendStream", "chat.stopStream", "chat.delete"):
             return "chat:write"
+        if method.startswith("assistant.threads."):
+            return "assistant:write"
         if method == "conversations.info":
             return f"{_PREFIX[self.kind(channel)]}:read"
         if method == "conversations.replies":
@@ -187,6 +274,13 @@ class FakeSlack:
     def close(self) -> None:
         self._httpd.shutdown()
         self._httpd.server_close()
+
+
+def _chunk_text(chunks: Any) -> str:
+    if isinstance(chunks, str):
+        chunks = json.loads(chunks)
+    return "".join(str(c.get("text") or "") for c in chunks or () if isinstance(c, dict)
+                   and c.get("type") == "markdown_text")
 
 
 def event_body(event: dict[str, Any], event_id: str, team: str = TEAM) -> dict[str, Any]:
