@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from junior_core import Message, ModelError, ToolContext
 from junior_core.llm.agent import DEFAULT_INSTRUCTIONS, RuntimeToolbox, ToolResult, Turn, run_turn
+from junior_core.llm.types import StreamingModelClient
 from junior_slack.conversations import (
     HISTORY_LIMIT,
     ChannelKind,
@@ -30,6 +31,7 @@ from junior_slack.conversations import (
     visibility_of,
 )
 from junior_slack.events import EventLog
+from junior_slack.streaming import STREAM_BUFFER, ReplyStream, StreamingModel
 from junior_slack.threads import ThreadStore
 
 if TYPE_CHECKING:
@@ -60,7 +62,7 @@ POST_WAIT_MAX_S = 30.0
 # not_in_channel, invalid_auth, msg_too_long...) fails the same way every time.
 _TRANSIENT = frozenset({"ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout"})
 # The outcomes of an event that are how things should go; any other is logged as a warning.
-_FINE = frozenset({"answered", "duplicate", "ignored", "welcomed"})
+_FINE = frozenset({"answered", "duplicate", "ignored", "welcomed", "noted"})
 
 # What a turn shows while it works ("junior is thinking…" in Slack): tool names only, never their arguments.
 THINKING = "is thinking…"
@@ -242,6 +244,7 @@ class SlackBot:
         post_tries: int = POST_TRIES,
         threads: ThreadStore | None = None,
         prompts: Sequence[Prompt] = DEFAULT_PROMPTS,
+        stream_buffer: int = STREAM_BUFFER,
     ) -> None:
         self.runtime = runtime
         self.model = model
@@ -254,6 +257,7 @@ class SlackBot:
         self.post_tries = max(1, post_tries)
         self.threads = threads if threads is not None else ThreadStore(self.events.url)
         self.prompts = tuple(prompts)
+        self.stream_buffer = stream_buffer  # characters per chat.appendStream; 0: never stream
         self._lock = threading.Lock()
         self._in_flight: dict[int, _Reply] = {}
         self._keys = itertools.count()
@@ -266,7 +270,7 @@ class SlackBot:
         assistant = Assistant(thread_context_store=self.threads)
         assistant.thread_started(self.on_thread_started)
         assistant.user_message(self.on_assistant_message)
-        # assistant_thread_context_changed: Bolt's own listener saves the new context into ``self.threads``.
+        assistant.thread_context_changed(self.on_thread_context_changed)
         app.use(assistant)
         app.event("app_mention")(self.on_app_mention)
         app.event("message")(self.on_message)
@@ -294,6 +298,15 @@ class SlackBot:
     def on_thread_started(self, body: dict[str, Any], event: dict[str, Any], context: Any, client: Any,
                           request: Any = None) -> None:
         """A person opened an assistant thread: keep what they are viewing, offer the suggested prompts."""
+        self._thread_event(body, event, context, client, request, welcome=True)
+
+    def on_thread_context_changed(self, body: dict[str, Any], event: dict[str, Any], context: Any, client: Any,
+                                  request: Any = None) -> None:
+        """The person of an assistant thread moved to another channel: keep it for the thread's next turns."""
+        self._thread_event(body, event, context, client, request, welcome=False)
+
+    def _thread_event(self, body: dict[str, Any], event: dict[str, Any], context: Any, client: Any, request: Any,
+                      *, welcome: bool) -> None:
         started = self.clock()
         thread = event.get("assistant_thread") or {}
         channel, thread_ts = str(thread.get("channel_id") or ""), str(thread.get("thread_ts") or "")
@@ -308,6 +321,9 @@ class SlackBot:
                 delivery.end("dropped", "bad-event")
                 return
             self.threads.save(channel_id=channel, thread_ts=thread_ts, context=thread.get("context") or {})
+            if not welcome:
+                delivery.end("noted")
+                return
             if self.prompts:
                 prompts = [{"title": p.title, "message": p.message} for p in self.prompts]
                 try:
@@ -392,17 +408,25 @@ class SlackBot:
             instructions += self._assistant_thread(client, delivery, conversation.thread_ts, text)
         status = _Status(client, channel, reply_thread or conversation.message_ts, delivery.event_id)
         ctx = ToolContext(actor, conversation)
+        stream = None
+        if reply_thread is not None and self.stream_buffer > 0 and isinstance(self.model, StreamingModelClient) \
+                and callable(getattr(client, "chat_stream", None)):  # chat.startStream answers only in a thread
+            stream = ReplyStream(client, channel, reply_thread, team_id=actor.team_id, user_id=actor.user_id,
+                                 event_id=delivery.event_id, buffer_size=self.stream_buffer)
         with self._in_flight_as(_Reply(str(event_id) if event_id else None, client, channel, reply_thread)) as key:
             try:
                 status.show(THINKING)
                 history = thread_history(client, team_id, conversation, bot_user_id, bot_id,
                                          limit=self.history_limit)
                 turn, answer, why = self._turn(ctx, [*history, Message("user", text, actor=actor)], instructions,
-                                               kind, status, str(event_id or "-"))
+                                               kind, status, str(event_id or "-"), stream)
                 if not self._still_ours(key):
+                    if stream is not None:
+                        stream.discard()  # the person was told to ask again: no half answer left above that
                     delivery.end("failed", "stopped")  # the process stopped first; the person was told to ask again
                     return turn
-                if self.post(client, channel, answer, reply_thread, event_id=str(event_id) if event_id else None):
+                if not self._deliver(client, channel, reply_thread, answer, stream, failed=bool(why),
+                                     event_id=str(event_id) if event_id else None):
                     why = "+".join(filter(None, (why, "post-failed")))
             finally:
                 status.clear()  # on every outcome: answered, failed, or stopped
@@ -414,14 +438,32 @@ class SlackBot:
             delivery.end("answered")
         return turn
 
+    def _deliver(self, client: Any, channel: str, thread_ts: str | None, answer: str, stream: ReplyStream | None, *,
+                 failed: bool, event_id: str | None) -> bool:
+        """Give the person exactly one complete reply: the stream finished, or else one post of the whole reply
+        (what was streamed removed first). True once delivered."""
+        if stream is not None and stream.started:
+            if not failed:
+                why = stream.finish(extra=None if stream.text("") else answer)
+                if why is None:
+                    return True
+                log.warning("event %s: the streamed reply to %s could not be finished (%s); posting it whole",
+                            event_id or "-", channel, why)
+                answer = stream.text(answer)
+            stream.discard()
+        return self.post(client, channel, answer, thread_ts, event_id=event_id) is None
+
     def _turn(self, context: ToolContext, messages: list[Message], instructions: str, kind: ChannelKind,
-              status: _Status, event_id: str) -> tuple[Turn | None, str, str]:
-        """Run the turn: the turn (None when it failed before one existed), the answer to post, and what went
-        wrong in a word (empty when nothing)."""
+              status: _Status, event_id: str, stream: ReplyStream | None = None) -> tuple[Turn | None, str, str]:
+        """Run the turn, its text streamed into ``stream`` when there is one: the turn (None when it failed before
+        one existed), the answer to post, and what went wrong in a word (empty when nothing)."""
         conversation = context.conversation
         where = conversation.source_key if conversation is not None else "-"
+        model: ModelClient = self.model
+        if stream is not None and isinstance(self.model, StreamingModelClient):
+            model = StreamingModel(self.model, stream)
         try:
-            turn = run_turn(self.model, self.runtime, context, messages, instructions=instructions,
+            turn = run_turn(model, self.runtime, context, messages, instructions=instructions,
                             toolbox=_ShowingToolbox(self.runtime, status), conversation_kind=prompt_kind(kind))
             return turn, turn.text.strip() or NO_ANSWER, ""
         except ModelError as exc:

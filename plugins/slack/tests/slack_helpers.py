@@ -323,6 +323,11 @@ def send(url: str, body: dict[str, Any], *, secret: str = SECRET, retry: int | N
         return int(exc.code)
 
 
+# An answer long enough to be streamed in several appends (the app gathers 256 characters per append).
+LONG_ANSWER = "".join(f"Step {n}: check the release channel, run the checks, and ask a reviewer before shipping. "
+                      for n in range(1, 9)).strip()
+
+
 class Brain:
     """The scripted model: remembers on request, answers from recalled memory, and can go down mid-turn."""
 
@@ -336,6 +341,8 @@ class Brain:
         if text.lower().startswith("how do we"):
             recalled = [line for line in view.system.splitlines() if line.startswith("- procedure")]
             return say(f"From memory: {recalled[0].split(': ', 1)[1]}" if recalled else "I don't know that yet.")
+        if text.lower().startswith("write at length"):
+            return say(LONG_ANSWER)
         earlier = [m.text for m in view.request.messages[:-1] if m.role == "user"]
         return say(f"echo: {text} (after {len(earlier)} earlier)")
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from slack_helpers import TEAM, dm, event_body, mention, send
-from test_serve_command import Served, serving
+from test_serve_command import Served, serving, wait_for_line
 
 pytestmark = pytest.mark.slow
 
@@ -74,6 +74,7 @@ def test_an_assistant_thread_gets_prompts_a_title_and_a_status_per_tool_and_keep
     # The person moves to another channel: the next turn is told so; no second title.
     moved = thread_event("assistant_thread_context_changed", ALICE_DM, THREAD, "C0OTHER01", "1700000120.000060")
     assert send(served.url, event_body(moved, "Ev0ASSIST03")) == 200
+    wait_for_line(served, f"event Ev0ASSIST03 team={TEAM} channel={ALICE_DM} kind=dm retry=0 outcome=noted ")
     second = dm(ALICE, ALICE_DM, "how do we deploy?", "1700000130.000100", thread_ts=THREAD)
     assert send(served.url, event_body(second, "Ev0ASSIST04")) == 200
     used = served.slack.wait_for_post(lambda p: p["channel"] == ALICE_DM, skip=1)
