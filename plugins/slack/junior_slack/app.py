@@ -31,6 +31,7 @@ from junior_slack.conversations import (
     visibility_of,
 )
 from junior_slack.events import EventLog
+from junior_slack.feedback import ACTION_ID, FeedbackStore, buttons, parse_press
 from junior_slack.streaming import STREAM_BUFFER, ReplyStream, StreamingModel
 from junior_slack.threads import ThreadStore
 
@@ -245,6 +246,7 @@ class SlackBot:
         threads: ThreadStore | None = None,
         prompts: Sequence[Prompt] = DEFAULT_PROMPTS,
         stream_buffer: int = STREAM_BUFFER,
+        feedback: FeedbackStore | None = None,
     ) -> None:
         self.runtime = runtime
         self.model = model
@@ -257,6 +259,7 @@ class SlackBot:
         self.post_tries = max(1, post_tries)
         self.threads = threads if threads is not None else ThreadStore(self.events.url)
         self.prompts = tuple(prompts)
+        self.feedback = feedback if feedback is not None else FeedbackStore(self.events.url)
         self.stream_buffer = stream_buffer  # characters per chat.appendStream; 0: never stream
         self._lock = threading.Lock()
         self._in_flight: dict[int, _Reply] = {}
@@ -272,6 +275,7 @@ class SlackBot:
         assistant.user_message(self.on_assistant_message)
         assistant.thread_context_changed(self.on_thread_context_changed)
         app.use(assistant)
+        app.action(ACTION_ID)(self.on_feedback)
         app.event("app_mention")(self.on_app_mention)
         app.event("message")(self.on_message)
         return app
@@ -289,6 +293,28 @@ class SlackBot:
         # Channel messages arrive as app_mention; only a DM is answered without a mention.
         self.handle(body, event, context, client, in_thread=False, retry=retry_number(request),
                     skip=None if event.get("channel_type") == "im" else "not-dm")
+
+    def on_feedback(self, ack: Any, body: dict[str, Any], action: dict[str, Any]) -> None:
+        """A feedback button pressed: acknowledged, recorded and logged in one line; no model is asked."""
+        from datetime import UTC, datetime
+
+        ack()
+        started = self.clock()
+        try:
+            press = parse_press(body, action, datetime.now(UTC))
+        except ValueError as exc:
+            log.warning("feedback not recorded: %s", exc)
+            return
+        outcome = "recorded"
+        try:
+            self.feedback.record(press)
+        except Exception:
+            log.exception("feedback on event %s could not be recorded", press.event_id)
+            outcome = "failed"
+        log.log(logging.INFO if outcome == "recorded" else logging.WARNING,
+                "feedback %s team=%s channel=%s user=%s value=%s outcome=%s took=%.3fs", press.event_id,
+                press.team_id or "-", press.channel_id or "-", press.user_id, press.value, outcome,
+                self.clock() - started)
 
     def on_assistant_message(self, body: dict[str, Any], event: dict[str, Any], context: Any, client: Any,
                              request: Any = None) -> None:
@@ -442,16 +468,18 @@ class SlackBot:
                  failed: bool, event_id: str | None) -> bool:
         """Give the person exactly one complete reply: the stream finished, or else one post of the whole reply
         (what was streamed removed first). True once delivered."""
+        feedback = [buttons(event_id)] if event_id and not failed else []
         if stream is not None and stream.started:
             if not failed:
-                why = stream.finish(extra=None if stream.text("") else answer)
+                why = stream.finish(feedback or None, extra=None if stream.text("") else answer)
                 if why is None:
                     return True
                 log.warning("event %s: the streamed reply to %s could not be finished (%s); posting it whole",
                             event_id or "-", channel, why)
                 answer = stream.text(answer)
             stream.discard()
-        return self.post(client, channel, answer, thread_ts, event_id=event_id) is None
+        blocks = [*_sections(answer), *feedback] if feedback else None
+        return self.post(client, channel, answer, thread_ts, event_id=event_id, blocks=blocks) is None
 
     def _turn(self, context: ToolContext, messages: list[Message], instructions: str, kind: ChannelKind,
               status: _Status, event_id: str, stream: ReplyStream | None = None) -> tuple[Turn | None, str, str]:
@@ -524,7 +552,7 @@ class SlackBot:
 
     # -- posting ---------------------------------------------------------------------------------
     def post(self, client: Any, channel: str, text: str, thread_ts: str | None, *, event_id: str | None = None,
-             tries: int | None = None) -> str | None:
+             tries: int | None = None, blocks: list[dict[str, Any]] | None = None) -> str | None:
         """Post ``text``; None once posted, else why not, said in one log line.
 
         An error of Slack's own (5xx, ``internal_error``...), a rate limit or a network error is tried again, up to
@@ -534,6 +562,8 @@ class SlackBot:
         arguments: dict[str, Any] = {"channel": channel, "text": text}
         if thread_ts is not None:
             arguments["thread_ts"] = thread_ts
+        if blocks:
+            arguments["blocks"] = blocks
         limit = max(1, tries if tries is not None else self.post_tries)
         for attempt in range(1, limit + 1):
             try:
@@ -553,6 +583,16 @@ class SlackBot:
                      wait)
             self.sleep(wait)
         return "no try made"  # pragma: no cover - the loop makes at least one
+
+
+# A section block's text holds at most 3,000 characters; a message at most 50 blocks.
+_SECTION_MAX = 3000
+
+
+def _sections(text: str) -> list[dict[str, Any]]:
+    """``text`` as mrkdwn section blocks (the reply shown above its feedback buttons)."""
+    parts = [text[i:i + _SECTION_MAX] for i in range(0, len(text), _SECTION_MAX)] or [" "]
+    return [{"type": "section", "text": {"type": "mrkdwn", "text": part}} for part in parts[:49]]
 
 
 def _not_for_a_turn(event: Mapping[str, Any], bot_user_id: str | None, bot_id: str | None) -> str | None:

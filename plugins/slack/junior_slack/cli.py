@@ -233,3 +233,36 @@ def socket(ctx: click.Context) -> None:
             pass
         finally:
             handler.close()
+
+
+@slack_group.command()
+@click.option("--limit", default=50, show_default=True, type=click.IntRange(min=1), help="How many, newest first.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line instead of the table.")
+def feedback(limit: int, as_json: bool) -> None:
+    """List the feedback people gave on answers (the buttons under each), newest first.
+
+    Read from the app's database: JUNIOR_SLACK_URL, else JUNIOR_MEMORY_URL, else the user data dir's SQLite file.
+    """
+    import json
+
+    from junior_slack.feedback import FeedbackStore
+
+    store = FeedbackStore()
+    try:
+        presses = store.list(limit)
+    except Exception as exc:  # noqa: BLE001 - the database is the user's to fix: say which and why
+        raise click.ClickException(f"cannot read feedback from {store.url}: {type(exc).__name__}: {exc}") from None
+    finally:
+        store.close()
+    if as_json:
+        for p in presses:
+            click.echo(json.dumps({"at": p.at.isoformat(), "event_id": p.event_id, "team_id": p.team_id,
+                                   "channel_id": p.channel_id, "message_ts": p.message_ts, "user_id": p.user_id,
+                                   "value": p.value}))
+        return
+    if not presses:
+        click.echo("no feedback yet")
+        return
+    for p in presses:
+        click.echo(f"{p.at:%Y-%m-%d %H:%M:%SZ}  {p.value:<4}  {p.event_id}  team={p.team_id} channel={p.channel_id} "
+                   f"user={p.user_id} message={p.message_ts}")

@@ -304,6 +304,38 @@ def mention(user: str, channel: str, text: str, ts: str, **extra: Any) -> dict[s
             "team": TEAM, **extra}
 
 
+def press(url: str, reply: dict[str, Any], value: str, user: str, *, channel: str, team: str = TEAM,
+          secret: str = SECRET) -> int:
+    """Press the feedback button of ``value`` (``good``/``bad``) under ``reply`` (a posted message's params), as
+    Slack sends the ``block_actions`` interaction: form-encoded ``payload``, signed."""
+    from urllib.parse import urlencode
+
+    from slack_sdk.signature import SignatureVerifier
+
+    (element,) = [e for b in reply["blocks"] if b["type"] == "context_actions" for e in b["elements"]]
+    button = element["positive_button" if value == "good" else "negative_button"]
+    payload = {
+        "type": "block_actions", "api_app_id": "A0JUNIOR1", "token": "legacy-verification-token",
+        "user": {"id": user, "username": user.lower(), "team_id": team}, "team": {"id": team, "domain": "test"},
+        "container": {"type": "message", "message_ts": reply.get("ts", ""), "channel_id": channel,
+                      "is_ephemeral": False},
+        "channel": {"id": channel, "name": "general"}, "trigger_id": "1.2.3",
+        "actions": [{"type": "feedback_buttons", "action_id": element["action_id"], "block_id": "fb",
+                     "value": button["value"], "action_ts": "1700009999.000100"}],
+    }
+    raw = urlencode({"payload": json.dumps(payload)})
+    timestamp = str(int(time.time()))
+    signature = SignatureVerifier(secret).generate_signature(timestamp=timestamp, body=raw)
+    request = urllib.request.Request(url, data=raw.encode(), method="POST", headers={
+        "content-type": "application/x-www-form-urlencoded", "x-slack-request-timestamp": timestamp,
+        "x-slack-signature": signature or ""})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as exc:
+        return int(exc.code)
+
+
 def send(url: str, body: dict[str, Any], *, secret: str = SECRET, retry: int | None = None) -> int:
     """POST ``body`` to the Events API endpoint, signed with ``secret`` as Slack signs it; the HTTP status."""
     from slack_sdk.signature import SignatureVerifier
