@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from junior_core import Message, ModelError, ToolContext
+from junior_core import Actor, Conversation, Message, ModelError, ToolContext
 from junior_core.llm.agent import DEFAULT_INSTRUCTIONS, RuntimeToolbox, ToolResult, Turn, run_turn
 from junior_core.llm.types import StreamingModelClient
 from junior_slack.conversations import (
@@ -91,6 +91,9 @@ DEFAULT_PROMPTS: tuple[Prompt, ...] = (
     Prompt("What do you remember?", "What do you remember about this conversation?"),
 )
 PROMPTS_TITLE = "Try one of these:"
+COMMAND = "/junior"
+COMMAND_USAGE = "Ask me something after the command, e.g. `/junior what do you remember about deploys?`"
+NO_DM = "Sorry, I couldn't open our direct message, where what you tell me here is kept. Please try again later."
 PROMPTS_ENV = "JUNIOR_SLACK_PROMPTS"
 PROMPTS_MAX = 4  # Slack shows at most four
 
@@ -276,6 +279,7 @@ class SlackBot:
         assistant.thread_context_changed(self.on_thread_context_changed)
         app.use(assistant)
         app.action(ACTION_ID)(self.on_feedback)
+        app.command(COMMAND)(self.on_command)
         app.event("app_mention")(self.on_app_mention)
         app.event("message")(self.on_message)
         return app
@@ -315,6 +319,63 @@ class SlackBot:
                 "feedback %s team=%s channel=%s user=%s value=%s outcome=%s took=%.3fs", press.event_id,
                 press.team_id or "-", press.channel_id or "-", press.user_id, press.value, outcome,
                 self.clock() - started)
+
+    def on_command(self, ack: Any, body: dict[str, Any], respond: Any, client: Any, context: Any) -> None:
+        """``/junior <text>``: a turn only the caller sees the answer to, its memory that of the caller's DM with
+        the app (so what is saved from a public channel stays private to them). Acknowledged at once."""
+        ack()
+        started = self.clock()
+        trigger = str(body.get("trigger_id") or "-")
+        channel = str(body.get("channel_id") or "-")
+        delivery = Delivery(f"{COMMAND}:{trigger}", str(body.get("team_id") or "-"), channel, "dm", 0)
+        try:
+            self._command(delivery, body, respond, client, context)
+        except BaseException:
+            delivery.end("failed", "error")
+            raise
+        finally:
+            level = logging.INFO if delivery.outcome in _FINE else logging.WARNING
+            log.log(level, "%s", delivery.line(self.clock() - started))
+
+    def _command(self, delivery: Delivery, body: Mapping[str, Any], respond: Any, client: Any,
+                 context: Any) -> None:
+        def say(text: str) -> bool:
+            try:
+                respond(text=text, response_type="ephemeral", replace_original=False)
+                return True
+            except Exception as exc:  # noqa: BLE001 - said in the command's line
+                log.warning("%s: the answer could not be sent to its response_url: %s", delivery.event_id,
+                            type(exc).__name__)
+                return False
+
+        team_id = installation_team(context)
+        if team_id is None or str(body.get("team_id") or "") != team_id:
+            delivery.end("dropped", "other-team")
+            return
+        user = str(body.get("user_id") or "")
+        text = str(body.get("text") or "").strip()
+        if not user or not text:
+            delivery.end("ignored", "no-text")
+            say(COMMAND_USAGE)
+            return
+        try:
+            dm_channel = str(client.conversations_open(users=user)["channel"]["id"])
+        except Exception as exc:  # noqa: BLE001 - without the DM there is no private place for its memory
+            log.warning("%s: conversations.open for %s failed: %s", delivery.event_id, user, _post_error(exc, 0)[0])
+            delivery.end("failed", "no-dm")
+            say(NO_DM)
+            return
+        actor = Actor("slack", team_id, user)
+        conversation = Conversation("slack", team_id, dm_channel, visibility="private")
+        status = _Status(client, dm_channel, None, delivery.event_id)  # an ephemeral answer has no thread
+        _turn, answer, why = self._turn(ToolContext(actor, conversation), [Message("user", text, actor=actor)],
+                                        self.instructions, "dm", status, delivery.event_id)
+        if not say(answer):
+            why = "+".join(filter(None, (why, "post-failed")))
+        if why:
+            delivery.end("failed", why)
+        else:
+            delivery.end("answered")
 
     def on_assistant_message(self, body: dict[str, Any], event: dict[str, Any], context: Any, client: Any,
                              request: Any = None) -> None:

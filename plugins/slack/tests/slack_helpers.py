@@ -77,7 +77,10 @@ class FakeSlack:
                     else:
                         params.update(parse_qsl(raw.decode()))
                 params["_token"] = (self.headers.get("authorization") or "").removeprefix("Bearer ")
-                status, headers, payload = fake.respond(parts.path.rsplit("/", 1)[-1], params)
+                if parts.path.startswith("/response/"):  # a slash command's response_url, not a Web API method
+                    status, headers, payload = fake.respond("response_url", params)
+                else:
+                    status, headers, payload = fake.respond(parts.path.rsplit("/", 1)[-1], params)
                 data = json.dumps(payload).encode() if isinstance(payload, dict) else payload.encode()
                 self.send_response(status)
                 kind = "application/json" if isinstance(payload, dict) else "text/plain"
@@ -114,6 +117,8 @@ class FakeSlack:
         with self._lock:
             self.calls.append((method, params))
             self._lock.notify_all()
+            if method == "response_url":  # answered as hooks.slack.com does: no token, plain "ok"
+                return {"ok": True}
             if params["_token"] != "xoxb-test-token":
                 return {"ok": False, "error": "invalid_auth"}
             needed = self.scope_for(method, params.get("channel", ""))
@@ -137,6 +142,11 @@ class FakeSlack:
                 return {"ok": True, "channel": params.get("channel"), "ts": message["ts"], "message": message}
             if method.startswith("assistant.threads."):
                 return self._assistant(method, params)
+            if method == "conversations.open":
+                users = str(params.get("users") or "")
+                if not users or "," in users:
+                    return {"ok": False, "error": "users_list_not_supplied" if not users else "not_allowed"}
+                return {"ok": True, "channel": {"id": "D" + users[1:], "is_im": True}}
             if method in ("chat.startStream", "chat.appendStream", "chat.stopStream", "chat.delete"):
                 return self._stream(method, params)
             return {"ok": False, "error": "unknown_method"}
@@ -241,6 +251,8 @@ class FakeSlack:
             return "chat:write"
         if method.startswith("assistant.threads."):
             return "assistant:write"
+        if method == "conversations.open":
+            return "im:write"
         if method == "conversations.info":
             return f"{_PREFIX[self.kind(channel)]}:read"
         if method == "conversations.replies":
@@ -329,6 +341,33 @@ def press(url: str, reply: dict[str, Any], value: str, user: str, *, channel: st
     request = urllib.request.Request(url, data=raw.encode(), method="POST", headers={
         "content-type": "application/x-www-form-urlencoded", "x-slack-request-timestamp": timestamp,
         "x-slack-signature": signature or ""})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as exc:
+        return int(exc.code)
+
+
+def command(url: str, slack: FakeSlack, text: str, user: str, channel: str, *, trigger: str = "1.2.3",
+            channel_name: str = "general", team: str = TEAM, secret: str = SECRET) -> int:
+    """``/junior text`` typed by ``user`` in ``channel``, sent as Slack sends a slash command (form-encoded,
+    signed), its ``response_url`` on ``slack``."""
+    from urllib.parse import urlencode
+
+    fields = {"token": "legacy-verification-token", "team_id": team, "team_domain": "test", "channel_id": channel,
+              "channel_name": channel_name, "user_id": user, "user_name": user.lower(), "command": "/junior",
+              "text": text, "api_app_id": "A0JUNIOR1", "is_enterprise_install": "false",
+              "response_url": slack.url.replace("/api/", f"/response/{trigger}"), "trigger_id": trigger}
+    return _signed(url, urlencode(fields), "application/x-www-form-urlencoded", secret)
+
+
+def _signed(url: str, raw: str, content_type: str, secret: str) -> int:
+    from slack_sdk.signature import SignatureVerifier
+
+    timestamp = str(int(time.time()))
+    signature = SignatureVerifier(secret).generate_signature(timestamp=timestamp, body=raw)
+    request = urllib.request.Request(url, data=raw.encode(), method="POST", headers={
+        "content-type": content_type, "x-slack-request-timestamp": timestamp, "x-slack-signature": signature or ""})
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
             return int(response.status)

@@ -26,6 +26,7 @@ from slack_helpers import (
     TEAM,
     Brain,
     FakeSlack,
+    command,
     dm,
     event_body,
     manifest,
@@ -279,6 +280,8 @@ def test_the_manifest_asks_for_exactly_the_scopes_and_events_the_app_uses(bot: B
     ]
     for event in sent:
         bot.event(event)
+    assert command(bot.url, bot.slack, "top level", ALICE, PUBLIC) == 200
+    bot.slack.wait_for(lambda calls: any(m == "response_url" for m, _ in calls))
     bot.ping()
     assert bot.slack.refused == []
     expected = {ALICE_DM: ["echo: top level", "echo: in a thread"], PUBLIC: ["echo: in a thread"],
@@ -286,11 +289,14 @@ def test_the_manifest_asks_for_exactly_the_scopes_and_events_the_app_uses(bot: B
     assert {c: [p["text"].split(" (")[0] for p in bot.posts_to(c)] for c in expected} == expected
     assert [(c.conversation.channel_id, c.conversation.visibility) for c, _ in bot.recorder.turns
             if c.conversation and c.conversation.channel_id != PING_DM] == [
-        (ALICE_DM, "private"), (ALICE_DM, "private"), (PUBLIC, "public"), (PRIVATE, "private"), (GROUP_DM, "private")]
+        (ALICE_DM, "private"), (ALICE_DM, "private"), (PUBLIC, "public"), (PRIVATE, "private"), (GROUP_DM, "private"),
+        (ALICE_DM, "private")]
     answered = {f"message.{e['channel_type']}" if e["type"] == "message" else e["type"] for e in sent}
     events = manifest()["settings"]["event_subscriptions"]["bot_events"]
     assert sorted(events) == sorted(answered)
-    assert bot.slack.used_scopes | {EVENT_SCOPES[e] for e in events} == manifest_scopes()
+    assert [c["command"] for c in manifest()["features"]["slash_commands"]] == ["/junior"]
+    # `commands` is what lets Slack send the command at all; no Web API method checks it.
+    assert bot.slack.used_scopes | {EVENT_SCOPES[e] for e in events} | {"commands"} == manifest_scopes()
 
 
 def test_an_event_log_that_cannot_be_written_gives_one_polite_reply_and_no_turn(bot: Bot) -> None:
