@@ -37,6 +37,8 @@ LEASE_MIN_S, LEASE_MAX_S = 1, 3600
 SETTINGS = {
     "SLACK_BOT_TOKEN": "the bot token (xoxb-...) from the app's OAuth & Permissions page",
     "SLACK_SIGNING_SECRET": "the signing secret from the app's Basic Information page",
+    "SLACK_CLIENT_ID": "the client id from the app's Basic Information page (installs in many workspaces)",
+    "SLACK_CLIENT_SECRET": "the client secret from the app's Basic Information page (installs in many workspaces)",
     "SLACK_APP_TOKEN": "an app-level token (xapp-...) with connections:write, from the app's Basic Information page",
     "JUNIOR_MODEL": "a model spec such as openai:gpt-4.1 or openai-compatible:http://127.0.0.1:8080/v1#model",
 }
@@ -109,6 +111,7 @@ def _bot(ctx: click.Context, *, events: EventLog | None = None, **bolt_kwargs: A
     assert model is not None  # require() checked JUNIOR_MODEL
     from junior_slack.app import PROMPTS_ENV, SlackBot, bolt_app, prompts_from
     from junior_slack.events import EventLog
+    from junior_slack.install import oauth_mode, oauth_settings
 
     try:
         prompts = prompts_from(os.environ.get(PROMPTS_ENV))
@@ -116,12 +119,21 @@ def _bot(ctx: click.Context, *, events: EventLog | None = None, **bolt_kwargs: A
         raise click.ClickException(f"{PROMPTS_ENV}: {exc}") from None
 
     log_of_events = events if events is not None else EventLog()
+    installs = oauth_mode()
+    if installs:
+        try:
+            bolt_kwargs["oauth_settings"] = oauth_settings(log_of_events.url)
+        except Exception as exc:  # noqa: BLE001 - the database is the operator's to fix: say which and why
+            raise click.ClickException(f"cannot open the installation store in {log_of_events.url}: "
+                                       f"{type(exc).__name__}: {exc}") from None
     with Runtime.from_entry_points() as runtime:
         try:
             app = bolt_app(**bolt_kwargs)
         except Exception as exc:  # noqa: BLE001 - Bolt checks the token with auth.test: say why it failed
             where = os.environ.get("SLACK_API_URL") or "Slack"
             raise click.ClickException(f"cannot start the Slack app ({where}): {exc}") from None
+        if installs:
+            app.enable_token_revocation_listeners()  # app_uninstalled, tokens_revoked: the team's tokens deleted
         bot = SlackBot(runtime, model, events=log_of_events, prompts=prompts)
         bot.listen(app)
         try:
@@ -158,7 +170,13 @@ def serve(ctx: click.Context, port: int, host: str, body_limit: int, read_timeou
     GET /healthz answers 200 without a signature. SIGTERM or Ctrl-C stops it: no new request is taken, the turns
     under way get --grace seconds to finish; the exit status is 1 when some did not.
     """
-    require("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "JUNIOR_MODEL")
+    from junior_slack.install import INSTALL_PATH, oauth_mode
+
+    installs = oauth_mode()
+    if installs:  # many workspaces: each team's token comes from its install
+        require("SLACK_SIGNING_SECRET", "JUNIOR_MODEL")
+    else:
+        require("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "JUNIOR_MODEL")
     from junior_slack.events import EventLog
     from junior_slack.server import EVENTS_PATH, TurnPool, make_server
 
@@ -169,6 +187,8 @@ def serve(ctx: click.Context, port: int, host: str, body_limit: int, read_timeou
             server = make_server(app, host, port, body_limit=body_limit, read_timeout=read_timeout)
         except OSError as exc:
             raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        if installs:
+            click.echo(f"junior-slack: installs start at http://{host}:{server.server_port}{INSTALL_PATH}", err=True)
         click.echo(f"junior-slack: listening on http://{host}:{server.server_port}{EVENTS_PATH}", err=True)
         hurry = server.again
 

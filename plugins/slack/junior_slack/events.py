@@ -52,13 +52,17 @@ def default_url() -> str:
 
 
 def engine_for(url: str) -> Engine:
-    """An engine on ``url``; a SQLite file's folder is made first, readable by this user alone."""
+    """An engine on ``url``; a SQLite file (and its folder) made first, readable by this user alone."""
     from sqlalchemy import create_engine
     from sqlalchemy.engine import make_url
 
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
-        Path(parsed.database or "").expanduser().parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        path = Path(parsed.database or "").expanduser()
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        # Bot tokens may be kept here (OAuth installs): the file is this user's alone, as the MCP token files are.
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+        path.chmod(0o600)
     return create_engine(url)
 
 

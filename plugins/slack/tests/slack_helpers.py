@@ -30,6 +30,7 @@ TEAM = "T0TEAM001"
 BOT_USER = "U0JUNIOR1"
 BOT_ID = "B0JUNIOR1"
 SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
+CLIENT_ID, CLIENT_SECRET = "1111111111.2222222222", "c1e2n3t4s5e6c7r8e9t0"
 POSTGRES_URL = os.environ.get("JUNIOR_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 MANIFEST = Path(__file__).parents[1] / "manifest.yml"
 # Each kind of conversation's scope prefix: conversations.info needs <prefix>:read, conversations.replies
@@ -62,6 +63,9 @@ class FakeSlack:
         self.threads: dict[tuple[str, str], list[dict[str, Any]]] = {}
         # Every message the bot made, by (channel, ts): posted, streamed (``streaming`` until stopped), or deleted.
         self.messages: dict[tuple[str, str], dict[str, Any]] = {}
+        # The bot tokens Slack honours, and the team each is for; OAuth codes not yet exchanged (code -> token).
+        self.tokens: dict[str, str] = {"xoxb-test-token": TEAM}
+        self.codes: dict[str, tuple[str, str]] = {}
         self._lock = threading.Condition()
         self._ts = 1700009000
         fake = self
@@ -76,7 +80,13 @@ class FakeSlack:
                         params.update(json.loads(raw))
                     else:
                         params.update(parse_qsl(raw.decode()))
-                params["_token"] = (self.headers.get("authorization") or "").removeprefix("Bearer ")
+                authorization = self.headers.get("authorization") or ""
+                params["_token"] = authorization.removeprefix("Bearer ")
+                if authorization.startswith("Basic "):  # oauth.v2.access: the app's client id and secret
+                    import base64
+
+                    params["_token"] = ""
+                    params["_basic"] = base64.b64decode(authorization[6:]).decode()
                 if parts.path.startswith("/response/"):  # a slash command's response_url, not a Web API method
                     status, headers, payload = fake.respond("response_url", params)
                 else:
@@ -119,7 +129,10 @@ class FakeSlack:
             self._lock.notify_all()
             if method == "response_url":  # answered as hooks.slack.com does: no token, plain "ok"
                 return {"ok": True}
-            if params["_token"] != "xoxb-test-token":
+            if method == "oauth.v2.access":
+                return self._exchange(params)
+            team = self.tokens.get(params["_token"])
+            if team is None:
                 return {"ok": False, "error": "invalid_auth"}
             needed = self.scope_for(method, params.get("channel", ""))
             if needed is not None:
@@ -130,7 +143,7 @@ class FakeSlack:
                 self.used_scopes.add(needed)
             if method == "auth.test":
                 return {"ok": True, "url": "https://junior-test.slack.com/", "team": "Test", "user": "junior",
-                        "team_id": TEAM, "user_id": BOT_USER, "bot_id": BOT_ID, "is_enterprise_install": False}
+                        "team_id": team, "user_id": BOT_USER, "bot_id": BOT_ID, "is_enterprise_install": False}
             if method == "conversations.info":
                 channel = self.channels.get(params.get("channel", ""))
                 return {"ok": True, "channel": channel} if channel else {"ok": False, "error": "channel_not_found"}
@@ -150,6 +163,31 @@ class FakeSlack:
             if method in ("chat.startStream", "chat.appendStream", "chat.stopStream", "chat.delete"):
                 return self._stream(method, params)
             return {"ok": False, "error": "unknown_method"}
+
+    def grant(self, code: str, team: str, token: str) -> None:
+        """An install of the app in ``team`` approved: ``code`` is what Slack sends to the redirect URL."""
+        with self._lock:
+            self.codes[code] = (team, token)
+
+    def revoke(self, team: str) -> None:
+        """The app uninstalled from ``team``: Slack stops honouring its tokens."""
+        with self._lock:
+            self.tokens = {token: t for token, t in self.tokens.items() if t != team}
+
+    def _exchange(self, params: dict[str, Any]) -> dict[str, Any]:
+        """oauth.v2.access: the app's credentials (HTTP Basic) and a code, each used once, for the bot token."""
+        if params.get("_basic") != f"{CLIENT_ID}:{CLIENT_SECRET}":
+            return {"ok": False, "error": "invalid_client_id" if CLIENT_ID not in str(params.get("_basic"))
+                    else "bad_client_secret"}
+        granted = self.codes.pop(str(params.get("code") or ""), None)
+        if granted is None:
+            return {"ok": False, "error": "invalid_code"}
+        team, token = granted
+        self.tokens[token] = team
+        return {"ok": True, "access_token": token, "token_type": "bot", "scope": ",".join(sorted(self.scopes)),
+                "bot_user_id": BOT_USER, "app_id": "A0JUNIOR1", "team": {"id": team, "name": f"Team {team}"},
+                "enterprise": None, "is_enterprise_install": False,
+                "authed_user": {"id": "U0ADMIN01", "scope": "", "token_type": None}}
 
     def _new_message(self, params: dict[str, Any], text: str, **extra: Any) -> dict[str, Any]:
         self._ts += 1

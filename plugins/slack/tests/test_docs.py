@@ -24,7 +24,8 @@ def table_rows(text: str, heading: str) -> list[str]:
 def test_the_guide_names_every_setting_the_commands_read() -> None:
     rows = table_rows(GUIDE, "`serve` listens on")
     named = {m for row in rows for m in re.findall(r"^\| `([A-Z_]+)`", row)}
-    assert named == {*SETTINGS, "SLACK_API_URL", "JUNIOR_MEMORY_URL", "JUNIOR_SLACK_URL", "JUNIOR_SLACK_PROMPTS"}
+    assert named == {*SETTINGS, "SLACK_API_URL", "JUNIOR_MEMORY_URL", "JUNIOR_SLACK_URL", "JUNIOR_SLACK_PROMPTS",
+                     "SLACK_REDIRECT_URI"}
 
 
 def test_the_guide_lists_exactly_the_manifest_scopes_and_events() -> None:
