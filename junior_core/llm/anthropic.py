@@ -7,7 +7,7 @@ Its mapping functions are public and pure, and its SDK is imported when a client
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from junior_core.context import ToolContext
@@ -19,6 +19,7 @@ from junior_core.llm.types import (
     ModelConfigError,
     ModelReply,
     ModelRequest,
+    TextSink,
     ToolCall,
     decode_arguments,
     dump_response,
@@ -33,6 +34,7 @@ __all__ = [
     "AnthropicToolSearch",
     "anthropic_request",
     "anthropic_response",
+    "collect_anthropic_stream",
     "parse_anthropic_request",
     "parse_anthropic_response",
 ]
@@ -111,6 +113,41 @@ def parse_anthropic_response(body: Mapping[str, Any]) -> ModelReply:
             arguments, problem = decode_arguments(block.get("input"))
             calls.append(ToolCall(str(block.get("id") or ""), str(block.get("name") or ""), arguments, problem))
     return ModelReply("".join(texts), tuple(calls), body.get("stop_reason"), dict(body))
+
+
+def collect_anthropic_stream(events: Iterable[Mapping[str, Any]], on_text: TextSink | None = None) -> dict[str, Any]:
+    """The Messages API response body a stream's events add up to; each text delta goes to ``on_text`` as its
+    event arrives (a tool_use block's input comes as JSON pieces, decoded once whole)."""
+    message: dict[str, Any] = {}
+    blocks: dict[int, dict[str, Any]] = {}
+    inputs: dict[int, list[str]] = {}
+    for event in events:
+        kind = event.get("type")
+        if kind == "message_start":
+            message = dict(event.get("message") or {})
+        elif kind == "content_block_start":
+            index = int(event.get("index") or 0)
+            blocks[index] = dict(event.get("content_block") or {})
+        elif kind == "content_block_delta":
+            index = int(event.get("index") or 0)
+            delta = event.get("delta") or {}
+            block = blocks.setdefault(index, {"type": "text", "text": ""})
+            if delta.get("type") == "text_delta" and delta.get("text"):
+                block["text"] = str(block.get("text") or "") + str(delta["text"])
+                if on_text is not None:
+                    on_text(str(delta["text"]))
+            elif delta.get("type") == "input_json_delta":
+                inputs.setdefault(index, []).append(str(delta.get("partial_json") or ""))
+        elif kind == "message_delta":
+            message.update({k: v for k, v in (event.get("delta") or {}).items() if v is not None})
+        elif kind == "error":
+            raise ValueError(f"the stream ended with an error: {event.get('error')}")
+    if not message:
+        raise ValueError("the stream had no message_start")
+    for index, pieces in inputs.items():
+        blocks[index]["input"] = "".join(pieces) or "{}"  # decode_arguments decodes the JSON text
+    message["content"] = [blocks[i] for i in sorted(blocks)]
+    return message
 
 
 def parse_anthropic_request(body: Mapping[str, Any]) -> ModelRequest:
@@ -204,6 +241,13 @@ class AnthropicModel:
         body = anthropic_request(self.model, request, self.max_tokens, **self.params)
         headers = {"anthropic-beta": ",".join(self.betas)} if self.betas else None
         return parse_anthropic_response(dump_response(self.client.messages.create(**body, extra_headers=headers)))
+
+    def stream(self, request: ModelRequest, on_text: TextSink) -> ModelReply:
+        """``complete`` with ``stream: true``: each text delta goes to ``on_text`` as it arrives."""
+        body = anthropic_request(self.model, request, self.max_tokens, **self.params)
+        headers = {"anthropic-beta": ",".join(self.betas)} if self.betas else None
+        events = self.client.messages.create(**body, stream=True, extra_headers=headers)
+        return parse_anthropic_response(collect_anthropic_stream((dump_response(e) for e in events), on_text))
 
 
 class AnthropicToolSearch:

@@ -7,15 +7,23 @@ Its mapping functions are public and pure, and its SDK is imported when a client
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import junior_core.llm.types as wire
 from junior_core.errors import ModelError
 from junior_core.llm.adapters import to_openai_tools
-from junior_core.llm.types import ChatItem, ModelReply, ModelRequest, ToolCall
+from junior_core.llm.types import ChatItem, ModelReply, ModelRequest, TextSink, ToolCall
 
-__all__ = ["OpenAIChatModel", "openai_request", "openai_response", "parse_openai_request", "parse_openai_response"]
+__all__ = [
+    "OpenAIChatModel",
+    "collect_openai_stream",
+    "openai_request",
+    "openai_response",
+    "openai_stream_chunks",
+    "parse_openai_request",
+    "parse_openai_response",
+]
 
 
 def openai_request(model: str, request: ModelRequest, **params: Any) -> dict[str, Any]:
@@ -58,6 +66,42 @@ def _content_text(content: Any) -> str:
     if isinstance(content, str):
         return content
     return "".join(p.get("text", "") for p in content if isinstance(p, Mapping) and p.get("type") == "text")
+
+
+def collect_openai_stream(chunks: Iterable[Mapping[str, Any]], on_text: TextSink | None = None) -> dict[str, Any]:
+    """The response body a Chat Completions stream's chunks add up to (the first choice); each piece of content
+    goes to ``on_text`` as its chunk arrives."""
+    deltas: list[str] = []
+    calls: dict[int, dict[str, Any]] = {}
+    finish: Any = None
+    last: Mapping[str, Any] = {}
+    for chunk in chunks:
+        last = chunk
+        for choice in chunk.get("choices") or ():
+            if choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta") or {}
+            if delta.get("content"):
+                deltas.append(str(delta["content"]))
+                if on_text is not None:
+                    on_text(deltas[-1])
+            for raw in delta.get("tool_calls") or ():
+                slot = calls.setdefault(int(raw.get("index") or 0), {"id": "", "name": "", "arguments": ""})
+                function = raw.get("function") or {}
+                slot["id"] = raw.get("id") or slot["id"]
+                slot["name"] += function.get("name") or ""
+                slot["arguments"] += function.get("arguments") or ""
+            finish = choice.get("finish_reason") or finish
+    if not last:
+        raise ValueError("the stream had no chunks")
+    message: dict[str, Any] = {"role": "assistant", "content": "".join(deltas) or None}
+    if calls:
+        message["tool_calls"] = [
+            {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+            for _, c in sorted(calls.items())
+        ]
+    return {"id": last.get("id"), "model": last.get("model"),
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}]}
 
 
 def parse_openai_response(body: Mapping[str, Any]) -> ModelReply:
@@ -138,6 +182,25 @@ def openai_response(
     }
 
 
+def openai_stream_chunks(
+    reply: ModelReply, model: str = "scripted", response_id: str = "chatcmpl-scripted", piece: int = 16
+) -> list[dict[str, Any]]:
+    """The ``chat.completion.chunk`` objects a streaming server sends for ``reply``: its text in pieces of
+    ``piece`` characters, then each tool call, then the finish (for scripted models and test servers)."""
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {"id": response_id, "object": "chat.completion.chunk", "created": 1700000000, "model": model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}]}
+
+    chunks = [chunk({"role": "assistant", "content": ""})]
+    chunks += [chunk({"content": reply.text[i:i + piece]}) for i in range(0, len(reply.text), max(piece, 1))]
+    for index, c in enumerate(reply.tool_calls):
+        function = {"name": c.name, "arguments": _arguments_text(c.arguments)}
+        chunks.append(chunk({"tool_calls": [{"index": index, "id": c.id, "type": "function", "function": function}]}))
+    chunks.append(chunk({}, "tool_calls" if reply.tool_calls else "stop"))
+    return chunks
+
+
 class OpenAIChatModel:
     """Chat Completions through the official ``openai`` SDK: OpenAI, or any compatible server via ``base_url``."""
 
@@ -170,6 +233,19 @@ class OpenAIChatModel:
             return parse_openai_response(wire.dump_response(response))
         except (ValueError, TypeError, AttributeError, KeyError) as exc:
             raise ModelError(self.name, f"the server's answer is not a Chat Completions response ({exc})") from exc
+
+    def stream(self, request: ModelRequest, on_text: TextSink) -> ModelReply:
+        """``complete`` with ``stream: true``: each piece of content goes to ``on_text`` as it arrives."""
+        body = openai_request(self.model, request, **self.params)
+        try:
+            chunks = self.client.chat.completions.create(**body, stream=True)
+            return parse_openai_response(collect_openai_stream((wire.dump_response(c) for c in chunks), on_text))
+        except ModelError:
+            raise
+        except (ValueError, TypeError, AttributeError, KeyError) as exc:
+            raise ModelError(self.name, f"the server's stream is not a Chat Completions stream ({exc})") from exc
+        except Exception as exc:
+            raise ModelError(self.name, self._reason(exc)) from exc
 
     def _reason(self, exc: Exception) -> str:
         """What went wrong, in words that say what to check (the SDK's own exception stays the cause)."""

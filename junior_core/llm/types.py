@@ -9,7 +9,7 @@ talks to "a model" (the memory plugin's extractor, evals' judge) depends on it a
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import attrs
@@ -24,6 +24,8 @@ __all__ = [
     "ModelConfigError",
     "ModelReply",
     "ModelRequest",
+    "StreamingModelClient",
+    "TextSink",
     "ToolCall",
     "Wire",
     "call",
@@ -96,6 +98,17 @@ class ModelClient(Protocol):
     name: str
 
     def complete(self, request: ModelRequest) -> ModelReply: ...
+
+
+TextSink = Callable[[str], None]
+
+
+@runtime_checkable
+class StreamingModelClient(ModelClient, Protocol):
+    """A client whose backend streams: ``stream`` answers as ``complete`` does, and hands each piece of the reply's
+    text to ``on_text`` as it arrives (tool calls come whole, in the reply). ``on_text`` must not raise."""
+
+    def stream(self, request: ModelRequest, on_text: TextSink) -> ModelReply: ...
 
 
 def say(text: str) -> ModelReply:

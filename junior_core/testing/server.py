@@ -8,7 +8,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from junior_core.llm.openai import openai_response, parse_openai_request
+from junior_core.llm.openai import openai_response, openai_stream_chunks, parse_openai_request
 from junior_core.testing.scripted import Script, ScriptedModel
 
 __all__ = ["ChatCompletionsServer"]
@@ -30,7 +30,8 @@ class ChatCompletionsServer:
     is kept in ``requests``. ``fail(status)`` (also from inside the script) makes this and every later request
     answer that HTTP status with an
     OpenAI-style error body (a model that is down); a script that raises answers 500 for that request; any other
-    path answers 404, as a real server does for a base URL without ``/v1``.
+    path answers 404, as a real server does for a base URL without ``/v1``. A request with ``"stream": true`` is
+    answered as server-sent ``chat.completion.chunk`` events, the text in pieces.
     """
 
     def __init__(self, script: Script, *, model: str = "scripted") -> None:
@@ -46,6 +47,16 @@ class ChatCompletionsServer:
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("content-length") or 0))
                 status, payload = server._answer(self.path, body)
+                if isinstance(payload, list):  # a streamed answer: server-sent events, as the API sends them
+                    self.send_response(status)
+                    self.send_header("content-type", "text/event-stream")
+                    self.end_headers()
+                    for chunk in payload:
+                        self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+                        self.wfile.flush()
+                    self.wfile.write(b"data: [DONE]\n\n")
+                    self.close_connection = True
+                    return
                 data = json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
@@ -74,7 +85,7 @@ class ChatCompletionsServer:
         """Answer every later request with HTTP ``status``, as a model that is down does."""
         self.failing = status
 
-    def _answer(self, path: str, raw: bytes) -> tuple[int, dict[str, Any]]:
+    def _answer(self, path: str, raw: bytes) -> tuple[int, dict[str, Any] | list[dict[str, Any]]]:
         with self._lock:
             self.paths.append(path)
             if path.rstrip("/") != "/v1/chat/completions":
@@ -89,6 +100,8 @@ class ChatCompletionsServer:
                 return 500, _error(f"{type(exc).__name__}: {exc}", "server_error")
             if self.failing is not None:  # the script called fail(): this request already goes unanswered
                 return self.failing, _error("the model is unavailable", "server_error")
+            if body.get("stream") is True:  # answered in chunks of the reply's text, as a streaming server does
+                return 200, openai_stream_chunks(reply, self.model)
             return 200, openai_response(reply, self.model)
 
     def close(self) -> None:

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 import os
+import re
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from junior_core import Message, ModelError, ToolContext
-from junior_core.llm.agent import DEFAULT_INSTRUCTIONS, Turn, run_turn
+from junior_core import Actor, Conversation, Message, ModelError, ToolContext
+from junior_core.llm.agent import DEFAULT_INSTRUCTIONS, RuntimeToolbox, ToolResult, Turn, run_turn
+from junior_core.llm.types import StreamingModelClient
 from junior_slack.conversations import (
     HISTORY_LIMIT,
     ChannelKind,
@@ -28,6 +31,9 @@ from junior_slack.conversations import (
     visibility_of,
 )
 from junior_slack.events import EventLog
+from junior_slack.feedback import ACTION_ID, FeedbackStore, buttons, parse_press
+from junior_slack.streaming import STREAM_BUFFER, ReplyStream, StreamingModel
+from junior_slack.threads import ThreadStore
 
 if TYPE_CHECKING:
     from slack_bolt import App
@@ -35,7 +41,7 @@ if TYPE_CHECKING:
     from junior_core import Runtime
     from junior_core.llm import ModelClient
 
-__all__ = ["INSTRUCTIONS", "SlackBot", "bolt_app", "create_app", "retry_number"]
+__all__ = ["DEFAULT_PROMPTS", "INSTRUCTIONS", "Prompt", "SlackBot", "bolt_app", "create_app", "retry_number"]
 
 log = logging.getLogger("junior.slack")
 
@@ -57,7 +63,63 @@ POST_WAIT_MAX_S = 30.0
 # not_in_channel, invalid_auth, msg_too_long...) fails the same way every time.
 _TRANSIENT = frozenset({"ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout"})
 # The outcomes of an event that are how things should go; any other is logged as a warning.
-_FINE = frozenset({"answered", "duplicate", "ignored"})
+_FINE = frozenset({"answered", "duplicate", "ignored", "welcomed", "noted"})
+
+# What a turn shows while it works ("junior is thinking…" in Slack): tool names only, never their arguments.
+THINKING = "is thinking…"
+SEARCHING = "is searching tools…"
+RUNNING = "is running {tool}…"
+RUNNING_A_TOOL = "is running a tool…"
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
+# A thread's title: its first message, up to this many characters.
+TITLE_MAX = 80
+# A channel id as Slack writes it; anything else in a thread's context is not given to the model.
+_CHANNEL_ID = re.compile(r"[CDG][A-Z0-9]{2,31}")
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """One suggested prompt of a new assistant thread: its button ``title``, and the ``message`` it sends."""
+
+    title: str
+    message: str
+
+
+DEFAULT_PROMPTS: tuple[Prompt, ...] = (
+    Prompt("What can you do?", "What can you do, and which tools do you have?"),
+    Prompt("Remember something", "Remember that "),
+    Prompt("What do you remember?", "What do you remember about this conversation?"),
+)
+PROMPTS_TITLE = "Try one of these:"
+COMMAND = "/junior"
+COMMAND_USAGE = "Ask me something after the command, e.g. `/junior what do you remember about deploys?`"
+NO_DM = "Sorry, I couldn't open our direct message, where what you tell me here is kept. Please try again later."
+PROMPTS_ENV = "JUNIOR_SLACK_PROMPTS"
+PROMPTS_MAX = 4  # Slack shows at most four
+
+
+def prompts_from(value: str | None) -> tuple[Prompt, ...]:
+    """The suggested prompts ``JUNIOR_SLACK_PROMPTS`` sets: a JSON list of texts or of ``{"title", "message"}``
+    objects (``[]``: none); unset or blank, the defaults. A value that is none of these raises ``ValueError``."""
+    if value is None or not value.strip():
+        return DEFAULT_PROMPTS
+    try:
+        loaded = json.loads(value)
+    except ValueError as exc:
+        raise ValueError(f"not JSON ({exc.msg} at position {exc.pos}); give a list such as "
+                         '["Summarise this channel", {"title": "Remember", "message": "Remember that "}]') from None
+    if not isinstance(loaded, list) or len(loaded) > PROMPTS_MAX:
+        raise ValueError(f"give a JSON list of at most {PROMPTS_MAX} prompts (Slack shows no more)")
+    prompts = []
+    for item in loaded:
+        if isinstance(item, str) and item.strip():
+            prompts.append(Prompt(item.strip(), item.strip()))
+        elif (isinstance(item, dict) and isinstance(item.get("title"), str) and item["title"].strip()
+              and isinstance(item.get("message"), str) and item["message"].strip()):
+            prompts.append(Prompt(item["title"].strip(), item["message"]))
+        else:
+            raise ValueError(f"each prompt is a text or an object with a title and a message, not {item!r}")
+    return tuple(prompts)
 
 
 @dataclass
@@ -91,6 +153,69 @@ class _Reply:
     thread_ts: str | None
 
 
+class _Status:
+    """The status a turn shows on its thread (``assistant.threads.setStatus``) while it works.
+
+    Shown where Slack allows it: the first refusal (a thread Slack gives no status, a missing scope) ends it for
+    the turn, quietly. ``clear`` empties it when something was shown.
+    """
+
+    def __init__(self, client: Any, channel: str, thread_ts: str | None, event_id: str) -> None:
+        self.client, self.channel, self.thread_ts, self.event_id = client, channel, thread_ts, event_id
+        self.working = thread_ts is not None
+        self.shown = False
+
+    def show(self, status: str) -> None:
+        if not self.working:
+            return
+        try:
+            self.client.assistant_threads_setStatus(channel_id=self.channel, thread_ts=self.thread_ts, status=status)
+            self.shown = bool(status)
+        except Exception as exc:  # noqa: BLE001 - a status is a nicety: the turn goes on without it
+            self.working = False
+            log.info("event %s: no status shown on %s/%s (%s)", self.event_id, self.channel, self.thread_ts,
+                     _post_error(exc, 0.0)[0] if isinstance(exc, Exception) else exc)
+
+    def clear(self) -> None:
+        if self.shown:
+            self.show("")
+
+
+def status_of(tool_name: str, arguments: Any) -> str:
+    """What a tool call shows as the status: which tool runs, never what it was given."""
+    if tool_name == "searchTools":
+        return SEARCHING
+    if tool_name == "executeTool":
+        name = arguments.get("tool_name") if isinstance(arguments, Mapping) else None
+        return RUNNING.format(tool=name) if isinstance(name, str) and _TOOL_NAME.fullmatch(name) else RUNNING_A_TOOL
+    return RUNNING.format(tool=tool_name) if _TOOL_NAME.fullmatch(tool_name) else RUNNING_A_TOOL
+
+
+class _ShowingToolbox:
+    """The runtime's tools, each call shown as the turn's status first."""
+
+    def __init__(self, runtime: Runtime, status: _Status) -> None:
+        self.inner = RuntimeToolbox(runtime)
+        self.status = status
+
+    def model_tools(self, context: ToolContext | None = None) -> list[dict[str, Any]]:
+        return self.inner.model_tools(context)
+
+    def call(self, name: str, arguments: Any, context: ToolContext) -> ToolResult:
+        self.status.show(status_of(name, arguments))
+        return self.inner.call(name, arguments, context)
+
+    async def acall(self, name: str, arguments: Any, context: ToolContext) -> ToolResult:
+        self.status.show(status_of(name, arguments))
+        return await self.inner.acall(name, arguments, context)
+
+
+def title_of(text: str) -> str:
+    """A thread's title from its first message: the first line, shortened."""
+    line = next((part.strip() for part in text.splitlines() if part.strip()), "") or "New chat"
+    return line if len(line) <= TITLE_MAX else line[: TITLE_MAX - 1].rstrip() + "…"
+
+
 def retry_number(request: Any) -> int:
     """Which delivery of its event a request is: 0 for the first, Slack's ``X-Slack-Retry-Num`` for a retry."""
     headers = getattr(request, "headers", None) or {}
@@ -121,6 +246,10 @@ class SlackBot:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
         post_tries: int = POST_TRIES,
+        threads: ThreadStore | None = None,
+        prompts: Sequence[Prompt] = DEFAULT_PROMPTS,
+        stream_buffer: int = STREAM_BUFFER,
+        feedback: FeedbackStore | None = None,
     ) -> None:
         self.runtime = runtime
         self.model = model
@@ -131,13 +260,26 @@ class SlackBot:
         self.clock = clock
         self.sleep = sleep
         self.post_tries = max(1, post_tries)
+        self.threads = threads if threads is not None else ThreadStore(self.events.url)
+        self.prompts = tuple(prompts)
+        self.feedback = feedback if feedback is not None else FeedbackStore(self.events.url)
+        self.stream_buffer = stream_buffer  # characters per chat.appendStream; 0: never stream
         self._lock = threading.Lock()
         self._in_flight: dict[int, _Reply] = {}
         self._keys = itertools.count()
         self._stopped = False
 
     def listen(self, app: App) -> App:
-        """Answer ``app``'s mentions in channels and messages in DMs."""
+        """Answer ``app``'s mentions in channels, messages in DMs and in assistant threads."""
+        from slack_bolt import Assistant
+
+        assistant = Assistant(thread_context_store=self.threads)
+        assistant.thread_started(self.on_thread_started)
+        assistant.user_message(self.on_assistant_message)
+        assistant.thread_context_changed(self.on_thread_context_changed)
+        app.use(assistant)
+        app.action(ACTION_ID)(self.on_feedback)
+        app.command(COMMAND)(self.on_command)
         app.event("app_mention")(self.on_app_mention)
         app.event("message")(self.on_message)
         return app
@@ -156,9 +298,138 @@ class SlackBot:
         self.handle(body, event, context, client, in_thread=False, retry=retry_number(request),
                     skip=None if event.get("channel_type") == "im" else "not-dm")
 
+    def on_feedback(self, ack: Any, body: dict[str, Any], action: dict[str, Any]) -> None:
+        """A feedback button pressed: acknowledged, recorded and logged in one line; no model is asked."""
+        from datetime import UTC, datetime
+
+        ack()
+        started = self.clock()
+        try:
+            press = parse_press(body, action, datetime.now(UTC))
+        except ValueError as exc:
+            log.warning("feedback not recorded: %s", exc)
+            return
+        outcome = "recorded"
+        try:
+            self.feedback.record(press)
+        except Exception:
+            log.exception("feedback on event %s could not be recorded", press.event_id)
+            outcome = "failed"
+        log.log(logging.INFO if outcome == "recorded" else logging.WARNING,
+                "feedback %s team=%s channel=%s user=%s value=%s outcome=%s took=%.3fs", press.event_id,
+                press.team_id or "-", press.channel_id or "-", press.user_id, press.value, outcome,
+                self.clock() - started)
+
+    def on_command(self, ack: Any, body: dict[str, Any], respond: Any, client: Any, context: Any) -> None:
+        """``/junior <text>``: a turn only the caller sees the answer to, its memory that of the caller's DM with
+        the app (so what is saved from a public channel stays private to them). Acknowledged at once."""
+        ack()
+        started = self.clock()
+        trigger = str(body.get("trigger_id") or "-")
+        channel = str(body.get("channel_id") or "-")
+        delivery = Delivery(f"{COMMAND}:{trigger}", str(body.get("team_id") or "-"), channel, "dm", 0)
+        try:
+            self._command(delivery, body, respond, client, context)
+        except BaseException:
+            delivery.end("failed", "error")
+            raise
+        finally:
+            level = logging.INFO if delivery.outcome in _FINE else logging.WARNING
+            log.log(level, "%s", delivery.line(self.clock() - started))
+
+    def _command(self, delivery: Delivery, body: Mapping[str, Any], respond: Any, client: Any,
+                 context: Any) -> None:
+        def say(text: str) -> bool:
+            try:
+                respond(text=text, response_type="ephemeral", replace_original=False)
+                return True
+            except Exception as exc:  # noqa: BLE001 - said in the command's line
+                log.warning("%s: the answer could not be sent to its response_url: %s", delivery.event_id,
+                            type(exc).__name__)
+                return False
+
+        team_id = installation_team(context)
+        if team_id is None or str(body.get("team_id") or "") != team_id:
+            delivery.end("dropped", "other-team")
+            return
+        user = str(body.get("user_id") or "")
+        text = str(body.get("text") or "").strip()
+        if not user or not text:
+            delivery.end("ignored", "no-text")
+            say(COMMAND_USAGE)
+            return
+        try:
+            dm_channel = str(client.conversations_open(users=user)["channel"]["id"])
+        except Exception as exc:  # noqa: BLE001 - without the DM there is no private place for its memory
+            log.warning("%s: conversations.open for %s failed: %s", delivery.event_id, user, _post_error(exc, 0)[0])
+            delivery.end("failed", "no-dm")
+            say(NO_DM)
+            return
+        actor = Actor("slack", team_id, user)
+        conversation = Conversation("slack", team_id, dm_channel, visibility="private")
+        status = _Status(client, dm_channel, None, delivery.event_id)  # an ephemeral answer has no thread
+        _turn, answer, why = self._turn(ToolContext(actor, conversation), [Message("user", text, actor=actor)],
+                                        self.instructions, "dm", status, delivery.event_id)
+        if not say(answer):
+            why = "+".join(filter(None, (why, "post-failed")))
+        if why:
+            delivery.end("failed", why)
+        else:
+            delivery.end("answered")
+
+    def on_assistant_message(self, body: dict[str, Any], event: dict[str, Any], context: Any, client: Any,
+                             request: Any = None) -> None:
+        # A message in an assistant thread (or any DM thread: Bolt cannot tell them apart) is a DM's.
+        self.handle(body, event, context, client, in_thread=True, retry=retry_number(request), assistant=True)
+
+    def on_thread_started(self, body: dict[str, Any], event: dict[str, Any], context: Any, client: Any,
+                          request: Any = None) -> None:
+        """A person opened an assistant thread: keep what they are viewing, offer the suggested prompts."""
+        self._thread_event(body, event, context, client, request, welcome=True)
+
+    def on_thread_context_changed(self, body: dict[str, Any], event: dict[str, Any], context: Any, client: Any,
+                                  request: Any = None) -> None:
+        """The person of an assistant thread moved to another channel: keep it for the thread's next turns."""
+        self._thread_event(body, event, context, client, request, welcome=False)
+
+    def _thread_event(self, body: dict[str, Any], event: dict[str, Any], context: Any, client: Any, request: Any,
+                      *, welcome: bool) -> None:
+        started = self.clock()
+        thread = event.get("assistant_thread") or {}
+        channel, thread_ts = str(thread.get("channel_id") or ""), str(thread.get("thread_ts") or "")
+        delivery = Delivery(str(body.get("event_id") or "-"), str(body.get("team_id") or "-"), channel or "-", "dm",
+                            retry_number(request))
+        try:
+            team_id = installation_team(context)
+            if team_id is None or not delivered_to(body, team_id):
+                delivery.end("dropped", "other-team")
+                return
+            if not channel or not thread_ts:
+                delivery.end("dropped", "bad-event")
+                return
+            self.threads.save(channel_id=channel, thread_ts=thread_ts, context=thread.get("context") or {})
+            if not welcome:
+                delivery.end("noted")
+                return
+            if self.prompts:
+                prompts = [{"title": p.title, "message": p.message} for p in self.prompts]
+                try:
+                    client.assistant_threads_setSuggestedPrompts(channel_id=channel, thread_ts=thread_ts,
+                                                                 prompts=prompts, title=PROMPTS_TITLE)
+                except Exception as exc:  # noqa: BLE001 - said in the event's line
+                    delivery.end("failed", f"prompts:{_post_error(exc, 0.0)[0].split(' ')[0]}")
+                    return
+            delivery.end("welcomed")
+        except BaseException:
+            delivery.end("failed", "error")
+            raise
+        finally:
+            level = logging.INFO if delivery.outcome in _FINE else logging.WARNING
+            log.log(level, "%s", delivery.line(self.clock() - started))
+
     # -- one event -------------------------------------------------------------------------------
     def handle(self, body: Mapping[str, Any], event: Mapping[str, Any], context: Any, client: Any, *,
-               in_thread: bool, retry: int = 0, skip: str | None = None) -> Turn | None:
+               in_thread: bool, retry: int = 0, skip: str | None = None, assistant: bool = False) -> Turn | None:
         """Run the turn for ``event`` and post its answer; None when the event is not one to answer (``skip``
         says why, when the listener already knows). One log line tells what became of the event."""
         started = self.clock()
@@ -169,7 +440,7 @@ class SlackBot:
             if skip is not None:
                 delivery.end("ignored", skip)
                 return None
-            return self._handle(delivery, body, event, context, client, in_thread=in_thread)
+            return self._handle(delivery, body, event, context, client, in_thread=in_thread, assistant=assistant)
         except BaseException:
             delivery.end("failed", "error")
             raise
@@ -178,7 +449,7 @@ class SlackBot:
             log.log(level, "%s", delivery.line(self.clock() - started))
 
     def _handle(self, delivery: Delivery, body: Mapping[str, Any], event: Mapping[str, Any], context: Any,
-                client: Any, *, in_thread: bool) -> Turn | None:
+                client: Any, *, in_thread: bool, assistant: bool = False) -> Turn | None:
         bot_user_id = getattr(context, "bot_user_id", None)
         bot_id = getattr(context, "bot_id", None)
         ignored = _not_for_a_turn(event, bot_user_id, bot_id)
@@ -218,31 +489,34 @@ class SlackBot:
             delivery.end("dropped", "bad-event")
             return None
         reply_thread = conversation.thread_ts or (conversation.message_ts if in_thread else None)
+        text = clean_text(str(event.get("text") or ""), bot_user_id)
+        instructions = self.instructions
+        if assistant and conversation.thread_ts:
+            instructions += self._assistant_thread(client, delivery, conversation.thread_ts, text)
+        status = _Status(client, channel, reply_thread or conversation.message_ts, delivery.event_id)
+        ctx = ToolContext(actor, conversation)
+        stream = None
+        if reply_thread is not None and self.stream_buffer > 0 and isinstance(self.model, StreamingModelClient) \
+                and callable(getattr(client, "chat_stream", None)):  # chat.startStream answers only in a thread
+            stream = ReplyStream(client, channel, reply_thread, team_id=actor.team_id, user_id=actor.user_id,
+                                 event_id=delivery.event_id, buffer_size=self.stream_buffer)
         with self._in_flight_as(_Reply(str(event_id) if event_id else None, client, channel, reply_thread)) as key:
-            history = thread_history(client, team_id, conversation, bot_user_id, bot_id, limit=self.history_limit)
-            messages = [*history,
-                        Message("user", clean_text(str(event.get("text") or ""), bot_user_id), actor=actor)]
-            turn: Turn | None = None
-            why = ""
             try:
-                turn = run_turn(self.model, self.runtime, ToolContext(actor, conversation), messages,
-                                instructions=self.instructions,
-                                conversation_kind=prompt_kind(kind))
-                text = turn.text.strip() or NO_ANSWER
-            except ModelError as exc:
-                turn = exc.turn
-                done = [r.tool_name for r in (turn.tool_calls if turn else ()) if r.result.get("ok") is True]
-                log.warning("turn for event %s in %s stopped: %s; tool calls already made: %s", event_id,
-                            conversation.source_key, exc, ", ".join(done) or "none")
-                text, why = MODEL_DOWN, "model-down"
-            except Exception:
-                log.exception("turn for event %s in %s failed", event_id, conversation.source_key)
-                text, why = SOMETHING_BROKE, "turn-error"
-            if not self._still_ours(key):
-                delivery.end("failed", "stopped")  # the process stopped first; the person was told to ask again
-                return turn
-            if self.post(client, channel, text, reply_thread, event_id=str(event_id) if event_id else None):
-                why = "+".join(filter(None, (why, "post-failed")))
+                status.show(THINKING)
+                history = thread_history(client, team_id, conversation, bot_user_id, bot_id,
+                                         limit=self.history_limit)
+                turn, answer, why = self._turn(ctx, [*history, Message("user", text, actor=actor)], instructions,
+                                               kind, status, str(event_id or "-"), stream)
+                if not self._still_ours(key):
+                    if stream is not None:
+                        stream.discard()  # the person was told to ask again: no half answer left above that
+                    delivery.end("failed", "stopped")  # the process stopped first; the person was told to ask again
+                    return turn
+                if not self._deliver(client, channel, reply_thread, answer, stream, failed=bool(why),
+                                     event_id=str(event_id) if event_id else None):
+                    why = "+".join(filter(None, (why, "post-failed")))
+            finally:
+                status.clear()  # on every outcome: answered, failed, or stopped
         if event_id:
             self.events.finish(str(event_id))  # answered: no retry runs it again, however late
         if why:
@@ -250,6 +524,63 @@ class SlackBot:
         else:
             delivery.end("answered")
         return turn
+
+    def _deliver(self, client: Any, channel: str, thread_ts: str | None, answer: str, stream: ReplyStream | None, *,
+                 failed: bool, event_id: str | None) -> bool:
+        """Give the person exactly one complete reply: the stream finished, or else one post of the whole reply
+        (what was streamed removed first). True once delivered."""
+        feedback = [buttons(event_id)] if event_id and not failed else []
+        if stream is not None and stream.started:
+            if not failed:
+                why = stream.finish(feedback or None, extra=None if stream.text("") else answer)
+                if why is None:
+                    return True
+                log.warning("event %s: the streamed reply to %s could not be finished (%s); posting it whole",
+                            event_id or "-", channel, why)
+                answer = stream.text(answer)
+            stream.discard()
+        blocks = [*_sections(answer), *feedback] if feedback else None
+        return self.post(client, channel, answer, thread_ts, event_id=event_id, blocks=blocks) is None
+
+    def _turn(self, context: ToolContext, messages: list[Message], instructions: str, kind: ChannelKind,
+              status: _Status, event_id: str, stream: ReplyStream | None = None) -> tuple[Turn | None, str, str]:
+        """Run the turn, its text streamed into ``stream`` when there is one: the turn (None when it failed before
+        one existed), the answer to post, and what went wrong in a word (empty when nothing)."""
+        conversation = context.conversation
+        where = conversation.source_key if conversation is not None else "-"
+        model: ModelClient = self.model
+        if stream is not None and isinstance(self.model, StreamingModelClient):
+            model = StreamingModel(self.model, stream)
+        try:
+            turn = run_turn(model, self.runtime, context, messages, instructions=instructions,
+                            toolbox=_ShowingToolbox(self.runtime, status), conversation_kind=prompt_kind(kind))
+            return turn, turn.text.strip() or NO_ANSWER, ""
+        except ModelError as exc:
+            done = [r.tool_name for r in (exc.turn.tool_calls if exc.turn else ()) if r.result.get("ok") is True]
+            log.warning("turn for event %s in %s stopped: %s; tool calls already made: %s", event_id, where, exc,
+                        ", ".join(done) or "none")
+            return exc.turn, MODEL_DOWN, "model-down"
+        except Exception:
+            log.exception("turn for event %s in %s failed", event_id, where)
+            return None, SOMETHING_BROKE, "turn-error"
+
+    def _assistant_thread(self, client: Any, delivery: Delivery, thread_ts: str, text: str) -> str:
+        """In an assistant thread: its title from the first message, and what the person is viewing as words
+        for the system prompt (empty when nothing). Never changes what memory the turn sees."""
+        channel = delivery.channel
+        try:
+            if self.threads.take_title(channel, thread_ts):
+                client.assistant_threads_setTitle(channel_id=channel, thread_ts=thread_ts, title=title_of(text))
+            viewing = self.threads.context(channel, thread_ts).get("channel_id", "")
+        except Exception as exc:  # noqa: BLE001 - a title or a context is a nicety: the turn goes on without it
+            log.info("event %s: assistant thread %s/%s without title or context (%s)", delivery.event_id, channel,
+                     thread_ts, type(exc).__name__)
+            return ""
+        if not _CHANNEL_ID.fullmatch(viewing):
+            return ""
+        return (f" The person is viewing the Slack channel <#{viewing}> while talking to you here; what they ask may "
+                "be about it. This conversation is still their direct message with you: memory here is this direct "
+                "message's, whatever channel they view.")
 
     # -- turns in flight -------------------------------------------------------------------------
     @contextmanager
@@ -282,7 +613,7 @@ class SlackBot:
 
     # -- posting ---------------------------------------------------------------------------------
     def post(self, client: Any, channel: str, text: str, thread_ts: str | None, *, event_id: str | None = None,
-             tries: int | None = None) -> str | None:
+             tries: int | None = None, blocks: list[dict[str, Any]] | None = None) -> str | None:
         """Post ``text``; None once posted, else why not, said in one log line.
 
         An error of Slack's own (5xx, ``internal_error``...), a rate limit or a network error is tried again, up to
@@ -292,6 +623,8 @@ class SlackBot:
         arguments: dict[str, Any] = {"channel": channel, "text": text}
         if thread_ts is not None:
             arguments["thread_ts"] = thread_ts
+        if blocks:
+            arguments["blocks"] = blocks
         limit = max(1, tries if tries is not None else self.post_tries)
         for attempt in range(1, limit + 1):
             try:
@@ -311,6 +644,16 @@ class SlackBot:
                      wait)
             self.sleep(wait)
         return "no try made"  # pragma: no cover - the loop makes at least one
+
+
+# A section block's text holds at most 3,000 characters; a message at most 50 blocks.
+_SECTION_MAX = 3000
+
+
+def _sections(text: str) -> list[dict[str, Any]]:
+    """``text`` as mrkdwn section blocks (the reply shown above its feedback buttons)."""
+    parts = [text[i:i + _SECTION_MAX] for i in range(0, len(text), _SECTION_MAX)] or [" "]
+    return [{"type": "section", "text": {"type": "mrkdwn", "text": part}} for part in parts[:49]]
 
 
 def _not_for_a_turn(event: Mapping[str, Any], bot_user_id: str | None, bot_id: str | None) -> str | None:

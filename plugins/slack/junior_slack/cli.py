@@ -37,6 +37,8 @@ LEASE_MIN_S, LEASE_MAX_S = 1, 3600
 SETTINGS = {
     "SLACK_BOT_TOKEN": "the bot token (xoxb-...) from the app's OAuth & Permissions page",
     "SLACK_SIGNING_SECRET": "the signing secret from the app's Basic Information page",
+    "SLACK_CLIENT_ID": "the client id from the app's Basic Information page (installs in many workspaces)",
+    "SLACK_CLIENT_SECRET": "the client secret from the app's Basic Information page (installs in many workspaces)",
     "SLACK_APP_TOKEN": "an app-level token (xapp-...) with connections:write, from the app's Basic Information page",
     "JUNIOR_MODEL": "a model spec such as openai:gpt-4.1 or openai-compatible:http://127.0.0.1:8080/v1#model",
 }
@@ -112,10 +114,23 @@ def _bot(ctx: click.Context, *, events: EventLog | None = None, **bolt_kwargs: A
     except ModelConfigError as exc:
         raise click.ClickException(f"JUNIOR_MODEL: {exc}") from None
     assert model is not None  # require() checked JUNIOR_MODEL
-    from junior_slack.app import SlackBot, bolt_app
+    from junior_slack.app import PROMPTS_ENV, SlackBot, bolt_app, prompts_from
     from junior_slack.events import EventLog
+    from junior_slack.install import oauth_mode, oauth_settings
+
+    try:
+        prompts = prompts_from(os.environ.get(PROMPTS_ENV))
+    except ValueError as exc:
+        raise click.ClickException(f"{PROMPTS_ENV}: {exc}") from None
 
     log_of_events = events if events is not None else EventLog()
+    installs = oauth_mode()
+    if installs:
+        try:
+            bolt_kwargs["oauth_settings"] = oauth_settings(log_of_events.url)
+        except Exception as exc:  # noqa: BLE001 - the database is the operator's to fix: say which and why
+            raise click.ClickException(f"cannot open the installation store in {log_of_events.url}: "
+                                       f"{type(exc).__name__}: {exc}") from None
     with Runtime.from_entry_points() as runtime:
         # slack-sdk logs each failed attempt at ERROR before Bolt raises: the one line below says it instead.
         attempts = logging.getLogger("slack_sdk.web.base_client")
@@ -134,7 +149,9 @@ def _bot(ctx: click.Context, *, events: EventLog | None = None, **bolt_kwargs: A
             raise click.ClickException(f"cannot start the Slack app ({where}): {exc}") from None
         finally:
             attempts.removeFilter(quiet)
-        bot = SlackBot(runtime, model, events=log_of_events)
+        if installs:
+            app.enable_token_revocation_listeners()  # app_uninstalled, tokens_revoked: the team's tokens deleted
+        bot = SlackBot(runtime, model, events=log_of_events, prompts=prompts)
         bot.listen(app)
         try:
             yield app, bot
@@ -174,7 +191,13 @@ def serve(ctx: click.Context, port: int, host: str, body_limit: int, read_timeou
     GET /healthz answers 200 without a signature. SIGTERM or Ctrl-C stops it: no new request is taken, the turns
     under way get --grace seconds to finish; the exit status is 1 when some did not.
     """
-    require("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "JUNIOR_MODEL")
+    from junior_slack.install import INSTALL_PATH, oauth_mode
+
+    installs = oauth_mode()
+    if installs:  # many workspaces: each team's token comes from its install
+        require("SLACK_SIGNING_SECRET", "JUNIOR_MODEL")
+    else:
+        require("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "JUNIOR_MODEL")
     from junior_slack.events import EventLog
     from junior_slack.server import EVENTS_PATH, TurnPool, make_server
 
@@ -191,6 +214,8 @@ def serve(ctx: click.Context, port: int, host: str, body_limit: int, read_timeou
         elif max_connections is None and server.max_connections < CONNECTIONS_CEILING:
             log.info("at most %d connections open at once, as the open-file limit (ulimit -n) allows; past that the "
                      "one idle longest is closed (--max-connections)", server.max_connections)
+        if installs:
+            click.echo(f"junior-slack: installs start at http://{host}:{server.server_port}{INSTALL_PATH}", err=True)
         click.echo(f"junior-slack: listening on http://{host}:{server.server_port}{EVENTS_PATH}", err=True)
         hurry = server.again
 
@@ -255,3 +280,36 @@ def socket(ctx: click.Context) -> None:
             pass
         finally:
             handler.close()
+
+
+@slack_group.command()
+@click.option("--limit", default=50, show_default=True, type=click.IntRange(min=1), help="How many, newest first.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line instead of the table.")
+def feedback(limit: int, as_json: bool) -> None:
+    """List the feedback people gave on answers (the buttons under each), newest first.
+
+    Read from the app's database: JUNIOR_SLACK_URL, else JUNIOR_MEMORY_URL, else the user data dir's SQLite file.
+    """
+    import json
+
+    from junior_slack.feedback import FeedbackStore
+
+    store = FeedbackStore()
+    try:
+        presses = store.list(limit)
+    except Exception as exc:  # noqa: BLE001 - the database is the user's to fix: say which and why
+        raise click.ClickException(f"cannot read feedback from {store.url}: {type(exc).__name__}: {exc}") from None
+    finally:
+        store.close()
+    if as_json:
+        for p in presses:
+            click.echo(json.dumps({"at": p.at.isoformat(), "event_id": p.event_id, "team_id": p.team_id,
+                                   "channel_id": p.channel_id, "message_ts": p.message_ts, "user_id": p.user_id,
+                                   "value": p.value}))
+        return
+    if not presses:
+        click.echo("no feedback yet")
+        return
+    for p in presses:
+        click.echo(f"{p.at:%Y-%m-%d %H:%M:%SZ}  {p.value:<4}  {p.event_id}  team={p.team_id} channel={p.channel_id} "
+                   f"user={p.user_id} message={p.message_ts}")

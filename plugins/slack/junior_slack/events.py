@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from sqlalchemy import Table
     from sqlalchemy.engine import Engine
 
-__all__ = ["ENV_URL", "EventLog", "default_url"]
+__all__ = ["ENV_URL", "EventLog", "default_url", "engine_for"]
 
 log = logging.getLogger("junior.slack")
 
@@ -51,6 +51,21 @@ def default_url() -> str:
     return f"sqlite:///{Path(platformdirs.user_data_dir('junior', appauthor=False)) / 'slack.sqlite3'}"
 
 
+def engine_for(url: str) -> Engine:
+    """An engine on ``url``; a SQLite file (and its folder) made first, readable by this user alone."""
+    from sqlalchemy import create_engine
+    from sqlalchemy.engine import make_url
+
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
+        path = Path(parsed.database or "").expanduser()
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        # Bot tokens may be kept here (OAuth installs): the file is this user's alone, as the MCP token files are.
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+        path.chmod(0o600)
+    return create_engine(url)
+
+
 class EventLog:
     """``claim(event_id)`` leases an event to one delivery at a time; ``finish(event_id)`` ends it for good.
 
@@ -72,14 +87,10 @@ class EventLog:
             return self._engine, self._table
         with self._lock:
             if self._engine is None or self._table is None:
-                from sqlalchemy import Column, DateTime, MetaData, String, Table, create_engine
-                from sqlalchemy.engine import make_url
+                from sqlalchemy import Column, DateTime, MetaData, String, Table
                 from sqlalchemy.exc import DBAPIError
 
-                parsed = make_url(self.url)
-                if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
-                    Path(parsed.database or "").expanduser().parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-                engine = create_engine(self.url)
+                engine = engine_for(self.url)
                 table = Table(
                     TABLE, MetaData(),
                     Column("event_id", String(128), primary_key=True),

@@ -295,6 +295,10 @@ def asgi_app(app: App, signing_secret: str, path: str = EVENTS_PATH, *, body_lim
             else:  # serving: the event loop answered; nothing of the request is read (a HEAD gets no body)
                 await _answer(send, 200, b"ok\n")
             return
+        oauth = getattr(app, "oauth_flow", None)
+        if oauth is not None and scope["path"] in (oauth.install_path, oauth.redirect_uri_path):
+            await _oauth_page(oauth, scope, send)  # a browser's GET: Bolt's OAuth flow checks its own state
+            return
         if scope["path"] != path:
             refused(scope, 404, "not found")
             await _answer(send, 404, b"not found")
@@ -327,6 +331,31 @@ def asgi_app(app: App, signing_secret: str, path: str = EVENTS_PATH, *, body_lim
         await send({"type": "http.response.body", "body": content})
 
     return application
+
+
+async def _oauth_page(oauth: Any, scope: Scope, send: Send) -> None:
+    """``GET`` of Bolt's install or redirect page (the OAuth install flow), answered by Bolt on a worker thread."""
+    import asyncio
+
+    from slack_bolt.request import BoltRequest
+
+    if scope["method"] != "GET":
+        await _answer(send, 405, b"method not allowed", [(b"allow", b"GET")])
+        return
+    headers: dict[str, str | Sequence[str]] = {}
+    for key, value in scope["headers"]:
+        listed = headers.setdefault(key.decode("latin-1").lower(), [])
+        assert isinstance(listed, list)
+        listed.append(value.decode("latin-1"))
+    request = BoltRequest(body="", query=scope["query_string"].decode("latin-1"), headers=headers)
+    handle = oauth.handle_installation if scope["path"] == oauth.install_path else oauth.handle_callback
+    response = await asyncio.to_thread(handle, request)
+    body = (response.body or "").encode()
+    extra = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, values in response.headers.items()
+             for v in values if k.lower() != "content-length"]
+    await send({"type": "http.response.start", "status": response.status,
+                "headers": [(b"content-length", b"%d" % len(body)), *extra]})
+    await send({"type": "http.response.body", "body": body})
 
 
 def _protocol(read_timeout: float, cap: int, say: LogLimit) -> type:

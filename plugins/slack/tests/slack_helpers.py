@@ -30,6 +30,7 @@ TEAM = "T0TEAM001"
 BOT_USER = "U0JUNIOR1"
 BOT_ID = "B0JUNIOR1"
 SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
+CLIENT_ID, CLIENT_SECRET = "1111111111.2222222222", "c1e2n3t4s5e6c7r8e9t0"
 POSTGRES_URL = os.environ.get("JUNIOR_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 MANIFEST = Path(__file__).parents[1] / "manifest.yml"
 # Each kind of conversation's scope prefix: conversations.info needs <prefix>:read, conversations.replies
@@ -60,6 +61,11 @@ class FakeSlack:
         self._failures: dict[str, list[tuple[int, dict[str, str], dict[str, Any] | str]]] = {}
         self.channels: dict[str, dict[str, Any]] = {}
         self.threads: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        # Every message the bot made, by (channel, ts): posted, streamed (``streaming`` until stopped), or deleted.
+        self.messages: dict[tuple[str, str], dict[str, Any]] = {}
+        # The bot tokens Slack honours, and the team each is for; OAuth codes not yet exchanged (code -> token).
+        self.tokens: dict[str, str] = {"xoxb-test-token": TEAM}
+        self.codes: dict[str, tuple[str, str]] = {}
         self._lock = threading.Condition()
         self._ts = 1700009000
         fake = self
@@ -74,8 +80,17 @@ class FakeSlack:
                         params.update(json.loads(raw))
                     else:
                         params.update(parse_qsl(raw.decode()))
-                params["_token"] = (self.headers.get("authorization") or "").removeprefix("Bearer ")
-                status, headers, payload = fake.respond(parts.path.rsplit("/", 1)[-1], params)
+                authorization = self.headers.get("authorization") or ""
+                params["_token"] = authorization.removeprefix("Bearer ")
+                if authorization.startswith("Basic "):  # oauth.v2.access: the app's client id and secret
+                    import base64
+
+                    params["_token"] = ""
+                    params["_basic"] = base64.b64decode(authorization[6:]).decode()
+                if parts.path.startswith("/response/"):  # a slash command's response_url, not a Web API method
+                    status, headers, payload = fake.respond("response_url", params)
+                else:
+                    status, headers, payload = fake.respond(parts.path.rsplit("/", 1)[-1], params)
                 data = json.dumps(payload).encode() if isinstance(payload, dict) else payload.encode()
                 self.send_response(status)
                 kind = "application/json" if isinstance(payload, dict) else "text/plain"
@@ -112,7 +127,12 @@ class FakeSlack:
         with self._lock:
             self.calls.append((method, params))
             self._lock.notify_all()
-            if params["_token"] != "xoxb-test-token":
+            if method == "response_url":  # answered as hooks.slack.com does: no token, plain "ok"
+                return {"ok": True}
+            if method == "oauth.v2.access":
+                return self._exchange(params)
+            team = self.tokens.get(params["_token"])
+            if team is None:
                 return {"ok": False, "error": "invalid_auth"}
             needed = self.scope_for(method, params.get("channel", ""))
             if needed is not None:
@@ -123,7 +143,7 @@ class FakeSlack:
                 self.used_scopes.add(needed)
             if method == "auth.test":
                 return {"ok": True, "url": "https://junior-test.slack.com/", "team": "Test", "user": "junior",
-                        "team_id": TEAM, "user_id": BOT_USER, "bot_id": BOT_ID, "is_enterprise_install": False}
+                        "team_id": team, "user_id": BOT_USER, "bot_id": BOT_ID, "is_enterprise_install": False}
             if method == "conversations.info":
                 channel = self.channels.get(params.get("channel", ""))
                 return {"ok": True, "channel": channel} if channel else {"ok": False, "error": "channel_not_found"}
@@ -131,14 +151,127 @@ class FakeSlack:
                 key = (params.get("channel", ""), params.get("ts", ""))
                 return {"ok": True, "messages": list(self.threads.get(key, [])), "has_more": False}
             if method == "chat.postMessage":
-                self._ts += 1
-                ts = f"{self._ts}.000100"
-                message = {"type": "message", "user": BOT_USER, "bot_id": BOT_ID, "text": params.get("text", ""),
-                           "ts": ts}
-                if params.get("thread_ts"):
-                    self.threads.setdefault((params["channel"], params["thread_ts"]), []).append(message)
-                return {"ok": True, "channel": params.get("channel"), "ts": ts, "message": message}
+                message = self._new_message(params, params.get("text", ""))
+                return {"ok": True, "channel": params.get("channel"), "ts": message["ts"], "message": message}
+            if method.startswith("assistant.threads."):
+                return self._assistant(method, params)
+            if method == "conversations.open":
+                users = str(params.get("users") or "")
+                if not users or "," in users:
+                    return {"ok": False, "error": "users_list_not_supplied" if not users else "not_allowed"}
+                return {"ok": True, "channel": {"id": "D" + users[1:], "is_im": True}}
+            if method in ("chat.startStream", "chat.appendStream", "chat.stopStream", "chat.delete"):
+                return self._stream(method, params)
             return {"ok": False, "error": "unknown_method"}
+
+    def grant(self, code: str, team: str, token: str) -> None:
+        """An install of the app in ``team`` approved: ``code`` is what Slack sends to the redirect URL."""
+        with self._lock:
+            self.codes[code] = (team, token)
+
+    def revoke(self, team: str) -> None:
+        """The app uninstalled from ``team``: Slack stops honouring its tokens."""
+        with self._lock:
+            self.tokens = {token: t for token, t in self.tokens.items() if t != team}
+
+    def _exchange(self, params: dict[str, Any]) -> dict[str, Any]:
+        """oauth.v2.access: the app's credentials (HTTP Basic) and a code, each used once, for the bot token."""
+        if params.get("_basic") != f"{CLIENT_ID}:{CLIENT_SECRET}":
+            return {"ok": False, "error": "invalid_client_id" if CLIENT_ID not in str(params.get("_basic"))
+                    else "bad_client_secret"}
+        granted = self.codes.pop(str(params.get("code") or ""), None)
+        if granted is None:
+            return {"ok": False, "error": "invalid_code"}
+        team, token = granted
+        self.tokens[token] = team
+        return {"ok": True, "access_token": token, "token_type": "bot", "scope": ",".join(sorted(self.scopes)),
+                "bot_user_id": BOT_USER, "app_id": "A0JUNIOR1", "team": {"id": team, "name": f"Team {team}"},
+                "enterprise": None, "is_enterprise_install": False,
+                "authed_user": {"id": "U0ADMIN01", "scope": "", "token_type": None}}
+
+    def _new_message(self, params: dict[str, Any], text: str, **extra: Any) -> dict[str, Any]:
+        self._ts += 1
+        ts = f"{self._ts}.000100"
+        message = {"type": "message", "user": BOT_USER, "bot_id": BOT_ID, "text": text, "ts": ts, **extra}
+        if params.get("blocks"):
+            message["blocks"] = params["blocks"] if isinstance(params["blocks"], list) else json.loads(params["blocks"])
+        if params.get("thread_ts"):
+            message["thread_ts"] = params["thread_ts"]
+            self.threads.setdefault((params["channel"], params["thread_ts"]), []).append(message)
+        self.messages[(str(params.get("channel")), ts)] = {**message, "channel": params.get("channel")}
+        return message
+
+    def _assistant(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """assistant.threads.setStatus / setTitle / setSuggestedPrompts, checked as Slack's method pages say."""
+        if not params.get("channel_id"):
+            return {"ok": False, "error": "channel_not_found"}
+        if method == "assistant.threads.setStatus":
+            if "status" not in params or not params.get("thread_ts"):
+                return {"ok": False, "error": "invalid_arguments"}
+            return {"ok": True}
+        if method == "assistant.threads.setTitle":
+            if not params.get("title") or not params.get("thread_ts"):
+                return {"ok": False, "error": "invalid_arguments"}
+            return {"ok": True}
+        if method == "assistant.threads.setSuggestedPrompts":
+            prompts = params.get("prompts")
+            if isinstance(prompts, str):
+                prompts = json.loads(prompts)
+            if not isinstance(prompts, list) or not 1 <= len(prompts) <= 4 or not all(
+                    isinstance(p, dict) and p.get("title") and p.get("message") for p in prompts):
+                return {"ok": False, "error": "invalid_arguments"}
+            return {"ok": True}
+        return {"ok": False, "error": "unknown_method"}
+
+    def _stream(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """chat.startStream / appendStream / stopStream and chat.delete on the bot's own messages."""
+        channel = str(params.get("channel") or "")
+        if method == "chat.startStream":
+            if not params.get("thread_ts"):
+                return {"ok": False, "error": "invalid_arguments"}
+            if self.kind(channel) != "im" and not (params.get("recipient_user_id")
+                                                   and params.get("recipient_team_id")):
+                return {"ok": False, "error": "missing_recipient_user_id"}
+            text = str(params.get("markdown_text") or "") + _chunk_text(params.get("chunks"))
+            message = self._new_message(params, text, streaming=True)
+            return {"ok": True, "channel": channel, "ts": message["ts"]}
+        held = self.messages.get((channel, str(params.get("ts") or "")))
+        if held is None or held.get("deleted"):
+            return {"ok": False, "error": "message_not_found"}
+        if method == "chat.delete":
+            held["deleted"] = True
+            return {"ok": True, "channel": channel, "ts": held["ts"]}
+        if not held.get("streaming"):
+            return {"ok": False, "error": "message_not_in_streaming_state"}
+        held["text"] += str(params.get("markdown_text") or "") + _chunk_text(params.get("chunks"))
+        if method == "chat.stopStream":
+            held["streaming"] = False
+            if params.get("blocks"):
+                blocks = params["blocks"]
+                held["blocks"] = blocks if isinstance(blocks, list) else json.loads(blocks)
+        return {"ok": True, "channel": channel, "ts": held["ts"]}
+
+    def replies(self, channel: str) -> list[dict[str, Any]]:
+        """What a person sees the bot say in ``channel``: posted and finished streamed messages, not deleted ones,
+        in order (a stream still open shows as such)."""
+        with self._lock:
+            return [dict(m) for (c, _), m in sorted(self.messages.items(), key=lambda kv: kv[0][1])
+                    if c == channel and not m.get("deleted")]
+
+    def of(self, method: str) -> list[dict[str, Any]]:
+        with self._lock:
+            return [params for m, params in self.calls if m == method]
+
+    def wait_for(self, predicate: Callable[[list[tuple[str, dict[str, Any]]]], bool],
+                 timeout: float = 60.0) -> None:
+        """Until ``predicate(calls)`` holds."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while not predicate(self.calls):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise AssertionError(f"not seen within {timeout} s; calls: {[m for m, _ in self.calls]}")
+                self._lock.wait(left)
 
     def kind(self, channel: str) -> str:
         info = self.channels.get(channel)
@@ -152,8 +285,12 @@ class FakeSlack:
 
     def scope_for(self, method: str, channel: str) -> str | None:
         """The scope Slack checks for ``method`` on ``channel``; None for a method that needs none."""
-        if method == "chat.postMessage":
+        if method in ("chat.postMessage", "chat.startStream", "chat.appendStream", "chat.stopStream", "chat.delete"):
             return "chat:write"
+        if method.startswith("assistant.threads."):
+            return "assistant:write"
+        if method == "conversations.open":
+            return "im:write"
         if method == "conversations.info":
             return f"{_PREFIX[self.kind(channel)]}:read"
         if method == "conversations.replies":
@@ -189,6 +326,13 @@ class FakeSlack:
         self._httpd.server_close()
 
 
+def _chunk_text(chunks: Any) -> str:
+    if isinstance(chunks, str):
+        chunks = json.loads(chunks)
+    return "".join(str(c.get("text") or "") for c in chunks or () if isinstance(c, dict)
+                   and c.get("type") == "markdown_text")
+
+
 def event_body(event: dict[str, Any], event_id: str, team: str = TEAM) -> dict[str, Any]:
     """An Events API ``event_callback`` envelope, as Slack sends it."""
     return {
@@ -210,6 +354,65 @@ def mention(user: str, channel: str, text: str, ts: str, **extra: Any) -> dict[s
             "team": TEAM, **extra}
 
 
+def press(url: str, reply: dict[str, Any], value: str, user: str, *, channel: str, team: str = TEAM,
+          secret: str = SECRET) -> int:
+    """Press the feedback button of ``value`` (``good``/``bad``) under ``reply`` (a posted message's params), as
+    Slack sends the ``block_actions`` interaction: form-encoded ``payload``, signed."""
+    from urllib.parse import urlencode
+
+    from slack_sdk.signature import SignatureVerifier
+
+    (element,) = [e for b in reply["blocks"] if b["type"] == "context_actions" for e in b["elements"]]
+    button = element["positive_button" if value == "good" else "negative_button"]
+    payload = {
+        "type": "block_actions", "api_app_id": "A0JUNIOR1", "token": "legacy-verification-token",
+        "user": {"id": user, "username": user.lower(), "team_id": team}, "team": {"id": team, "domain": "test"},
+        "container": {"type": "message", "message_ts": reply.get("ts", ""), "channel_id": channel,
+                      "is_ephemeral": False},
+        "channel": {"id": channel, "name": "general"}, "trigger_id": "1.2.3",
+        "actions": [{"type": "feedback_buttons", "action_id": element["action_id"], "block_id": "fb",
+                     "value": button["value"], "action_ts": "1700009999.000100"}],
+    }
+    raw = urlencode({"payload": json.dumps(payload)})
+    timestamp = str(int(time.time()))
+    signature = SignatureVerifier(secret).generate_signature(timestamp=timestamp, body=raw)
+    request = urllib.request.Request(url, data=raw.encode(), method="POST", headers={
+        "content-type": "application/x-www-form-urlencoded", "x-slack-request-timestamp": timestamp,
+        "x-slack-signature": signature or ""})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as exc:
+        return int(exc.code)
+
+
+def command(url: str, slack: FakeSlack, text: str, user: str, channel: str, *, trigger: str = "1.2.3",
+            channel_name: str = "general", team: str = TEAM, secret: str = SECRET) -> int:
+    """``/junior text`` typed by ``user`` in ``channel``, sent as Slack sends a slash command (form-encoded,
+    signed), its ``response_url`` on ``slack``."""
+    from urllib.parse import urlencode
+
+    fields = {"token": "legacy-verification-token", "team_id": team, "team_domain": "test", "channel_id": channel,
+              "channel_name": channel_name, "user_id": user, "user_name": user.lower(), "command": "/junior",
+              "text": text, "api_app_id": "A0JUNIOR1", "is_enterprise_install": "false",
+              "response_url": slack.url.replace("/api/", f"/response/{trigger}"), "trigger_id": trigger}
+    return _signed(url, urlencode(fields), "application/x-www-form-urlencoded", secret)
+
+
+def _signed(url: str, raw: str, content_type: str, secret: str) -> int:
+    from slack_sdk.signature import SignatureVerifier
+
+    timestamp = str(int(time.time()))
+    signature = SignatureVerifier(secret).generate_signature(timestamp=timestamp, body=raw)
+    request = urllib.request.Request(url, data=raw.encode(), method="POST", headers={
+        "content-type": content_type, "x-slack-request-timestamp": timestamp, "x-slack-signature": signature or ""})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as exc:
+        return int(exc.code)
+
+
 def send(url: str, body: dict[str, Any], *, secret: str = SECRET, retry: int | None = None) -> int:
     """POST ``body`` to the Events API endpoint, signed with ``secret`` as Slack signs it; the HTTP status."""
     from slack_sdk.signature import SignatureVerifier
@@ -229,6 +432,11 @@ def send(url: str, body: dict[str, Any], *, secret: str = SECRET, retry: int | N
         return int(exc.code)
 
 
+# An answer long enough to be streamed in several appends (the app gathers 256 characters per append).
+LONG_ANSWER = "".join(f"Step {n}: check the release channel, run the checks, and ask a reviewer before shipping. "
+                      for n in range(1, 9)).strip()
+
+
 class Brain:
     """The scripted model: remembers on request, answers from recalled memory, and can go down mid-turn."""
 
@@ -242,6 +450,8 @@ class Brain:
         if text.lower().startswith("how do we"):
             recalled = [line for line in view.system.splitlines() if line.startswith("- procedure")]
             return say(f"From memory: {recalled[0].split(': ', 1)[1]}" if recalled else "I don't know that yet.")
+        if text.lower().startswith("write at length"):
+            return say(LONG_ANSWER)
         earlier = [m.text for m in view.request.messages[:-1] if m.role == "user"]
         return say(f"echo: {text} (after {len(earlier)} earlier)")
 

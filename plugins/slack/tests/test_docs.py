@@ -24,15 +24,16 @@ def table_rows(text: str, heading: str) -> list[str]:
 def test_the_guide_names_every_setting_the_commands_read() -> None:
     rows = table_rows(GUIDE, "`serve` listens on")
     named = {m for row in rows for m in re.findall(r"^\| `([A-Z_]+)`", row)}
-    assert named == {*SETTINGS, "SLACK_API_URL", "JUNIOR_MEMORY_URL", "JUNIOR_SLACK_URL"}
+    assert named == {*SETTINGS, "SLACK_API_URL", "JUNIOR_MEMORY_URL", "JUNIOR_SLACK_URL", "JUNIOR_SLACK_PROMPTS",
+                     "SLACK_REDIRECT_URI"}
 
 
 def test_the_guide_lists_exactly_the_manifest_scopes_and_events() -> None:
     rows = table_rows(GUIDE, "The manifest asks for these scopes")
-    listed = {s for row in rows for s in re.findall(r"`([a-z_]+:[a-z]+)`", row.split("|")[1])}
+    listed = {s for row in rows for s in re.findall(r"`([a-z_]+(?::[a-z]+)?)`", row.split("|")[1])}
     assert listed == manifest_scopes()
     events = manifest()["settings"]["event_subscriptions"]["bot_events"]
-    assert all(f"`{event}`" in GUIDE for event in events) and len(events) == 2
+    assert all(f"`{event}`" in GUIDE for event in events) and len(events) == 4
 
 
 def test_readme_opens_with_the_two_commands_and_runs_it_on_slack_after_the_tour() -> None:

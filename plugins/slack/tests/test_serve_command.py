@@ -86,8 +86,9 @@ def serving(db_url: str, tmp_path: Path, *args: str, host: str | None = "127.0.0
     model = ChatCompletionsServer(brain.script, model="local")
     brain.server = model
     port = free_port()
-    env = clean_env(tmp_path, SLACK_BOT_TOKEN="xoxb-test-token", SLACK_SIGNING_SECRET=SECRET,
-                    SLACK_API_URL=slack.url, JUNIOR_MODEL=model.spec, JUNIOR_MEMORY_URL=db_url, **settings)
+    env = clean_env(tmp_path, **{"SLACK_BOT_TOKEN": "xoxb-test-token", "SLACK_SIGNING_SECRET": SECRET,
+                                 "SLACK_API_URL": slack.url, "JUNIOR_MODEL": model.spec, "JUNIOR_MEMORY_URL": db_url,
+                                 **settings})
     where = ["--host", host] if host is not None else []
     process = subprocess.Popen([str(JUNIOR), "slack", "serve", *where, "--port", str(port), *args],
                                env=env, cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,

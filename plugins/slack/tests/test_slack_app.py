@@ -26,6 +26,7 @@ from slack_helpers import (
     TEAM,
     Brain,
     FakeSlack,
+    command,
     dm,
     event_body,
     manifest,
@@ -44,7 +45,8 @@ PUBLIC, PRIVATE, GROUP_DM = "C0PUBLIC1", "C0PRIVATE", "G0GROUPDM"
 # A Slack Connect channel, shared with another organisation, and a person of that organisation.
 SHARED, PARTNER, PARTNER_TEAM = "C0SHARED1", "U0EXTERN1", "T0OTHER01"
 # The scope each event subscription needs (Slack's event pages).
-EVENT_SCOPES = {"app_mention": "app_mentions:read", "message.im": "im:history"}
+EVENT_SCOPES = {"app_mention": "app_mentions:read", "message.im": "im:history",
+                "assistant_thread_started": "assistant:write", "assistant_thread_context_changed": "assistant:write"}
 
 
 class Recorder:
@@ -271,9 +273,15 @@ def test_the_manifest_asks_for_exactly_the_scopes_and_events_the_app_uses(bot: B
         mention(ALICE, PUBLIC, "in a thread", "1700001500.000200", thread_ts="1700001500.000100"),
         mention(ALICE, PRIVATE, "in a thread", "1700001600.000200", thread_ts="1700001600.000100"),
         mention(ALICE, GROUP_DM, "in a thread", "1700001700.000200", thread_ts="1700001700.000100"),
+        *({"type": kind, "event_ts": "1700001800.000100",
+           "assistant_thread": {"user_id": ALICE, "channel_id": ALICE_DM, "thread_ts": "1700001800.000050",
+                                "context": {"channel_id": PUBLIC, "team_id": TEAM}}}
+          for kind in ("assistant_thread_started", "assistant_thread_context_changed")),
     ]
     for event in sent:
         bot.event(event)
+    assert command(bot.url, bot.slack, "top level", ALICE, PUBLIC) == 200
+    bot.slack.wait_for(lambda calls: any(m == "response_url" for m, _ in calls))
     bot.ping()
     assert bot.slack.refused == []
     expected = {ALICE_DM: ["echo: top level", "echo: in a thread"], PUBLIC: ["echo: in a thread"],
@@ -281,11 +289,14 @@ def test_the_manifest_asks_for_exactly_the_scopes_and_events_the_app_uses(bot: B
     assert {c: [p["text"].split(" (")[0] for p in bot.posts_to(c)] for c in expected} == expected
     assert [(c.conversation.channel_id, c.conversation.visibility) for c, _ in bot.recorder.turns
             if c.conversation and c.conversation.channel_id != PING_DM] == [
-        (ALICE_DM, "private"), (ALICE_DM, "private"), (PUBLIC, "public"), (PRIVATE, "private"), (GROUP_DM, "private")]
-    answered = {"app_mention" if e["type"] == "app_mention" else f"message.{e['channel_type']}" for e in sent}
+        (ALICE_DM, "private"), (ALICE_DM, "private"), (PUBLIC, "public"), (PRIVATE, "private"), (GROUP_DM, "private"),
+        (ALICE_DM, "private")]
+    answered = {f"message.{e['channel_type']}" if e["type"] == "message" else e["type"] for e in sent}
     events = manifest()["settings"]["event_subscriptions"]["bot_events"]
     assert sorted(events) == sorted(answered)
-    assert bot.slack.used_scopes | {EVENT_SCOPES[e] for e in events} == manifest_scopes()
+    assert [c["command"] for c in manifest()["features"]["slash_commands"]] == ["/junior"]
+    # `commands` is what lets Slack send the command at all; no Web API method checks it.
+    assert bot.slack.used_scopes | {EVENT_SCOPES[e] for e in events} | {"commands"} == manifest_scopes()
 
 
 def test_an_event_log_that_cannot_be_written_gives_one_polite_reply_and_no_turn(bot: Bot) -> None:
