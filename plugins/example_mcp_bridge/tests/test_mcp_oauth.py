@@ -239,6 +239,7 @@ def test_a_pre_registered_client_logs_in_with_its_secret_from_the_environment(
     # The same without the secret: the server refuses the client, and the failure is one line.
     user["JUNIOR_CONFIG"] = str(write_toml(tmp_path / "junior.toml", {"remote": {
         "url": server.url, "oauth": {**oauth, "client_secret": "wrong"}}}))
+    (tmp_path / "junior.toml").chmod(0o600)  # a secret written in the file: the file must be private
     failed = junior(user, "mcp", "login", "remote")
     assert failed.returncode == 1
     assert failed.stdout.startswith('FAILED  mcp:remote: the OAuth login failed: OAuthTokenError: Token exchange '
