@@ -426,6 +426,8 @@ def _server(origin: str, where: str, name: str, raw: dict[str, Any], environ: Ma
     def fail(field: str, problem: str) -> ConfigError:
         return ConfigError(f"{origin}: {where} {field}: {problem}")
 
+    written: list[str] = []  # keys holding a secret written in the file: checked once the entry is valid
+
     if not SERVER_NAME.match(name):
         raise fail("name", f"{name!r} is not a valid server name: use lowercase letters, digits, '_' and '-'")
 
@@ -450,7 +452,7 @@ def _server(origin: str, where: str, name: str, raw: dict[str, Any], environ: Ma
         out = {}
         for key, text in value.items():
             if _is_literal_secret(str(key), text):
-                _refuse_readable(path, f"{where} {field}.{key}")
+                written.append(f"{field}.{key}")
             missing = [var for var in _VAR.findall(text) if var not in environ]
             if missing:
                 raise fail(f"{field}.{key}", f"refers to ${{{missing[0]}}}, which is not set in the environment")
@@ -487,6 +489,9 @@ def _server(origin: str, where: str, name: str, raw: dict[str, Any], environ: Ma
         raise fail("enabled", f"must be true or false, got {enabled!r}")
     description = string("description")
     headers = expanded_table("headers")
+    oauth = _oauth(raw.get("oauth", True), headers, fail, environ, written.append) if url is not None else None
+    if written:
+        _refuse_readable(path, f"{where} {written[0]}")
     return ServerConfig(
         name=name,
         origin=origin,
@@ -502,8 +507,7 @@ def _server(origin: str, where: str, name: str, raw: dict[str, Any], environ: Ma
         timeout_s=seconds("timeout_s", DEFAULT_TIMEOUT_S),
         startup_timeout_s=seconds("startup_timeout_s", DEFAULT_STARTUP_TIMEOUT_S),
         enabled=enabled,
-        oauth=_oauth(raw.get("oauth", True), headers, fail, environ, lambda key: _refuse_readable(
-            path, f"{where} oauth.{key}")) if url is not None else None,
+        oauth=oauth,
     )
 
 
@@ -528,7 +532,7 @@ def _oauth(raw: object, headers: Mapping[str, str], fail: Any, environ: Mapping[
             # Never echo the value: client_secret is a secret.
             raise fail(f"oauth.{key}", "must be a non-empty string (use ${VAR} to read it from the environment)")
         if key == "client_secret" and not _VAR.search(value):
-            literal_secret(key)
+            literal_secret(f"oauth.{key}")
         missing = [var for var in _VAR.findall(value) if var not in environ]
         if missing:
             raise fail(f"oauth.{key}", f"refers to ${{{missing[0]}}}, which is not set in the environment")
@@ -549,4 +553,9 @@ def _oauth(raw: object, headers: Mapping[str, str], fail: Any, environ: Mapping[
     port = raw.get("callback_port")
     if port is not None and (isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535):
         raise fail("oauth.callback_port", f"must be a port number (1-65535), got {port!r}")
+    if document is not None and port is None:
+        # The document names junior's redirect URI, port and all, and the server holds junior to it: a free port
+        # chosen at login would never match.
+        raise fail("oauth.client_metadata_url", "needs `callback_port`, the port of the redirect URI its document "
+                   "names (http://127.0.0.1:<port>/callback)")
     return OAuthSettings(callback_port=port, **fields)
