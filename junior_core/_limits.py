@@ -6,13 +6,35 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["MAX_DEPTH", "loads", "too_deep"]
+__all__ = ["MAX_DEPTH", "MAX_INT_BITS", "loads", "too_deep", "too_long_number"]
 
 MAX_DEPTH = 32
 """Deepest nesting of objects and arrays accepted in arguments; real tool arguments stay far below it, and
 validating, printing or encoding ~1,000 levels would exhaust Python's recursion limit."""
 
 _CONTAINERS = (dict, list, tuple)
+MAX_INT_BITS = 14_000
+"""Longest integer in arguments, in bits (about 4,200 digits): one longer cannot be printed or sent as JSON
+(Python refuses to convert integers of more than 4,300 digits to text), so validation and the call would fail."""
+
+
+def too_long_number(value: Any) -> str | None:
+    """The path (``a/0/b``, ``(root)``) of the first integer in ``value`` longer than ``MAX_INT_BITS``, else None.
+
+    For arguments given as Python values (a JSON text is checked as it is read); ``value`` is no deeper than
+    ``MAX_DEPTH`` (checked first), so the walk is bounded.
+    """
+    todo: list[tuple[Any, str]] = [(value, "")]
+    while todo:
+        node, path = todo.pop()
+        if isinstance(node, int) and not isinstance(node, bool):
+            if node.bit_length() > MAX_INT_BITS:
+                return path or "(root)"
+        elif isinstance(node, Mapping):
+            todo.extend((child, f"{path}/{key}" if path else str(key)) for key, child in node.items())
+        elif isinstance(node, list | tuple):
+            todo.extend((child, f"{path}/{index}" if path else str(index)) for index, child in enumerate(node))
+    return None
 
 
 def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:

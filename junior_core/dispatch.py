@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from junior_core import protocol
-from junior_core._limits import MAX_DEPTH, too_deep
+from junior_core._limits import MAX_DEPTH, too_deep, too_long_number
 from junior_core.protocol import EXECUTE_TOOL, SEARCH_TOOLS, Refusal
 
 if TYPE_CHECKING:
@@ -140,6 +140,12 @@ class Dispatch:
     def _clear(self, entry: CatalogTool, args: dict[str, Any], context: ToolContext) -> Prepared:
         """Validate ``args`` and ask the ``before_tool_execute`` policies; raises ``Refusal``."""
         tool_name = entry.tool_name
+        long_number = too_long_number(args)
+        if long_number is not None:  # before validation, whose messages print it, and fail
+            raise Refusal(protocol.invalid_argument(
+                f"Invalid arguments for {tool_name} at '{long_number}': an integer of more than 4,000 digits. "
+                "Send a smaller number, or the digits as a string if the input_schema allows one.",
+                long_number, "an integer of more than 4,000 digits", tool_name))
         try:
             errors = self._argument_errors(entry, args)
         except Exception:  # the tool's own schema is broken (e.g. a $ref to nowhere)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import hmac
+import logging
 import os
 import secrets
+import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -20,9 +22,11 @@ if TYPE_CHECKING:
     from junior_mcp_bridge.config import ServeToken
 
 __all__ = [
-    "OWNER", "TokenError", "TokenTable", "config_dir", "load_tokens", "open_private", "read_or_create_token",
-    "rotate_token", "token_path",
+    "OWNER", "TokenError", "TokenTable", "config_dir", "load_tokens", "open_private", "private_dir",
+    "read_or_create_token", "rotate_token", "token_path",
 ]
+
+log = logging.getLogger("junior.mcp")
 
 TOKEN_FILE = "mcp-token"
 
@@ -82,6 +86,23 @@ def _write(path: Path, token: str, *, replace: bool) -> None:
         raise
     except OSError as exc:
         raise TokenError(f"cannot write the MCP token file {path}: {exc.strerror or exc}") from None
+
+
+def private_dir(path: Path, what: str) -> None:
+    """Make ``path`` (0700, parents too), or make it private if other users may enter or change it (logged once:
+    after that it is private). ``OSError`` if it cannot be made, or is another user's or a symbolic link."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if os.name != "posix":
+        return
+    info = os.lstat(path)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        raise OSError(f"the {what} {path} is a symbolic link or not yours; junior does not use it")
+    mode = stat.S_IMODE(info.st_mode)
+    if mode & 0o077:
+        os.chmod(path, 0o700)
+        # Whoever could write there could swap a file junior trusts for one of their own.
+        log.warning("the %s %s could be entered or changed by other users (mode %o); made it private (700)",
+                    what, path, mode)
 
 
 def open_private(path: Path, what: str, fix: str) -> TextIO:

@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 from junior_core import Tool, ToolContext, ToolError
 from junior_core.clock import MONOTONIC, Clock
+from junior_core.text import clip
 from junior_mcp_bridge.config import RETRY_INTERVAL_S, ServerConfig
 from junior_mcp_bridge.connection import ServerConnection
-from junior_mcp_bridge.convert import annotations_of, local_names, modern_schema
+from junior_mcp_bridge.convert import DESCRIPTION_LIMIT, annotations_of, bounded_schema, local_names, modern_schema
 from junior_mcp_bridge.describe import INSTRUCTIONS_LIMIT, NAME_LIMIT, described, plain_line, unavailable_reason
 from junior_mcp_bridge.text import clean_text, mask_urls
 
@@ -222,8 +223,9 @@ class Bridge:
         try:
             return Tool(
                 name=local,
-                description=description,
-                input_schema=modern_schema(tool.input_schema),
+                # Bounded: a server's text reaches the model with every answer that shows the tool in full.
+                description=clip(description, DESCRIPTION_LIMIT),
+                input_schema=bounded_schema(modern_schema(tool.input_schema)),
                 handler=self._handler(config.name, tool.name),
                 annotations=annotations_of(tool),
                 # The first call after a crash reconnects before it calls.

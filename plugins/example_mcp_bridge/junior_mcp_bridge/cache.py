@@ -14,6 +14,7 @@ from typing import Any
 
 import attrs
 
+from junior_core.text import clip
 from junior_mcp_bridge.config import ServerConfig
 
 __all__ = ["CachedListing", "FailedStart", "ToolCache", "ToolInfo", "backoff_s", "cache_key", "default_dir"]
@@ -26,6 +27,8 @@ MAX_ENTRY_BYTES = 4 * 1024 * 1024
 FAILED_START_BACKOFF_S = (60.0, 120.0, 300.0, 600.0, 900.0)
 """How long a server whose start failed is left alone by the next processes, after 1, 2, ... failures in a row."""
 _MAX_FAILURE_BYTES = 64 * 1024
+RECORD_TEXT_LIMIT = 120
+"""The longest ``problem`` or ``advice`` read back from a failed-start record (characters)."""
 
 
 def backoff_s(failures: int) -> float:
@@ -120,6 +123,7 @@ class ToolCache:
         self.directory = directory or default_dir()
         self.max_age_s = max_age_s
         self.clock = clock
+        self._checked: bool | None = None
 
     def path(self, config: ServerConfig) -> Path:
         return self.directory / f"{config.name}-{cache_key(config)}.json"
@@ -130,6 +134,8 @@ class ToolCache:
     def load(self, config: ServerConfig) -> CachedListing | None:
         """The listing stored for ``config`` if there is a usable one younger than ``max_age_s``, else None."""
         path = self.path(config)
+        if not self._readable():
+            return None
         try:
             data = _read_own(path, MAX_ENTRY_BYTES)
             if data is None:
@@ -157,6 +163,8 @@ class ToolCache:
         """The failed start recorded for ``config`` (held or not: the count of failures in a row is kept), else
         None. A record older than ``max_age_s`` is forgotten."""
         path = self.failure_path(config)
+        if not self._readable():
+            return None
         try:
             data = _read_own(path, _MAX_FAILURE_BYTES)
             if data is None:
@@ -165,10 +173,10 @@ class ToolCache:
                 raise ValueError("it was written for another server")
             tail = data.get("stderr_tail") or []
             failed = FailedStart(
-                until=float(data["until"]), failures=int(data["failures"]), error=str(data["error"]),
-                problem=_text_or_none(data.get("problem")), retryable=bool(data.get("retryable", True)),
-                advice=_text_or_none(data.get("advice")),
-                stderr_tail=tuple(str(line) for line in tail[-10:]) if isinstance(tail, list) else (),
+                until=float(data["until"]), failures=int(data["failures"]), error=clip(str(data["error"]), 2000),
+                problem=_line_or_none(data.get("problem")), retryable=bool(data.get("retryable", True)),
+                advice=_line_or_none(data.get("advice")),
+                stderr_tail=tuple(clip(str(line), 300) for line in tail[-10:]) if isinstance(tail, list) else (),
                 written=float(data["written"]),
             )
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -195,8 +203,26 @@ class ToolCache:
         except OSError as exc:
             log.info("could not clear the failed start of MCP server %r: %s", config.name, exc)
 
+    def _readable(self) -> bool:
+        """Whether entries may be read: no directory yet (nothing to read), or a private one."""
+        return not self.directory.is_dir() or self._private()
+
+    def _private(self) -> bool:
+        """Whether the directory is private to this user, made so if it was not (once per cache object)."""
+        if self._checked is None:
+            from junior_mcp_bridge.auth import private_dir
+
+            try:
+                private_dir(self.directory, "MCP tool cache directory")
+                self._checked = True
+            except OSError as exc:
+                log.warning("not using the MCP tool cache: %s", exc)
+                self._checked = False
+        return self._checked
+
     def _write(self, path: Path, text: str) -> None:
-        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not self._private():
+            return
         fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as out:
@@ -246,5 +272,9 @@ def _read_own(path: Path, limit: int) -> dict[str, Any] | None:
     return data
 
 
-def _text_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
+def _line_or_none(value: Any) -> str | None:
+    """A record's ``problem`` or ``advice``: junior's own few words when it wrote them, so one plain line of at
+    most ``RECORD_TEXT_LIMIT`` characters is all that is read back (the file may have been changed since)."""
+    from junior_mcp_bridge.describe import plain_line
+
+    return (plain_line(value, RECORD_TEXT_LIMIT) or None) if isinstance(value, str) else None

@@ -73,15 +73,17 @@ def list_servers(as_json: bool, refresh: bool) -> None:
 @click.option("--scope", default=None, help="With --url: the OAuth scope to ask for.")
 @click.option("--client-metadata-url", default=None, metavar="URL",
               help="With --url: junior's client ID metadata document, used as its client id where supported.")
+@click.option("--callback-port", type=int, default=None, metavar="PORT",
+              help="With --url: the loopback port of the redirect URI (the one the metadata document names).")
 def check(as_json: bool, url: str | None, client_id: str | None, client_secret_env: str | None,
-          scope: str | None, client_metadata_url: str | None) -> None:
+          scope: str | None, client_metadata_url: str | None, callback_port: int | None) -> None:
     """Connect to each enabled server, report, and update its cached tool list; exits 1 if any is unavailable."""
     if url is not None:
-        _check_url(url, as_json, client_id, client_secret_env, scope, client_metadata_url)
+        _check_url(url, as_json, client_id, client_secret_env, scope, client_metadata_url, callback_port)
         return
-    if client_id or client_secret_env or scope or client_metadata_url:
-        raise click.UsageError("--client-id, --client-secret-env, --scope and --client-metadata-url only apply "
-                               "with --url")
+    if client_id or client_secret_env or scope or client_metadata_url or callback_port:
+        raise click.UsageError("--client-id, --client-secret-env, --scope, --client-metadata-url and "
+                               "--callback-port only apply with --url")
     rows = _connect()
     failed = [r for r in rows if r["state"] == "failed"]
     if as_json:
@@ -106,7 +108,7 @@ def _print_row(r: dict[str, Any]) -> None:
 
 
 def _check_url(url: str, as_json: bool, client_id: str | None, secret_env: str | None, scope: str | None,
-               client_metadata_url: str | None = None) -> None:
+               client_metadata_url: str | None = None, callback_port: int | None = None) -> None:
     import os
     import re
     from urllib.parse import urlsplit
@@ -117,12 +119,22 @@ def _check_url(url: str, as_json: bool, client_id: str | None, secret_env: str |
         raise click.UsageError(f"--client-secret-env: ${secret_env} is not set")
     oauth: dict[str, Any] = {key: value for key, value in {
         "client_id": client_id, "client_secret": os.environ.get(secret_env) if secret_env else None,
-        "scope": scope, "client_metadata_url": client_metadata_url}.items() if value is not None}
+        "scope": scope, "client_metadata_url": client_metadata_url, "callback_port": callback_port}.items()
+        if value is not None}
     host = re.sub(r"[^a-z0-9]+", "-", (urlsplit(url).hostname or "server").lower()).strip("-") or "server"
     try:
         config = server_config("--url", host, {"url": url, "oauth": oauth or True})
     except ConfigError as exc:
-        raise click.ClickException(str(exc)) from None
+        # The fields are this command's flags: the message names the flag that was given, not a config key.
+        message = str(exc)
+        for field, flag in _FLAGS.items():
+            prefix = f"--url: {host} oauth.{field}: "
+            if message.startswith(prefix):
+                problem = message[len(prefix):]
+                for other, other_flag in _FLAGS.items():
+                    problem = problem.replace(f"`{other}`", other_flag)
+                raise click.UsageError(f"{flag}: {problem}") from None
+        raise click.UsageError(message) from None
     rows, tools = _login(config, fresh=False)
     row = rows[0]
     if as_json:
@@ -133,6 +145,10 @@ def _check_url(url: str, as_json: bool, client_id: str | None, secret_env: str |
             click.echo(f"        - {tool.name}")
     if row["state"] != "ready":
         raise SystemExit(1)
+
+
+_FLAGS = {"client_id": "--client-id", "client_secret": "--client-secret-env", "scope": "--scope",
+          "client_metadata_url": "--client-metadata-url", "callback_port": "--callback-port"}
 
 
 def _login(config: Any, fresh: bool) -> tuple[list[dict[str, Any]], list[Any]]:

@@ -66,6 +66,31 @@ class ConfigError(ValueError):
     """Invalid bridge configuration; the message names the file, the server and the field."""
 
 
+# Header and environment variable names whose values are credentials: written literally (no ${VAR}), they make
+# the file that holds them a secret of its own.
+_SECRET_NAME = re.compile(r"auth|token|secret|passw|key|cookie|credential|session", re.IGNORECASE)
+
+
+def _is_literal_secret(name: str, value: str) -> bool:
+    return bool(value.strip()) and not _VAR.search(value) and bool(_SECRET_NAME.search(name))
+
+
+def _refuse_readable(path: Path | None, where: str) -> None:
+    """Raise ``ConfigError`` if ``path``, holding a literal secret at ``where``, can be read by other users."""
+    if path is None or os.name != "posix":
+        return
+    try:
+        mode = path.stat().st_mode & 0o777
+    except OSError:
+        return  # it was just read: a file gone since then holds nothing to protect
+    if mode & 0o077:
+        raise ConfigError(
+            f"{path}: {where}: a secret written in a file other users can read (mode {mode:o}), as anyone on this "
+            f"machine could then use it. Write the value as ${{VAR}} and set VAR in the environment (recommended), "
+            f"or make the file private: chmod 600 {path}"
+        )
+
+
 @attrs.frozen
 class OAuthSettings:
     """How junior logs in to a remote server (``oauth`` of its config); every field is optional.
@@ -332,6 +357,8 @@ def _serve_token(path: Path, name: str, raw: object, environ: Mapping[str, str])
         entry.context()
     except ValueError as exc:
         raise ConfigError(f"{where}: {exc}") from None
+    if not _VAR.search(text):  # a token written in the file: only its owner may read the file
+        _refuse_readable(path, f"[mcp.serve.tokens.{name}] token")
     return entry
 
 
@@ -362,7 +389,7 @@ def _from_toml(path: Path, environ: Mapping[str, str]) -> list[ServerConfig]:
             raise ConfigError(
                 f"{path}: [mcp.servers.{name}] {unknown[0]}: unknown field; use {', '.join(sorted(_TOML_KEYS))}"
             )
-        servers.append(_server(str(path), f"[mcp.servers.{name}]", name, raw, environ))
+        servers.append(_server(str(path), f"[mcp.servers.{name}]", name, raw, environ, path))
     return servers
 
 
@@ -384,7 +411,7 @@ def _from_json(path: Path, environ: Mapping[str, str]) -> list[ServerConfig]:
         fields = {key: value for key, value in raw.items() if key in _TOML_KEYS}
         if raw.get("disabled") is True:
             fields["enabled"] = False
-        servers.append(_server(str(path), where, name, fields, environ))
+        servers.append(_server(str(path), where, name, fields, environ, path))
     return servers
 
 
@@ -394,9 +421,12 @@ def server_config(origin: str, name: str, raw: dict[str, Any],
     return _server(origin, name, name, raw, os.environ if environ is None else environ)
 
 
-def _server(origin: str, where: str, name: str, raw: dict[str, Any], environ: Mapping[str, str]) -> ServerConfig:
+def _server(origin: str, where: str, name: str, raw: dict[str, Any], environ: Mapping[str, str],
+            path: Path | None = None) -> ServerConfig:
     def fail(field: str, problem: str) -> ConfigError:
         return ConfigError(f"{origin}: {where} {field}: {problem}")
+
+    written: list[str] = []  # keys holding a secret written in the file: checked once the entry is valid
 
     if not SERVER_NAME.match(name):
         raise fail("name", f"{name!r} is not a valid server name: use lowercase letters, digits, '_' and '-'")
@@ -421,6 +451,8 @@ def _server(origin: str, where: str, name: str, raw: dict[str, Any], environ: Ma
             raise fail(field, "must be a table of string values")
         out = {}
         for key, text in value.items():
+            if _is_literal_secret(str(key), text):
+                written.append(f"{field}.{key}")
             missing = [var for var in _VAR.findall(text) if var not in environ]
             if missing:
                 raise fail(f"{field}.{key}", f"refers to ${{{missing[0]}}}, which is not set in the environment")
@@ -457,6 +489,9 @@ def _server(origin: str, where: str, name: str, raw: dict[str, Any], environ: Ma
         raise fail("enabled", f"must be true or false, got {enabled!r}")
     description = string("description")
     headers = expanded_table("headers")
+    oauth = _oauth(raw.get("oauth", True), headers, fail, environ, written.append) if url is not None else None
+    if written:
+        _refuse_readable(path, f"{where} {written[0]}")
     return ServerConfig(
         name=name,
         origin=origin,
@@ -472,11 +507,12 @@ def _server(origin: str, where: str, name: str, raw: dict[str, Any], environ: Ma
         timeout_s=seconds("timeout_s", DEFAULT_TIMEOUT_S),
         startup_timeout_s=seconds("startup_timeout_s", DEFAULT_STARTUP_TIMEOUT_S),
         enabled=enabled,
-        oauth=_oauth(raw.get("oauth", True), headers, fail, environ) if url is not None else None,
+        oauth=oauth,
     )
 
 
-def _oauth(raw: object, headers: Mapping[str, str], fail: Any, environ: Mapping[str, str]) -> OAuthSettings | None:
+def _oauth(raw: object, headers: Mapping[str, str], fail: Any, environ: Mapping[str, str],
+           literal_secret: Any) -> OAuthSettings | None:
     if raw is False:
         return None
     if raw is True:
@@ -495,6 +531,8 @@ def _oauth(raw: object, headers: Mapping[str, str], fail: Any, environ: Mapping[
         if not isinstance(value, str) or not value.strip():
             # Never echo the value: client_secret is a secret.
             raise fail(f"oauth.{key}", "must be a non-empty string (use ${VAR} to read it from the environment)")
+        if key == "client_secret" and not _VAR.search(value):
+            literal_secret(f"oauth.{key}")
         missing = [var for var in _VAR.findall(value) if var not in environ]
         if missing:
             raise fail(f"oauth.{key}", f"refers to ${{{missing[0]}}}, which is not set in the environment")
@@ -515,4 +553,9 @@ def _oauth(raw: object, headers: Mapping[str, str], fail: Any, environ: Mapping[
     port = raw.get("callback_port")
     if port is not None and (isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535):
         raise fail("oauth.callback_port", f"must be a port number (1-65535), got {port!r}")
+    if document is not None and port is None:
+        # The document names junior's redirect URI, port and all, and the server holds junior to it: a free port
+        # chosen at login would never match.
+        raise fail("oauth.client_metadata_url", "needs `callback_port`, the port of the redirect URI its document "
+                   "names (http://127.0.0.1:<port>/callback)")
     return OAuthSettings(callback_port=port, **fields)

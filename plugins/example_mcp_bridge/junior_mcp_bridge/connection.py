@@ -25,7 +25,8 @@ from junior_core import ToolError
 from junior_core.clock import MONOTONIC, Clock
 from junior_core.text import clip
 from junior_mcp_bridge.config import RETRY_INTERVAL_S, ServerConfig
-from junior_mcp_bridge.convert import error_text, result_json
+from junior_mcp_bridge.convert import error_text, from_note, result_json
+from junior_mcp_bridge.describe import quoted_line
 from junior_mcp_bridge.text import mask_urls
 
 if TYPE_CHECKING:
@@ -41,6 +42,8 @@ if TYPE_CHECKING:
 __all__ = ["ServerConnection", "State"]
 
 log = logging.getLogger("junior.mcp")
+STDERR_SAID_LIMIT = 1000
+"""The most of a down server's last stderr lines an ``unavailable`` answer quotes (characters)."""
 State = Literal["stopped", "starting", "ready", "failed"]
 """After a failed connect, calls answer ``unavailable`` this long before the next attempt; the bridge also retries
 servers that are down this often in the background."""
@@ -125,6 +128,8 @@ class ServerConnection:
         self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
         self._stderr_pump: threading.Thread | None = None
         self._bad_line: str | None = None
+        self._unreachable: str | None = None
+        """Why the last connect to a ``url`` server never got an answer (the SDK says only "cancelled")."""
         self._restarting = False
         self._failure: FailedStart | None = None
         """The last failed start recorded beside the tool cache (this process's or another's)."""
@@ -250,7 +255,7 @@ class ServerConnection:
 
         session: ClientSession | None = None
         run = secrets.token_hex(8)
-        self._bad_line = None
+        self._bad_line = self._unreachable = None
         try:
             async with AsyncExitStack() as stack:
                 try:
@@ -323,6 +328,8 @@ class ServerConnection:
         if self._runner is not runner:
             return
         error, self.problem, self.retryable = _describe(exc, self.config, self._bad_line)
+        if self._unreachable is not None:
+            error, self.problem, self.retryable = self._unreachable, "the server could not be reached", True
         level = self.failure_level
         if self._oauth is not None and self._oauth.needs_login:
             error = f"the server needs a login: run `junior mcp login {self.name}`"
@@ -367,9 +374,12 @@ class ServerConnection:
                 if oauth is not None:
                     oauth.failure = why
 
+            def unreachable(why: str) -> None:
+                self._unreachable = why
+
             # As the SDK's create_mcp_http_client, with what is read from endpoints other than the server's capped.
             http = await stack.enter_async_context(httpx2.AsyncClient(
-                headers=dict(config.headers), auth=auth, transport=capped_transport(config.url, refused),
+                headers=dict(config.headers), auth=auth, transport=capped_transport(config.url, refused, unreachable),
                 timeout=httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT)))
             streams = await stack.enter_async_context(streamable_http_client(config.url, http_client=http))
             return streams[0], streams[1]
@@ -452,8 +462,11 @@ class ServerConnection:
                 await self._crashed(f"{type(exc).__name__}: {exc}")
             raise self._unavailable(f"MCP server {self.name!r} stopped during the call") from None
         if result.is_error:
-            raise ToolError("tool_failed", f"{tool} on MCP server {self.name!r} failed: {error_text(result)}")
-        return result_json(result)
+            said = error_text(result).replace('"', "'")
+            raise ToolError("tool_failed", f'{tool} on MCP server {self.name!r} failed, saying: "{said}"')
+        # Marked as the server's, as recalled memories are: what it returns is data for the model, never
+        # instructions (the runtime bounds its size, `max_result_chars`).
+        return {"from": from_note(self.name), **result_json(result)}
 
     async def _ready_session(self) -> ClientSession:
         session = self._session
@@ -478,7 +491,9 @@ class ServerConnection:
         if self._restarting:
             return ToolError("unavailable", f"MCP server {self.name!r} is being restarted after its session broke. "
                                             "Try again in a few seconds, or use another tool.")
-        said = f" Its last words on stderr: {' | '.join(self.stderr_tail)}." if self.stderr_tail else ""
+        # Quoted, on one bounded line, and said to be the server's: a failed-start record is read back from disk.
+        quoted = quoted_line(" | ".join(self.stderr_tail[-5:]), STDERR_SAID_LIMIT) if self.stderr_tail else ""
+        said = f" Its last words, on the server's stderr: {quoted}." if quoted else ""
         if self.advice is not None:
             advice = f"retrying will not help: tell the user to {self.advice}, and use another tool meanwhile"
         elif self.retryable and self.clock.now() < self._held_until:

@@ -11,7 +11,8 @@ from collections.abc import Sequence
 
 from junior_mcp_bridge.config import ServerConfig
 
-__all__ = ["INSTRUCTIONS_LIMIT", "NAME_LIMIT", "STDERR_QUOTE_LIMIT", "described", "plain_line", "unavailable_reason"]
+__all__ = ["INSTRUCTIONS_LIMIT", "NAME_LIMIT", "STDERR_QUOTE_LIMIT", "described", "plain_line", "quoted_line",
+           "unavailable_reason"]
 
 # Bounds on what a server's own words may add to searchTools' description (characters).
 INSTRUCTIONS_LIMIT = 120
@@ -42,6 +43,13 @@ def plain_line(text: str, limit: int) -> str:
     return line
 
 
+def quoted_line(text: str, limit: int) -> str:
+    """``plain_line`` of ``text`` in double quotes (its own double quotes made single, so it cannot end the
+    quotation), ``limit`` counting the quotes; empty if nothing is left."""
+    line = plain_line(text, limit - 2).replace('"', "'")
+    return f'"{line}"' if line else ""
+
+
 def _plain(line: str) -> str:
     # Format characters (zero-width, bidi overrides) vanish; other controls and separators become spaces.
     line = "".join("" if unicodedata.category(ch) == "Cf" else " " if unicodedata.category(ch)[0] in "CZ" else ch
@@ -59,9 +67,10 @@ def described(config: ServerConfig, instructions: str | None, title: str | None,
     """
     if config.description:
         return config.description
-    line = plain_line(instructions or "", INSTRUCTIONS_LIMIT)
+    line = quoted_line(instructions or "", INSTRUCTIONS_LIMIT)
     if line:
-        return line
+        # Quoted and attributed: the server's words never read as junior's own in searchTools' description.
+        return f"MCP server {config.name!r}, in its own words: {line}"
     label = plain_line(title or name or "", NAME_LIMIT)
     if label:
         return f"Tools of the MCP server {label}."
@@ -73,6 +82,6 @@ def unavailable_reason(problem: str | None, retryable: bool, advice: str | None,
     """Why a server is down, for the model and ``junior sources``: a fixed category, what to do, and the last
     line the server wrote to stderr (usually the fix: "GITHUB_TOKEN is not set"), as one plain line."""
     advice = advice or ("try again later" if retryable else "it needs its configuration fixed (`junior mcp check`)")
-    said = plain_line(stderr_tail[-1], STDERR_QUOTE_LIMIT) if stderr_tail else ""
-    quoted = f'; stderr: "{said}"' if said else ""
+    said = quoted_line(stderr_tail[-1], STDERR_QUOTE_LIMIT + 2) if stderr_tail else ""
+    quoted = f"; stderr: {said}" if said else ""  # short: the description's summary is 180 characters
     return f"{problem or 'not running'}; {advice}{quoted}"

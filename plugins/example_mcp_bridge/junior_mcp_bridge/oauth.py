@@ -42,6 +42,9 @@ LOGIN_TIMEOUT_S = 300.0
 """How long a login waits for the browser to come back with a code."""
 AUTH_ANSWER_LIMIT = 512 * 1024
 """The most read from a metadata, registration or token endpoint: their JSON is a few KB."""
+AUTH_ANSWER_TIMEOUT_S = 5.0
+"""The longest a metadata, registration or token endpoint may take to answer in full (a server dripping bytes
+would otherwise hold a login, or `junior mcp check --url`, for as long as it likes)."""
 _PAGE = ("<!doctype html><meta charset=utf-8><title>junior</title>"
          "<p style='font:16px sans-serif;margin:3em'>{}</p>")
 
@@ -54,6 +57,11 @@ class _DropFlowTraceback(logging.Filter):
 
 
 logging.getLogger("mcp.client.auth.oauth2").addFilter(_DropFlowTraceback())
+
+
+NO_METADATA = ("the authorization server published no usable metadata (none of its well-known addresses answered "
+               "with its own JSON metadata); junior does not log in at default endpoints that cannot say they offer "
+               "PKCE with S256")
 
 
 class LoginRequired(Exception):
@@ -104,7 +112,9 @@ class TokenFile:
         return data if isinstance(data, dict) and data.get("url") == self.url else {}
 
     def _write(self, data: dict[str, Any]) -> None:
-        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        from junior_mcp_bridge.auth import private_dir
+
+        private_dir(self.path.parent, "OAuth token directory")
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{secrets.token_hex(4)}")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
         try:
@@ -274,6 +284,9 @@ class OAuthState:
                     try:
                         step = await flow.__anext__()
                         while True:
+                            if self.context.oauth_metadata is None and step.method == "POST" and \
+                                    step.url.path.endswith("/register"):
+                                raise LoginRequired(NO_METADATA)  # not at a default /register either
                             step = await flow.asend((yield step))
                     except StopAsyncIteration:
                         return
@@ -285,13 +298,20 @@ class OAuthState:
                         # A refused answer has said why already (capped_transport).
                         state.failure = state.failure or _one_line(f"{type(exc).__name__}: {exc}")
                         raise
+                    finally:
+                        # Closed here, in the task that holds its lock: left to the garbage collector, the SDK's
+                        # flow is closed in a task of its own, which fails and prints a traceback.
+                        await flow.aclose()
 
                 async def _perform_authorization(self) -> Any:
                     # PKCE is what keeps an intercepted code useless; the MCP authorization spec has clients refuse
-                    # a server whose metadata does not offer S256. (No metadata at all is the 2025-03-26 fallback,
-                    # whose default endpoints are assumed to do PKCE.)
+                    # a server whose metadata does not offer S256. No usable metadata (garbage, a redirect, which
+                    # is not followed, another origin's, none) is refused too: the 2025-03-26 fallback to default
+                    # /authorize and /token endpoints would log in to endpoints that never said they do PKCE.
                     metadata = self.context.oauth_metadata
-                    methods = metadata.code_challenge_methods_supported if metadata is not None else ["S256"]
+                    if metadata is None:
+                        raise LoginRequired(NO_METADATA)
+                    methods = metadata.code_challenge_methods_supported
                     if "S256" not in (methods or []):
                         offered = "none" if not methods else ", ".join(methods)
                         raise LoginRequired(
@@ -312,6 +332,11 @@ class OAuthState:
                 if listener is None:
                     state.needs_login = True
                     raise LoginRequired(f"MCP server {state.config.name!r} needs a login")
+                document = oauth.client_metadata_url
+                if document is not None and parse_qs(urlsplit(url).query).get("client_id") == [document]:
+                    mismatch = await _document_mismatch(document, listener.redirect_uri)
+                    if mismatch is not None:
+                        raise LoginRequired(mismatch)
                 refusal = await _refusal(url)
                 if refusal is not None:
                     raise LoginRequired(f"the authorization server refused the login request: {refusal}")
@@ -350,61 +375,95 @@ class OAuthState:
         return 0
 
 
-def capped_transport(mcp_url: str, refused: Callable[[str], None]) -> Any:
-    """An ``httpx2`` transport that reads at most ``AUTH_ANSWER_LIMIT`` of any answer but the MCP endpoint's.
+def capped_transport(mcp_url: str, refused: Callable[[str], None],
+                     unreachable: Callable[[str], None] | None = None) -> Any:
+    """An ``httpx2`` transport that reads at most ``AUTH_ANSWER_LIMIT`` of any answer but the MCP endpoint's,
+    each within ``AUTH_ANSWER_TIMEOUT_S``.
 
     The OAuth flow reads whole answers from the resource and authorization servers' other endpoints (metadata,
-    registration, tokens); a server answering with hundreds of MB would otherwise be held in memory. ``refused``
-    is told why, in one line, before the read fails.
+    registration, tokens); a server answering with hundreds of MB, or a byte a second, would otherwise hold
+    memory or the login. ``refused`` is told why, in one line, before the read fails; ``unreachable`` is told
+    which host refused or never took the connection (the SDK reports that only as a cancellation).
     """
+    import anyio
     import httpx2
 
     endpoint = httpx2.URL(mcp_url)
 
-    class TooLarge(httpx2.TransportError):
+    class Refused(httpx2.TransportError):
         pass
 
-    class Capped(httpx2.AsyncByteStream):
-        def __init__(self, inner: Any, url: str) -> None:
-            self.inner, self.url = inner, url
-
-        def refuse(self) -> TooLarge:
-            why = (f"the answer of {self.url} is larger than {AUTH_ANSWER_LIMIT // 1024} KB; junior refused to "
-                   "read it")
-            refused(why)
-            return TooLarge(why)
-
-        async def __aiter__(self) -> AsyncIterator[bytes]:
-            total = 0
-            async for chunk in self.inner:
-                total += len(chunk)
-                if total > AUTH_ANSWER_LIMIT:
-                    raise self.refuse()
-                yield chunk
-
-        async def aclose(self) -> None:
-            await self.inner.aclose()
+    def refuse(why: str) -> Refused:
+        refused(why)
+        return Refused(why)
 
     class Transport(httpx2.AsyncHTTPTransport):
         async def handle_async_request(self, request: Any) -> Any:
-            response = await super().handle_async_request(request)
             url = request.url
-            if (url.scheme, url.host, url.port, url.path) == (endpoint.scheme, endpoint.host, endpoint.port,
-                                                              endpoint.path):
-                return response
-            stream = Capped(response.stream, str(url.copy_with(query=None)))
+            shown = str(url.copy_with(query=None))
+            try:
+                if (url.scheme, url.host, url.port, url.path) == (endpoint.scheme, endpoint.host, endpoint.port,
+                                                                  endpoint.path):
+                    return await super().handle_async_request(request)
+                with anyio.fail_after(AUTH_ANSWER_TIMEOUT_S):
+                    return await self._whole(request, shown)
+            except TimeoutError:
+                raise refuse(f"{shown} did not answer in full within {AUTH_ANSWER_TIMEOUT_S:g} s; junior gave "
+                             "up on it") from None
+            except httpx2.ConnectError as exc:
+                if unreachable is not None:
+                    reason = str(exc).rsplit("] ", 1)[-1] or type(exc).__name__
+                    unreachable(f"cannot connect to {url.scheme}://{url.host}:{url.port or ''}".rstrip(":")
+                                + f" ({reason})")
+                raise
+
+        async def _whole(self, request: Any, shown: str) -> Any:
+            response = await super().handle_async_request(request)
             declared = response.headers.get("content-length", "")
-            if declared.isdigit() and int(declared) > AUTH_ANSWER_LIMIT:
+            too_large = (f"the answer of {shown} is larger than {AUTH_ANSWER_LIMIT // 1024} KB; junior refused to "
+                         "read it")
+            try:
+                if declared.isdigit() and int(declared) > AUTH_ANSWER_LIMIT:
+                    raise refuse(too_large)
+                body = bytearray()
+                async for chunk in response.stream:
+                    body += chunk
+                    if len(body) > AUTH_ANSWER_LIMIT:
+                        raise refuse(too_large)
+            finally:
                 await response.aclose()
-                raise stream.refuse()
-            return httpx2.Response(response.status_code, headers=response.headers, stream=stream,
-                                   extensions=response.extensions)
+            return httpx2.Response(response.status_code, headers=response.headers,
+                                   stream=httpx2.ByteStream(bytes(body)), extensions=response.extensions)
 
     return Transport()
 
 
 def _one_line(text: str, limit: int = 300) -> str:
     return clip(" ".join(text.split()), limit)
+
+
+async def _document_mismatch(document: str, redirect_uri: str) -> str | None:
+    """Why the client ID metadata document at ``document`` cannot serve this login (it does not name itself as
+    ``client_id``, or not ``redirect_uri``), read once before any browser is sent; else None."""
+    import httpx2
+
+    try:
+        async with httpx2.AsyncClient(follow_redirects=False, timeout=AUTH_ANSWER_TIMEOUT_S) as client:
+            answer = await client.get(document)
+        data = json.loads(answer.content[:AUTH_ANSWER_LIMIT]) if answer.status_code == 200 else None
+    except (httpx2.HTTPError, ValueError) as exc:
+        return f"cannot read the client metadata document {document}: {_one_line(str(exc) or type(exc).__name__)}"
+    if not isinstance(data, dict):
+        return f"the client metadata document {document} is not a JSON object (HTTP {answer.status_code})"
+    if data.get("client_id") != document:
+        return (f"the client metadata document {document} names another client_id ({data.get('client_id')!r}); "
+                "it must be its own URL")
+    uris = data.get("redirect_uris")
+    if not isinstance(uris, list) or redirect_uri not in uris:
+        ports = sorted({str(urlsplit(str(uri)).port) for uri in uris or [] if isinstance(uri, str)})
+        return (f"the client metadata document {document} does not list the redirect URI junior listens on, "
+                f"{redirect_uri} (its ports: {', '.join(ports) or 'none'}); set callback_port to the port it names")
+    return None
 
 
 async def _refusal(url: str) -> str | None:

@@ -44,6 +44,12 @@ def write_toml(path: Path, servers: dict[str, dict[str, Any]]) -> Path:
     return path
 
 
+def unmarked(result: dict[str, Any]) -> dict[str, Any]:
+    """A bridged tool's result without the ``from`` every one carries (whose output it is), checked present."""
+    assert str(result.get("from", "")).startswith("the MCP server "), result
+    return {key: value for key, value in result.items() if key != "from"}
+
+
 def live_children() -> set[int]:
     """Pids of this process's living descendants (zombies already reaped do not count)."""
     pids = set()

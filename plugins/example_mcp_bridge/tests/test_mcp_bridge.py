@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from junior_mcp_bridge import MCPBridge, load_config
-from mcp_bridge_helpers import gated, misbehaving, time_server, write_toml
+from mcp_bridge_helpers import gated, misbehaving, time_server, unmarked, write_toml
 
 from junior_core import Runtime
 
@@ -62,10 +62,10 @@ def test_source_description_comes_from_config_else_the_server(make_runtime: Call
     described = {s["id"]: s["description"] for s in rt.sources}
     assert described["mcp:time"] == "Clock and timezone conversion."
     # First paragraph of the server's instructions.
-    assert described["mcp:errs"] == "Misbehaving test server (error)."
+    assert described["mcp:errs"] == "MCP server 'errs', in its own words: \"Misbehaving test server (error).\""
     # No instructions: serverInfo's name.
     assert "mcp-time" in described["mcp:clock"]
-    assert "mcp:errs: Misbehaving test server (error)." in rt.model_tools()[0]["description"]
+    assert "mcp:errs: MCP server 'errs', in its own words: \"Misbehaving test server (error).\"" in rt.model_tools()[0]["description"]
 
 
 async def test_async_host_calls_through_its_own_loop(time_rt: Runtime) -> None:
@@ -100,7 +100,7 @@ def test_all_pages_are_listed_and_odd_names_map_back(make_runtime: Callable[...,
     dotted = [name for name in names if name.startswith("mcp__paged__dotted_name_")]
     assert len(dotted) == 1, names
     answer = rt.execute_tool(dotted[0], {"text": "via the dotted tool"})
-    assert answer == {"ok": True, "tool_name": dotted[0], "result": {"text": "via the dotted tool"}}
+    assert (answer["ok"], answer["tool_name"], unmarked(answer["result"])) == (True, dotted[0], {"text": "via the dotted tool"})
 
 
 def test_other_content_blocks_are_carried(make_runtime: Callable[..., Runtime]) -> None:
@@ -125,19 +125,19 @@ def test_list_changed_refreshes_the_catalog_and_the_index(make_runtime: Callable
         time.sleep(0.02)
     found = rt.search_tools("zebra_lookup", source="mcp:changing")
     assert found["tools"][0]["tool_name"] == "mcp__changing__zebra_lookup"
-    assert rt.execute_tool("mcp__changing__zebra_lookup", {"text": "new"})["result"] == {"text": "new"}
+    assert unmarked(rt.execute_tool("mcp__changing__zebra_lookup", {"text": "new"})["result"]) == {"text": "new"}
 
 
 def test_crash_mid_call_is_unavailable_then_reconnects(make_runtime: Callable[..., Runtime]) -> None:
     rt = make_runtime({"crashy": misbehaving("crash")})
-    assert rt.execute_tool("mcp__crashy__echo", {"text": "one"})["result"] == {"text": "one"}
+    assert unmarked(rt.execute_tool("mcp__crashy__echo", {"text": "one"})["result"]) == {"text": "one"}
     crashed = rt.execute_tool("mcp__crashy__crash", {})
     assert crashed["ok"] is False
     assert crashed["error"]["code"] == "unavailable"
     assert "stopped during the call" in crashed["error"]["message"]
     # The next call starts the server again.
     again = rt.execute_tool("mcp__crashy__echo", {"text": "two"})
-    assert again == {"ok": True, "tool_name": "mcp__crashy__echo", "result": {"text": "two"}}
+    assert (again["ok"], again["tool_name"], unmarked(again["result"])) == (True, "mcp__crashy__echo", {"text": "two"})
 
 
 def test_hung_and_missing_servers_do_not_stop_the_others(make_runtime: Callable[..., Runtime]) -> None:
@@ -236,7 +236,7 @@ async def test_a_cancelled_caller_does_not_leave_the_connect_half_done(no_orphan
         assert conn.state == "ready"
         session = conn._session
         assert session is not None
-        assert await conn.call("echo", {"text": "hi"}) == {"text": "hi"}
+        assert unmarked(await conn.call("echo", {"text": "hi"})) == {"text": "hi"}
         assert conn._session is session  # the call used the session, it did not start another
     finally:
         await conn.stop()
@@ -318,5 +318,5 @@ def test_a_server_down_at_start_up_is_retried_in_the_background(tmp_path: Path, 
         while "mcp__late__echo" not in tools_of(rt, "mcp:late") and time.monotonic() < deadline:
             time.sleep(0.05)
         assert rt.search_tools("echo", source="mcp:late")["tools"][0]["tool_name"] == "mcp__late__echo"
-        assert rt.execute_tool("mcp__late__echo", {"text": "late"})["result"] == {"text": "late"}
+        assert unmarked(rt.execute_tool("mcp__late__echo", {"text": "late"})["result"]) == {"text": "late"}
         assert "Unavailable" not in str(rt.sources)

@@ -16,7 +16,7 @@ import pytest
 from junior_mcp_bridge import MCPBridge, load_config
 from junior_mcp_bridge.cache import MAX_ENTRY_BYTES, CachedListing, ToolCache
 from junior_mcp_bridge.config import server_config
-from mcp_bridge_helpers import misbehaving, write_toml
+from mcp_bridge_helpers import misbehaving, unmarked, write_toml
 
 from junior_core import Runtime
 
@@ -53,7 +53,7 @@ def test_a_second_process_searches_without_starting_the_server(tmp_path: Path, n
         assert "mcp__counted__echo" in again.stdout, again.stderr
     assert starts(log) == 1  # three more processes, no start
     ran = junior(env, "exec", "mcp__counted__echo", "--args", '{"text": "hi"}')
-    assert json.loads(ran.stdout) == {"text": "hi"}
+    assert unmarked(json.loads(ran.stdout)) == {"text": "hi"}
     assert starts(log) == 2  # the first call of one of its tools
     assert junior(env, "mcp", "check").returncode == 0
     assert starts(log) == 3
@@ -179,3 +179,18 @@ def test_an_entry_over_the_size_cap_is_neither_read_nor_written(
     huge = CachedListing(tools=[{"name": "echo", "inputSchema": {"type": "object"}}], instructions="x" * MAX_ENTRY_BYTES)
     cache.store(config, huge)
     assert not path.exists()
+
+
+@pytest.mark.slow
+def test_a_cache_directory_others_can_write_is_made_private(tmp_path: Path, no_orphans: None) -> None:
+    directory = tmp_path / "cache" / "mcp-tools"
+    directory.mkdir(parents=True)
+    directory.chmod(0o777)
+    env = {**os.environ, "JUNIOR_CONFIG": str(write_toml(tmp_path / "junior.toml", {"e": misbehaving("crash")})),
+           "JUNIOR_LOAD_PLUGINS": "mcp", "JUNIOR_CACHE_DIR": str(tmp_path / "cache")}
+    listed = junior(env, "mcp", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert stat.S_IMODE(directory.stat().st_mode) == 0o700
+    assert f"the MCP tool cache directory {directory} could be entered or changed by other users (mode 777); " \
+           "made it private (700)" in listed.stderr, listed.stderr
+    assert json.loads(junior(env, "mcp", "list", "--json").stdout)[0]["state"] == "cached"  # and used

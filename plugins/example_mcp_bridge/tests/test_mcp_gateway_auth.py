@@ -158,6 +158,7 @@ def test_token_table_matches_each_token_to_its_own_context(tmp_path: Path) -> No
 def _tokens_from(tmp_path: Path, text: str, environ: dict[str, str] | None = None) -> list[ServeToken]:
     path = tmp_path / "junior.toml"
     path.write_text(text)
+    path.chmod(0o600)  # a token written in the file is refused unless the file is private (see below)
     return load_serve_tokens(environ={"JUNIOR_CONFIG": str(path), **(environ or {})})
 
 
@@ -302,3 +303,67 @@ async def test_a_second_token_cannot_see_or_archive_the_owners_knowledge(
     async with bearer_client(url, owner_token) as client:
         mine = _result(await client.call_tool("executeTool", {"tool_name": "memory__list", "arguments": {}}))
     assert [m["content"] for m in mine["result"]["memories"]] == [fact]  # type: ignore[index]
+
+
+# -- secrets written in a readable config ----------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_serve_refuses_a_token_written_in_a_config_others_can_read(
+    env: dict[str, str], start_gateway: Callable[..., tuple[str, Path]]
+) -> None:
+    config = Path(env["JUNIOR_CONFIG"])
+    config.write_text(f'[mcp.serve.tokens.alice]\ntoken = "{ALICE_TOKEN}"\nuser = "alice"\n')
+    config.chmod(0o644)
+    started = junior(env, "mcp", "serve", "--http", str(_free_port()))
+    assert started.returncode == 1, started.stderr
+    message = started.stderr
+    assert f"{config}: [mcp.serve.tokens.alice] token: a secret written in a file other users can read " \
+           "(mode 644)" in message
+    assert f"chmod 600 {config}" in message and "${VAR}" in message
+    assert ALICE_TOKEN not in message and "Traceback" not in message
+    # The ${VAR} form is the recommended one and needs no change of mode.
+    config.write_text('[mcp.serve.tokens.alice]\ntoken = "${ALICE_TOKEN}"\nuser = "alice"\n')
+    assert junior(env, "mcp", "list", "--json").returncode == 0
+
+
+@pytest.mark.slow
+async def test_a_token_written_in_a_private_config_is_served(
+    env: dict[str, str], start_gateway: Callable[..., tuple[str, Path]]
+) -> None:
+    config = Path(env["JUNIOR_CONFIG"])
+    config.write_text(f'[mcp.serve.tokens.alice]\ntoken = "{ALICE_TOKEN}"\nuser = "alice"\n')
+    config.chmod(0o600)
+    url, _ = start_gateway(env)
+    async with bearer_client(url, ALICE_TOKEN) as client:
+        stored = await client.call_tool("searchTools", {"query": "anything"})
+        assert stored.structured_content is not None, stored
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("entry", "key"),
+    [
+        ({"headers": {"Authorization": "Bearer literal-secret-value"}}, "headers.Authorization"),
+        ({"headers": {"X-Api-Key": "literal-secret-value"}}, "headers.X-Api-Key"),
+        ({"oauth": {"client_id": "junior", "client_secret": "literal-secret-value"}}, "oauth.client_secret"),
+    ],
+)
+def test_mcp_commands_refuse_a_literal_server_secret_in_a_readable_config(
+    tmp_path: Path, entry: dict[str, object], key: str
+) -> None:
+    from mcp_bridge_helpers import write_toml
+
+    config = write_toml(tmp_path / "junior.toml", {"remote": {"url": "http://127.0.0.1:9/mcp", **entry}})
+    config.chmod(0o640)
+    env = {**os.environ, "JUNIOR_CONFIG": str(config), "JUNIOR_LOAD_PLUGINS": "mcp",
+           "JUNIOR_CACHE_DIR": str(tmp_path / "cache"), "JUNIOR_CONFIG_DIR": str(tmp_path / "config")}
+    refused = junior(env, "mcp", "list", "--json")
+    assert refused.returncode == 1
+    assert f"{config}: [mcp.servers.remote] {key}: a secret written in a file other users can read (mode 640)" \
+        in refused.stderr, refused.stderr
+    assert "literal-secret-value" not in refused.stderr and "Traceback" not in refused.stderr
+    config.chmod(0o600)  # the owner's alone: accepted (the server itself is not there, which is another matter)
+    listed = junior(env, "mcp", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert [row["name"] for row in json.loads(listed.stdout)] == ["remote"]

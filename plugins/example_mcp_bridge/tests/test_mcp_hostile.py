@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
 import subprocess
@@ -13,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from mcp_bridge_helpers import misbehaving, write_toml
+from mcp_bridge_helpers import misbehaving, unmarked, write_toml
 
 from junior_core import Runtime
 
@@ -147,3 +148,20 @@ def test_escapes_bidi_and_zero_width_characters_never_reach_the_terminal(tmp_pat
     assert '"city": "Paris"' in runs["exec"].stdout and "Sunny in Paris!" in runs["exec"].stdout
     assert "broken widget" in runs["exec fail"].stderr
     assert "ok      mcp:hostile: misbehaving-hostile 1.0, 3 tools" in runs["mcp check"].stdout
+
+
+def test_a_5000_digit_integer_is_invalid_arguments_not_a_broken_schema(
+    make_runtime: Callable[..., Runtime], caplog: pytest.LogCaptureFixture
+) -> None:
+    rt = make_runtime({"e": misbehaving("crash")})
+    with caplog.at_level(logging.WARNING):
+        typed = rt.execute_tool("mcp__e__echo", {"text": 10**5000})  # a string is wanted here
+        untyped = rt.call_model_tool("executeTool", {"tool_name": "mcp__e__echo",
+                                                     "arguments": {"text": "x", "more": [1, -(10**5000)]}})
+    assert typed["error"]["code"] == "invalid_arguments", typed
+    assert typed["error"]["details"] == [{"path": "text", "message": "an integer of more than 4,000 digits"}]
+    assert untyped["error"]["code"] == "invalid_arguments", untyped
+    assert untyped["error"]["details"][0]["path"] == "more/1"
+    assert "input_schema is broken" not in caplog.text
+    # The server never saw the call, and still answers.
+    assert unmarked(rt.execute_tool("mcp__e__echo", {"text": "still here"})["result"]) == {"text": "still here"}

@@ -7,8 +7,10 @@ token exchange, refresh, and a bot that cannot log in.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import socket
 import stat
 import subprocess
@@ -239,6 +241,7 @@ def test_a_pre_registered_client_logs_in_with_its_secret_from_the_environment(
     # The same without the secret: the server refuses the client, and the failure is one line.
     user["JUNIOR_CONFIG"] = str(write_toml(tmp_path / "junior.toml", {"remote": {
         "url": server.url, "oauth": {**oauth, "client_secret": "wrong"}}}))
+    (tmp_path / "junior.toml").chmod(0o600)  # a secret written in the file: the file must be private
     failed = junior(user, "mcp", "login", "remote")
     assert failed.returncode == 1
     assert failed.stdout.startswith('FAILED  mcp:remote: the OAuth login failed: OAuthTokenError: Token exchange '
@@ -293,6 +296,7 @@ def test_a_login_the_authorization_server_refuses_fails_at_once_saying_why(
     oauth = {"client_id": "junior-test", "client_secret": "junior-test-secret", "callback_port": _free_port()}
     user["JUNIOR_CONFIG"] = str(write_toml(tmp_path / "junior.toml", {"remote": {"url": server.url,
                                                                                    "oauth": oauth}}))
+    (tmp_path / "junior.toml").chmod(0o600)  # the secret is written in it
     started = time.monotonic()
     failed = junior(user, "mcp", "login", "remote")
     assert failed.returncode == 1
@@ -383,6 +387,8 @@ def test_a_token_file_others_can_read_or_a_symlink_is_refused_naming_the_file_an
      "oauth.client_id: refers to ${NOPE_NOT_SET}, which is not set in the environment"),
     ({"url": "https://h/mcp", "oauth": {"callback_port": 0}}, "oauth.callback_port: must be a port number"),
     ({"url": "https://h/mcp", "oauth": "yes"}, "oauth: must be true, false or a table"),
+    ({"url": "https://h/mcp", "oauth": {"client_metadata_url": "https://junior.example/c.json"}},
+     "oauth.client_metadata_url: needs `callback_port`, the port of the redirect URI its document names"),
 ])
 def test_invalid_oauth_settings_name_the_field(tmp_path: Path, fields: dict[str, Any], problem: str) -> None:
     path = write_toml(tmp_path / "junior.toml", {"s": fields})
@@ -399,6 +405,7 @@ def test_oauth_is_on_for_remote_servers_unless_they_carry_their_own_authorizatio
         "fixed": {"url": "https://h/mcp", "oauth": {"client_id": "c", "callback_port": 8976, "scope": "a b"}},
         "local": {"command": "x"},
     })
+    path.chmod(0o600)  # "Bearer x" is written in the file
     configs = {c.name: c for c in load_config(environ={"JUNIOR_CONFIG": str(path)})}
     assert configs["plain"].oauth is not None and configs["plain"].oauth.client_id is None
     assert configs["header"].oauth is None and configs["off"].oauth is None and configs["local"].oauth is None
@@ -459,3 +466,111 @@ def test_check_then_login_against_the_sdk_example_authorization_server(
     assert "/login/callback" in visits and "/callback?code=" in visits  # signed in on the form, code sent back
     after = junior({**user, "BROWSER": "false"}, "mcp", "check")
     assert after.returncode == 0 and after.stdout.startswith("ok      mcp:example: MCP Resource Server"), after.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["garbage", "loop", "offorigin"])
+def test_unusable_authorization_server_metadata_is_refused_not_replaced_by_defaults(
+    auth_server: Callable[..., AuthServer], user: dict[str, str], how: str
+) -> None:
+    server = auth_server("--metadata", how)
+    checked = junior(user, "mcp", "check", "--url", server.url)
+    assert checked.returncode == 1
+    assert checked.stdout.startswith(
+        "FAILED  mcp:127-0-0-1: the OAuth login failed: the authorization server published no usable metadata"
+    ), checked.stdout
+    assert browser_visits(user) == []  # refused before any browser was sent to a default /authorize
+    assert server.stats()["authorization_code"] == 0 and token_files(user) == []
+    assert "Traceback" not in checked.stderr
+
+
+@pytest.mark.slow
+def test_check_url_gives_up_on_metadata_sent_a_byte_a_second(
+    auth_server: Callable[..., AuthServer], user: dict[str, str]
+) -> None:
+    server = auth_server("--metadata", "slow")
+    started = time.monotonic()
+    checked = junior(user, "mcp", "check", "--url", server.url)
+    assert checked.returncode == 1
+    assert checked.stdout.startswith(
+        f"FAILED  mcp:127-0-0-1: the OAuth login failed: http://127.0.0.1:{server.port}/.well-known/"
+        "oauth-authorization-server did not answer in full within 5 s; junior gave up on it"), checked.stdout
+    assert time.monotonic() - started < 60  # not the login's 5 minutes (it hung for over 120 s)
+    assert browser_visits(user) == []
+
+
+@pytest.mark.slow
+def test_check_url_on_a_closed_port_is_one_clear_line(user: dict[str, str]) -> None:
+    url = f"http://127.0.0.1:{_free_port()}/mcp"
+    checked = junior(user, "mcp", "check", "--url", url)
+    assert checked.returncode == 1
+    host = url.removesuffix("/mcp")
+    assert checked.stdout == f"FAILED  mcp:127-0-0-1: cannot connect to {host} (All connection attempts failed) " \
+                             f"({url})\n", checked.stdout
+    assert checked.stderr == "", checked.stderr
+
+
+@pytest.mark.slow
+def test_an_oauth_directory_others_can_enter_is_made_private(
+    auth_server: Callable[..., AuthServer], user: dict[str, str]
+) -> None:
+    server = auth_server()
+    directory = Path(user["XDG_DATA_HOME"]) / "junior" / "mcp-oauth"
+    directory.mkdir(parents=True)
+    directory.chmod(0o755)  # made by hand, or by an older junior, under the usual umask
+    checked = junior(user, "mcp", "check", "--url", server.url)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert stat.S_IMODE(directory.stat().st_mode) == 0o700
+    assert f"the OAuth token directory {directory} could be entered or changed by other users (mode 755); " \
+           "made it private (700)" in checked.stderr, checked.stderr
+    again = junior(user, "mcp", "check", "--url", server.url)
+    assert "could be entered" not in again.stderr  # said once: it is private now
+
+
+@pytest.mark.parametrize(("flags", "said"), [
+    (["--client-metadata-url", "http://junior.example/c.json"],
+     "Error: --client-metadata-url: must be an https URL with a path"),
+    (["--client-metadata-url", "https://junior.example/c.json", "--client-id", "c", "--callback-port", "8976"],
+     "Error: --client-metadata-url: is a client id of its own; set it or --client-id, not both"),
+    (["--client-metadata-url", "https://junior.example/c.json"],
+     "Error: --client-metadata-url: needs --callback-port, the port of the redirect URI its document names"),
+    (["--callback-port", "0", "--client-id", "c"], "Error: --callback-port: must be a port number"),
+])
+def test_check_url_errors_name_its_flags(user: dict[str, str], flags: list[str], said: str) -> None:
+    checked = junior(user, "mcp", "check", "--url", "https://mcp.example.invalid/mcp", *flags)
+    assert checked.returncode == 2, checked.stderr
+    assert said in checked.stderr, checked.stderr
+    assert "oauth." not in checked.stderr and "Traceback" not in checked.stderr
+
+
+REPO = HERE.parents[2]
+DOC_MARK = "<!-- the lines below are run by test_the_docs_oauth_example_runs_as_written -->"
+
+
+@pytest.mark.slow
+def test_the_docs_oauth_example_runs_as_written(tmp_path: Path) -> None:
+    """docs/mcp-bridge.md's lines that start the example authorization and resource servers and log in, run by
+    bash from the clone's root exactly as they are written there (only the ports are chosen, through the
+    variables the lines read)."""
+    text = (REPO / "docs" / "mcp-bridge.md").read_text()
+    block = text.split(DOC_MARK, 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+    assert "junior mcp check --url http://localhost:$MCP_PORT/mcp" in block
+    script = tmp_path / "example.sh"
+    script.write_text(block)
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+           "AUTH_PORT": str(_free_port()), "MCP_PORT": str(_free_port()),
+           "XDG_DATA_HOME": str(tmp_path / "data"), "JUNIOR_CACHE_DIR": str(tmp_path / "cache"),
+           "JUNIOR_LOAD_PLUGINS": "mcp", "JUNIOR_TEST_BROWSER_LOG": str(tmp_path / "browser.log")}
+    env.pop("BROWSER", None)
+    proc = subprocess.Popen(["bash", "-e", str(script)], cwd=REPO, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=240)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)  # the servers, if a line failed before `kill`
+    # (under `bash -e` a failing line stops the script before its `ok` line)
+    assert any(line.startswith("ok      mcp:localhost: MCP Resource Server, 1 tools") for line in out.splitlines()), \
+        out + err
+    assert "        - get_time" in out.splitlines(), out
+    assert "/login/callback" in (tmp_path / "browser.log").read_text()  # signed in on the form

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from mcp_bridge_helpers import MISBEHAVING, misbehaving
+from mcp_bridge_helpers import MISBEHAVING, misbehaving, unmarked
 
 from junior_core import Runtime
 
@@ -27,7 +27,7 @@ def test_a_server_that_writes_invalid_utf8_is_restarted(
 ) -> None:
     caplog.set_level("WARNING", logger="junior.mcp")
     rt = make_runtime({"garbly": misbehaving("garble", timeout_s=20)})
-    assert rt.execute_tool("mcp__garbly__echo", {"text": "before"})["result"] == {"text": "before"}
+    assert unmarked(rt.execute_tool("mcp__garbly__echo", {"text": "before"})["result"]) == {"text": "before"}
     garbled = rt.execute_tool("mcp__garbly__garble", {})
     # Not a stalled session waiting out its timeout: the broken session is dropped and the call told so.
     assert garbled["ok"] is False and garbled["error"]["code"] == "unavailable", garbled
@@ -42,7 +42,7 @@ def test_a_server_that_writes_invalid_utf8_is_restarted(
             break
         assert answer["error"]["code"] == "unavailable", answer  # type: ignore[index]
         time.sleep(0.1)
-    assert answer == {"ok": True, "tool_name": "mcp__garbly__echo", "result": {"text": "after"}}
+    assert (answer["ok"], answer["tool_name"], unmarked(answer["result"])) == (True, "mcp__garbly__echo", {"text": "after"})
     assert "MCP server 'garbly' restarted (attempt 1)" in caplog.text
 
 
@@ -56,7 +56,7 @@ def test_a_daemonised_child_of_a_server_does_not_outlive_close(tmp_path: Path, n
                           args=(MISBEHAVING, "daemon", str(pid_file)))
     rt = Runtime(plugins=[MCPBridge([config])])
     try:
-        assert rt.execute_tool("mcp__daemon__echo", {"text": "hi"})["result"] == {"text": "hi"}
+        assert unmarked(rt.execute_tool("mcp__daemon__echo", {"text": "hi"})["result"]) == {"text": "hi"}
         daemon = int(pid_file.read_text())
         assert alive(daemon)
         assert os.getsid(daemon) == daemon  # it left the server's session and process group
@@ -80,7 +80,7 @@ def test_a_detached_child_with_a_cleared_environment_ends_with_its_server(
                           args=(MISBEHAVING, "detach", str(pid_file)))
     rt = Runtime(plugins=[MCPBridge([config])])
     try:
-        assert rt.execute_tool("mcp__detach__echo", {"text": "hi"})["result"] == {"text": "hi"}
+        assert unmarked(rt.execute_tool("mcp__detach__echo", {"text": "hi"})["result"]) == {"text": "hi"}
         detached = int(pid_file.read_text())
         assert alive(detached)
         assert os.getsid(detached) == detached  # it left the server's session and process group
@@ -95,3 +95,4 @@ def test_a_detached_child_with_a_cleared_environment_ends_with_its_server(
     finally:
         rt.close()
     assert not alive(detached)
+

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from junior_mcp_bridge import load_config
 from junior_mcp_bridge.config import ConfigError, bridge_settings
-from mcp_bridge_helpers import HERE, misbehaving, write_toml
+from mcp_bridge_helpers import HERE, misbehaving, unmarked, write_toml
 
 from junior_core import Runtime
 
@@ -48,11 +48,11 @@ def test_config_path_names_the_json_file_in_effect(tmp_path: Path) -> None:
 def test_a_wrapped_value_is_not_carried_twice(make_runtime: Callable[..., Runtime]) -> None:
     rt = make_runtime({"w": {"command": sys.executable, "args": [str(HERE / "servers" / "wrapped.py")]},
                        "errs": misbehaving("error")})
-    assert rt.execute_tool("mcp__w__greet", {"name": "Ann"})["result"] == {
+    assert unmarked(rt.execute_tool("mcp__w__greet", {"name": "Ann"})["result"]) == {
         "structured_content": {"result": "Hello, Ann!"}}
-    assert rt.execute_tool("mcp__w__rows", {"count": 2})["result"] == {
+    assert unmarked(rt.execute_tool("mcp__w__rows", {"count": 2})["result"]) == {
         "structured_content": {"result": [{"n": 0}, {"n": 1}]}}
-    assert rt.execute_tool("mcp__w__total", {"a": 1, "b": 2})["result"] == {"structured_content": {"result": 3}}
+    assert unmarked(rt.execute_tool("mcp__w__total", {"a": 1, "b": 2})["result"]) == {"structured_content": {"result": 3}}
     # Text that says something else is kept beside the structured content (the control).
     image = rt.execute_tool("mcp__errs__image", {})["result"]
     assert image["text"] == "a picture" and image["structured_content"] == {"width": 1, "height": 1}
@@ -62,13 +62,13 @@ def test_text_and_a_structure_wrapping_it_are_one_copy(make_runtime: Callable[..
     """The two reference-server styles: a file's text beside ``{"content": text}``, indented JSON beside
     ``{"entities": [...]}``; the model gets the structure alone."""
     rt = make_runtime({"w": {"command": sys.executable, "args": [str(HERE / "servers" / "wrapped.py")]}})
-    assert rt.execute_tool("mcp__w__read_file", {"path": "a.txt"})["result"] == {
+    assert unmarked(rt.execute_tool("mcp__w__read_file", {"path": "a.txt"})["result"]) == {
         "structured_content": {"content": "line one of a.txt\nline two"}}
     made = [{"name": "Ann", "entityType": "person", "observations": []}]
-    assert rt.execute_tool("mcp__w__create_entities", {"names": ["Ann"]})["result"] == {
+    assert unmarked(rt.execute_tool("mcp__w__create_entities", {"names": ["Ann"]})["result"]) == {
         "structured_content": {"entities": made}}
     # A structure of one key whose value the text does not repeat keeps the text (the control).
-    assert rt.execute_tool("mcp__w__summary", {"path": "a.txt"})["result"] == {
+    assert unmarked(rt.execute_tool("mcp__w__summary", {"path": "a.txt"})["result"]) == {
         "text": "a.txt has 2 lines", "structured_content": {"content": "line one\nline two"}}
 
 

@@ -16,6 +16,8 @@ Modes:
 - With ``MISBEHAVING_START_LOG`` set, every mode appends its pid to that file when it starts.
 - ``daemon PATH``: at start, leaves a child in a session of its own (``setsid``) and writes its pid to PATH.
 - ``detach PATH``: as ``daemon``, the child's environment cleared; ``crash`` exits the server.
+- ``parricide PATH``: as ``detach``, then kills its parent (junior's keeper) with SIGKILL and serves on; PATH
+  holds the child's pid and then the server's.
 - ``hostile``: its name, title, version, instructions, tool descriptions, titles, schemas, results and error
   messages carry terminal escapes (CSI, OSC 0 window titles, OSC 52 clipboard writes, C1 controls, a carriage
   return), bidi overrides and isolates, zero-width and tag characters (``HOSTILE_*`` below).
@@ -92,6 +94,7 @@ TOOLS: dict[str, list[types.Tool]] = {
     "storm": [tool("storm", "Change the tool list `count` times."), tool("listings", "Count tools/list requests.")],
     "garble": [tool("echo", "Echo the given text back."), tool("garble", "Write an invalid UTF-8 byte to stdout.")],
     "daemon": [tool("echo", "Echo the given text back.")],
+    "parricide": [tool("echo", "Echo the given text back.")],
     "detach": [tool("echo", "Echo the given text back."),
                tool("crash", "Exit the server process in the middle of the call.", destructive_hint=True)],
     "hostile": [
@@ -177,15 +180,18 @@ async def main() -> None:
         time.sleep(3600)
     if MODE == "gated" and not os.path.exists(sys.argv[2]):
         sys.exit(f"{sys.argv[2]} does not exist yet")
-    if MODE in ("daemon", "detach"):
+    if MODE in ("daemon", "detach", "parricide"):
+        import signal
         import subprocess
 
         # "detach": a daemon that also clears its environment, so no variable of junior's marks it.
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True,
                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                 env={} if MODE == "detach" else None)
+                                 env=None if MODE == "daemon" else {})
         with open(sys.argv[2], "w") as out:
-            out.write(str(child.pid))
+            out.write(str(child.pid) if MODE != "parricide" else f"{child.pid} {os.getpid()}")
+        if MODE == "parricide":
+            os.kill(os.getppid(), signal.SIGKILL)
     print(f"misbehaving server starting in mode {MODE}", file=sys.stderr, flush=True)
     hostile = MODE == "hostile"
     marks = (OSC0, "\u202e", OSC52, "\u200b") if hostile else ("", "", "", "")

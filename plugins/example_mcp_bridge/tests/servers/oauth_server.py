@@ -1,10 +1,12 @@
 """An MCP server behind OAuth 2.1, with its own authorization server: the MCP SDK's server auth, in memory.
 
 ``python oauth_server.py PORT [--expires-in S] [--no-registration] [--redirect-port P] [--pkce S256|plain|none]
-[--huge PATH]``. ``/authorize`` approves at once and redirects back with a code (no login page), so a browser that
+[--huge PATH] [--metadata garbage|loop|offorigin|slow]``. ``/authorize`` approves at once and redirects back with a code (no login page), so a browser that
 follows redirects completes the flow. ``--pkce`` changes what the metadata's ``code_challenge_methods_supported``
 says (``none`` leaves it out); ``--huge PATH`` answers PATH (a metadata, registration or token endpoint) with
-150 MB of valid JSON. Test hooks:
+150 MB of valid JSON; ``--metadata`` makes every authorization-server metadata address answer with garbage, a
+redirect to itself, a redirect to another origin, or its JSON a byte a second (``/authorize`` and ``/token``
+still work, so a client that falls back to them logs in). Test hooks:
 ``POST /admin/revoke?what=access|all`` revokes the access tokens (or every token), ``GET /admin/stats`` counts
 grants by type and registrations. A pre-registered client ``junior-test`` with secret ``junior-test-secret``
 and the redirect URI ``http://127.0.0.1:<redirect port>/callback`` always exists.
@@ -114,12 +116,37 @@ class Provider:
 HUGE_BYTES = 150 * 1024 * 1024
 
 
-def altered(app: Any, pkce: str, huge: str | None) -> Any:
-    """``app`` with the authorization server's metadata saying ``pkce``, and ``huge`` answered with 150 MB."""
+METADATA_PATHS = ("/.well-known/oauth-authorization-server", "/.well-known/openid-configuration")
+
+
+async def bad_metadata(how: str, scope: dict[str, Any], send: Any) -> None:
+    """Answer a metadata request ``how``: garbage, a redirect loop, a redirect off origin, or a byte a second."""
+    import anyio
+
+    if how in ("loop", "offorigin"):
+        target = scope["path"] if how == "loop" else f"http://localhost:1{scope['path']}"
+        await send({"type": "http.response.start", "status": 302, "headers": [(b"location", target.encode())]})
+        await send({"type": "http.response.body", "body": b""})
+        return
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+    if how == "garbage":
+        await send({"type": "http.response.body", "body": b"<html>not metadata</html>"})
+        return
+    for byte in b'{"a": 1}':  # 8 s: past junior's 5, short enough for the server to shut down
+        await send({"type": "http.response.body", "body": bytes([byte]), "more_body": True})
+        await anyio.sleep(1)
+    await send({"type": "http.response.body", "body": b""})
+
+
+def altered(app: Any, pkce: str, huge: str | None, bad: str | None = None) -> Any:
+    """``app`` with the authorization server's metadata saying ``pkce`` (or answered ``bad``ly), and ``huge``
+    answered with 150 MB."""
 
     async def wrapped(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return await app(scope, receive, send)
+        if bad is not None and scope["path"].startswith(METADATA_PATHS):
+            return await bad_metadata(bad, scope, send)
         if huge is not None and scope["path"] == huge:
             chunk = b" " * (1024 * 1024)
             await send({"type": "http.response.start", "status": 200,
@@ -163,6 +190,7 @@ def main() -> None:
     parser.add_argument("--redirect-port", type=int, default=8976)
     parser.add_argument("--pkce", choices=["S256", "plain", "none"], default="S256")
     parser.add_argument("--huge", default=None)
+    parser.add_argument("--metadata", choices=["garbage", "loop", "offorigin", "slow"], default=None)
     args = parser.parse_args()
     base = f"http://127.0.0.1:{args.port}"
     provider = Provider(args.expires_in, args.redirect_port)
@@ -194,7 +222,7 @@ def main() -> None:
 
     import uvicorn
 
-    app = altered(server.streamable_http_app(host="127.0.0.1"), args.pkce, args.huge)
+    app = altered(server.streamable_http_app(host="127.0.0.1"), args.pkce, args.huge, args.metadata)
     uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
 
 
