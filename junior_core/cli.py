@@ -547,8 +547,8 @@ def plugin() -> None:
 def plugin_new(name: str, parent: Path) -> None:
     """Write junior-NAME/: a pip-installable plugin with one typed tool, its tests and an entry point.
 
-    NAME is the source id: lowercase letters, digits and '_'. Then: cd junior-NAME && pip install -e '.[test]'
-    && python -m pytest.
+    NAME is the source id: lowercase letters and digits, words joined by '-'. Then: cd junior-NAME &&
+    pip install -e '.[test]' && python -m pytest.
     """
     from importlib.metadata import version
 
