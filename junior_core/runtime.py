@@ -12,7 +12,7 @@ import atexit
 import contextlib
 import weakref
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from junior_core._host import ConversationKind, host_context, implied_kind, utcnow
@@ -397,7 +397,9 @@ class Runtime:
         """The wall-clock time, in UTC, from ``RuntimeOptions.clock`` when it has a ``utcnow`` (``ManualClock``
         does), else from the system."""
         read = getattr(self._clock, "utcnow", None)
-        return read() if callable(read) else utcnow()
+        now = read() if callable(read) else utcnow()
+        # A clock's naive time is taken as UTC, as its name says, never as the machine's local time.
+        return now.replace(tzinfo=UTC) if now.tzinfo is None else now
 
     def after_turn(self, context: ToolContext, transcript: Sequence[Message]) -> None:
         """Let plugins observe a finished turn; a failing or late plugin is logged and skipped."""

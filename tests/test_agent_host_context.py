@@ -112,3 +112,24 @@ def test_the_agent_loop_says_the_date_once_from_the_runtimes_clock() -> None:
                         [Message("user", "hi", actor=ALICE)])
     assert turn.system.count("Today is Wednesday 2027-03-31 (UTC)") == 1
     assert turn.context_blocks == ("recalled",)
+
+
+def test_a_clocks_naive_time_is_read_as_utc_not_as_the_machines_local_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    from junior_core.testing import ManualClock
+
+    monkeypatch.setenv("TZ", "Pacific/Kiritimati")  # UTC+14: a naive time read as local would be the day before
+    time.tzset()
+    try:
+        class Naive(ManualClock):  # a host's own clock, as it might be written
+            def utcnow(self) -> datetime:
+                return datetime(2027, 3, 31, 8, 0)
+
+        clock = Naive()
+        with Runtime(plugins=[_Recall()], clock=clock) as rt:
+            assert rt.utcnow() == datetime(2027, 3, 31, 8, 0, tzinfo=UTC)
+            assert rt.prompt_context(_context("C1", "public"), "hi")[0].startswith("Today is Wednesday 2027-03-31")
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
