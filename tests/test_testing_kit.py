@@ -123,13 +123,15 @@ def test_assert_found_searches_a_plugin_beside_memory_and_a_background_catalog(
         junior_runtime: RuntimeFactory) -> None:
     from junior_core.testing.crowd import BACKGROUND_PREFIX, crowd
 
-    rt = junior_runtime(text_plugin())
-    # Alone, the word-count tool is the only tool that holds "words": the plugin's own test would pass.
-    assert_found(rt, "text__count_words", query="how many words are in this paragraph", alone=True, first=True)
-    # Beside other tools it is not shown: its author finds out here, not from a user.
+    units = junior_runtime(junior_example_units)
+    # Alone, the temperature tool is the only one that holds "fahrenheit": the plugin's own test would pass.
+    assert_found(units, "units__convert_temperature", query="fahrenheit", alone=True, first=True)
+    # Beside other tools that convert temperatures it is not first: its author finds out here, not from a user.
     with pytest.raises(AssertionError, match=r"background-\d+__.*alone=True searches the plugin by itself"):
-        assert_found(rt, "text__count_words", query="how many words are in this paragraph")
-    assert_found(rt, "text__reverse_text", query="reverse a string", first=True)
+        assert_found(units, "units__convert_temperature", query="fahrenheit", first=True)
+    rt = junior_runtime(text_plugin())
+    assert_found(rt, "text__count_words", query="how many words are in this paragraph")
+    assert_found(rt, "text__reverse_text", query="reverse a string")
     ids = [s["id"] for s in crowd(rt).sources]
     assert "text" in ids and "memory" in ids and sum(i.startswith(BACKGROUND_PREFIX) for i in ids) > 50
     assert len(crowd(rt).catalog_tools()) > 600

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONVERSATION_KINDS", "DEFAULT_INSTRUCTIONS", "ConversationKind", "StopReason", "ToolCallRecord", "ToolResult",
-    "Toolbox", "Turn", "arun_turn", "host_context", "implied_kind", "run_turn",
+    "RuntimeToolbox", "Toolbox", "Turn", "arun_turn", "host_context", "implied_kind", "run_turn",
 ]
 
 DEFAULT_MAX_STEPS = 8

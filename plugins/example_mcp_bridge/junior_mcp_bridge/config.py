@@ -553,9 +553,4 @@ def _oauth(raw: object, headers: Mapping[str, str], fail: Any, environ: Mapping[
     port = raw.get("callback_port")
     if port is not None and (isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535):
         raise fail("oauth.callback_port", f"must be a port number (1-65535), got {port!r}")
-    if document is not None and port is None:
-        # The document names junior's redirect URI, port and all, and the server holds junior to it: a free port
-        # chosen at login would never match.
-        raise fail("oauth.client_metadata_url", "needs `callback_port`, the port of the redirect URI its document "
-                   "names (http://127.0.0.1:<port>/callback)")
     return OAuthSettings(callback_port=port, **fields)

@@ -333,7 +333,9 @@ class OAuthState:
                     state.needs_login = True
                     raise LoginRequired(f"MCP server {state.config.name!r} needs a login")
                 document = oauth.client_metadata_url
-                if document is not None and parse_qs(urlsplit(url).query).get("client_id") == [document]:
+                # With callback_port set, the document must name that redirect URI: said before any browser goes.
+                if (document is not None and oauth.callback_port is not None
+                        and parse_qs(urlsplit(url).query).get("client_id") == [document]):
                     mismatch = await _document_mismatch(document, listener.redirect_uri)
                     if mismatch is not None:
                         raise LoginRequired(mismatch)

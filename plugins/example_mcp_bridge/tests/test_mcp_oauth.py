@@ -387,8 +387,6 @@ def test_a_token_file_others_can_read_or_a_symlink_is_refused_naming_the_file_an
      "oauth.client_id: refers to ${NOPE_NOT_SET}, which is not set in the environment"),
     ({"url": "https://h/mcp", "oauth": {"callback_port": 0}}, "oauth.callback_port: must be a port number"),
     ({"url": "https://h/mcp", "oauth": "yes"}, "oauth: must be true, false or a table"),
-    ({"url": "https://h/mcp", "oauth": {"client_metadata_url": "https://junior.example/c.json"}},
-     "oauth.client_metadata_url: needs `callback_port`, the port of the redirect URI its document names"),
 ])
 def test_invalid_oauth_settings_name_the_field(tmp_path: Path, fields: dict[str, Any], problem: str) -> None:
     path = write_toml(tmp_path / "junior.toml", {"s": fields})
@@ -532,8 +530,6 @@ def test_an_oauth_directory_others_can_enter_is_made_private(
      "Error: --client-metadata-url: must be an https URL with a path"),
     (["--client-metadata-url", "https://junior.example/c.json", "--client-id", "c", "--callback-port", "8976"],
      "Error: --client-metadata-url: is a client id of its own; set it or --client-id, not both"),
-    (["--client-metadata-url", "https://junior.example/c.json"],
-     "Error: --client-metadata-url: needs --callback-port, the port of the redirect URI its document names"),
     (["--callback-port", "0", "--client-id", "c"], "Error: --callback-port: must be a port number"),
 ])
 def test_check_url_errors_name_its_flags(user: dict[str, str], flags: list[str], said: str) -> None:
