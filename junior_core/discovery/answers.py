@@ -46,21 +46,16 @@ class Discovery:
         self.catalog = catalog
         self.max_answer_chars = max_answer_chars
         self.reach = reach
-        if index is None:
-            cache = None
-            if index_cache is not False:
-                # Imported here: a runtime without a stored index never needs the cache's code.
-                from junior_core.discovery.store import IndexCache
+        if index is None and index_cache is not False:
+            from junior_core.discovery.store import IndexCache  # here: a runtime storing no index never needs it
 
-                cache = IndexCache(None if index_cache is True else Path(index_cache))
-            index = SearchIndex(cache=cache)
-        self.index = index
+            index = SearchIndex(cache=IndexCache(None if index_cache is True else Path(index_cache)))
+        self.index = index if index is not None else SearchIndex(cache=None)
         self._view: View | None = None
         self._view_lock = threading.Lock()
         self._rebuild: threading.Thread | None = None
         self._rebuild_lock = threading.Lock()
 
-    # -- per catalog and policy version --------------------------------------------------------
     @property
     def version(self) -> int:
         """Increases whenever the catalog or the policy changes."""
