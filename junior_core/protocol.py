@@ -416,7 +416,8 @@ def weak_hint(unheld: Sequence[str], elsewhere: Sequence[str], below: bool = Fal
     if unheld:
         parts.append(f"no installed tool holds {_said(unheld)}")
     if elsewhere:
-        parts.append(f"other tools hold {_said(elsewhere)}: search with " + ("it" if len(elsewhere) == 1 else "them"))
+        parts.append(f"tools not shown here hold {_said(elsewhere)}: search with "
+                     + ("it" if len(elsewhere) == 1 else "them"))
     if not unheld and not elsewhere and not below:
         parts.append("no tool shown holds the query's rarest word")
     return clip("; ".join(parts) + ". See each tool's matched.")

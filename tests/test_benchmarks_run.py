@@ -20,6 +20,7 @@ SMALL = {
     "context.py": [],
     "memory.py": ["--sizes", "100", "--backends", "sqlite", "--calls", "10"],
     "mcp.py": ["--calls", "10", "--rounds", "1"],
+    "slack_serve.py": ["--hoarders", "40", "--files", "256", "--seconds", "3"],
     "memory_intent.py": ["--metatool", "20"],
     "memory_credentials.py": ["--repeat", "2"],
     "memory_recall_data.py": ["--conversations", "1", "--out", "recall.json"],

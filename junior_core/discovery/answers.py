@@ -86,10 +86,8 @@ class Discovery:
         self.index.build(view.visible, view.source_texts, view.version)
 
     def refresh_index(self) -> None:
-        """Rebuild the index for the current catalog on a background thread; searches use the old one meanwhile.
-
-        Before the first search there is no index to refresh: that search builds (or opens) it.
-        """
+        """Rebuild the index for the current catalog on a background thread; searches use the old one meanwhile
+        (before the first search there is none: that search builds or opens it)."""
         if self.index.snapshot is None:
             return
         with self._rebuild_lock:
@@ -125,9 +123,7 @@ class Discovery:
         self._build_index(view)
         snapshot = self.index.snapshot
         assert snapshot is not None
-        size = None
-        if snapshot.path is not None:
-            size = sum(f.stat().st_size for f in Path(snapshot.path).iterdir())
+        size = sum(f.stat().st_size for f in Path(snapshot.path).iterdir()) if snapshot.path is not None else None
         return {
             "state": "stored" if snapshot.path else "in memory",
             "cache_dir": str(cache.directory) if cache is not None else None,
@@ -139,20 +135,12 @@ class Discovery:
         }
 
     def _ensure_index(self, view: View) -> None:
-        if self.index.version == view.version:
-            return
-        if self.index.snapshot is None:
-            self._build_index(view)  # nothing to answer from yet
-        else:
-            self.refresh_index()
+        if self.index.version != view.version:  # with no index yet, nothing to answer from: build it now
+            self._build_index(view) if self.index.snapshot is None else self.refresh_index()
 
-    # -- searchTools ---------------------------------------------------------------------------
     def search(self, request: protocol.SearchRequest, hidden: frozenset[str] = NOTHING_HIDDEN) -> dict[str, Any]:
-        """Exactly what the searchTools tool returns for a checked request.
-
-        Tools in ``hidden`` (hidden from the caller's actor or conversation) are left out of the tools and of
-        every count, as if they were not in the catalog.
-        """
+        """Exactly what the searchTools tool returns for a checked request; tools in ``hidden`` (from the caller's
+        actor or conversation) are left out of the tools and of every count, as if not in the catalog."""
         if request.tool_names:
             return self._named(request.tool_names, hidden)
         if request.queries:
@@ -328,7 +316,18 @@ class Discovery:
         shown = {t.tool_name for t in picked}
         if trace.searched is not None:
             out["searched"] = trace.searched
-        return {**out, "total_matches": total, "tools": [row for row in trace.tools if row["tool_name"] in shown]}
+        rows = [row for row in trace.tools if row["tool_name"] in shown]
+        # The partial matches searchTools shows below the floor, with the reasons of the unfloored pass that found them.
+        found, total, _, _, partial = self._found(view, query, source_id, limit, 0, hidden)
+        if partial:
+            below = Trace()
+            self._ranked(view, query, source_id, len(found) + protocol.MAX_RESULTS, hidden, below, floor=False)
+            by_name = {row["tool_name"]: row for row in below.tools}
+            rows += [{**by_name[t.tool_name], "admitted": {"by": "partial match", "why": "below the floor; its own "
+                      "text holds a word of the query, so it is shown and the answer flagged weak"},
+                      "order": "below the floor: after every tool that passed it, by score"}
+                     for t in found[:limit] if t.tool_name in partial and t.tool_name in by_name]
+        return {**out, "total_matches": total, "tools": rows}
 
     def _ranked(self, view: View, query: str, source_id: str | None, limit: int,
                 hidden: frozenset[str] = NOTHING_HIDDEN, trace: Trace | None = None, floor: bool = True,

@@ -110,7 +110,9 @@ def test_held_out_requests_find_their_memory_tool_and_nothing_else(catalogs: tup
     # Rarity reckoned with the BFCL reference catalog, which holds none of LiveMCPBench's words: another memory
     # server's tools reach the top 5 more often (60.7 -> 51.4; 53.6 with bridged servers' tools after memory's on
     # a near tie). First alone 73.6, then 72.9 with a word counted at most 5 times a field (docs/benchmarks.md).
-    assert mine["top5"] >= 53 and mine["first_inside_memory"] >= 78 and mine["first_memory_alone"] >= 72
+    # With evidence on every answer (partial matches shown and flagged): top 5 56.4, first inside memory 75.0. These
+    # people's-sentence figures are reported, not tuned on (docs/benchmarks.md); the floors sit at what they are.
+    assert mine["top5"] >= 56 and mine["first_inside_memory"] >= 75 and mine["first_memory_alone"] >= 72, mine
     controls = bench.control_row(cat, "heldout", half, None)
     assert (controls["no_match_requests"], controls["shared_requests"]) == (40, 40)
     assert controls["no_match_alone"] >= 90, "requests no tool serves get a memory tool with memory alone"
