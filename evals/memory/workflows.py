@@ -551,7 +551,7 @@ recall_seeded = Case(
             "extracts a paraphrased duplicate",
             Agent(
                 [reply(answer_from_recall)],
-                extract(candidate("Prefers PR summaries written for them", "preference", "PR summaries",
+                extract(candidate("Prefers how you write PR summaries for them", "preference", "PR summaries",
                                   about_speaker=True)),
             ),
         ),
