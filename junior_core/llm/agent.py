@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from junior_core.runtime import Runtime
 
 __all__ = [
-    "CONVERSATION_KINDS", "DEFAULT_INSTRUCTIONS", "ConversationKind", "StopReason", "ToolCallRecord", "ToolResult",
-    "RuntimeToolbox", "Toolbox", "Turn", "arun_turn", "host_context", "implied_kind", "run_turn",
+    "CONVERSATION_KINDS", "DEFAULT_INSTRUCTIONS", "ConversationKind", "RuntimeToolbox", "StopReason", "ToolCallRecord",
+    "ToolResult", "Toolbox", "Turn", "arun_turn", "host_context", "implied_kind", "run_turn",
 ]
 
 DEFAULT_MAX_STEPS = 8
