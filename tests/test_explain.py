@@ -85,18 +85,6 @@ def test_a_sibling_is_admitted_by_its_sources_telling_word(make_runtime: Callabl
         "by": "its source", "source": "notes", "tool": "notes__delete_note", "term": "delet",
     }
 
-
-def test_a_tool_moved_down_by_the_read_first_order_says_why(make_runtime: Callable[..., Runtime]) -> None:
-    rt = make_runtime(notes_plugin(), index_cache=False)
-    explained = rt.explain("show all my notes")
-    assert names(explained) == names(rt.search_tools("show all my notes"))
-    last = explained["tools"][-1]
-    assert last["tool_name"] == "notes__delete_note", "it needs an id: listing tools come first"
-    assert last["order"] == "after the tools that list: it needs input, and the request asks for all"
-    assert last["score"] > explained["tools"][0]["score"], "its score alone would have put it higher"
-    assert all("order" not in tool for tool in explained["tools"][:-1])
-
-
 def test_inside_a_source_no_floor_is_applied(rt: Runtime) -> None:
     explained = rt.explain("water", source="kitchen")
     assert names(explained) == ["kitchen__boil_water"]

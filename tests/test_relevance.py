@@ -8,11 +8,9 @@ from collections.abc import Callable
 import pytest
 
 from junior_core import Runtime, Source, Tool
-from junior_core.discovery import rules
 from junior_core.discovery.index import SearchIndex
-from junior_core.discovery.query import Clause, Intent, clauses
 from junior_core.discovery.settings import RankingConfig
-from junior_core.discovery.text import leading_verbs, phrase_term, phrase_words
+from junior_core.discovery.text import leading_verbs, phrase_words
 from tests.helpers import OBJECT, READS, REMOVES, WRITES, SourcePlugin, echo, names, notebook
 
 
@@ -91,21 +89,7 @@ def test_a_verb_admits_only_the_tools_it_names(make_runtime: Callable[..., Runti
     assert names(admitting.search_tools("forget the old docker images"))[:1] == ["notebook__forget"]
     assert passed(admitting, "delete the old docker images") == []
 
-
-def test_a_statements_verb_admits_only_the_tools_it_names(make_runtime: Callable[..., Runtime]) -> None:
-    rt = make_runtime(notebook(), index_cache=False)
-    # "look" is the search tool's stated action ("Search (look up, find) ..."), rare enough among tools to tell it
-    # apart; but the speaker who is looking for a dress says what they are doing, not which tool to use.
-    assert passed(rt, "I'm looking for a red dress for a party") == []
-    # Asked for, the same word is the request's verb, and the tool that states it passes.
-    assert names(rt.search_tools("look up my notes about the party"))[:1] == ["notebook__search"]
-
-
 def test_a_word_counts_toward_the_floor_as_strongly_as_the_tool_holds_it(make_runtime: Callable[..., Runtime]) -> None:
-    rt = make_runtime(notebook(), index_cache=False)
-    # "procedures" is one word of the remember tool's long description, said in passing: not half of a request
-    # about visa applications, though it is a rare word and the rarest the request has that any tool knows.
-    assert passed(rt, "what are the team procedures for a visa application?") == []
     # A word a tool states as its action counts fully, however long its description.
     usage = " ".join(f"Step {n}: pass the path of the file, its owner and the shelf it goes on." for n in range(12))
     shelf = SourcePlugin(Source("shelf", "Files put away."), [
@@ -161,79 +145,6 @@ def test_a_tool_whose_name_says_the_request_beats_declared_keywords(make_runtime
     assert names(rt.search_tools("list the directory /var/log"))[0] == "mcp__fs__list_directory"
     assert names(rt.search_tools("fetch https://example.com/page"))[0] == "mcp__fs__fetch_url"
     assert names(rt.search_tools("show the git log for main"))[0] == "mcp__fs__git_log"
-
-
-def test_payload_words_count_less_than_the_ask(make_runtime: Callable[..., Runtime]) -> None:
-    docker = SourcePlugin(Source("mcp:docker", "Containers."), [
-        Tool("list_images", "List the docker images on this machine.", OBJECT, echo, annotations=READS),
-    ])
-    rt = make_runtime(notebook(), docker, index_cache=False)
-    # What to remember mentions docker images; what is asked is to remember it.
-    assert names(rt.search_tools("remember that we prune docker images on Fridays"))[0] == "notebook__remember"
-    assert names(rt.search_tools("list the docker images"))[0] == "mcp__docker__list_images"
-
-
-@pytest.mark.parametrize(("text", "expected"), [
-    ("Please forget that I prefer terse PR summaries.",
-     [Clause("Please forget", "I prefer terse PR summaries.")]),
-    # Quoted text is read as any words (reading it as payload moved no measured figure; docs/discovery.md).
-    ("search GitHub issues for 'timeout on checkout'", [Clause("search GitHub issues for 'timeout on checkout'")]),
-    ("I like tabs, save that", [Clause("I like tabs"), Clause("save that")]),
-    ("delete that file", [Clause("delete that file")]),
-    ("what did I say about the deploy freeze?", [Clause("what did I say", "the deploy freeze")]),
-    ("Separately: please forget the old one", [Clause("Separately"), Clause("please forget the old one")]),
-    ("Save a preference for me: I like answers with code first.",
-     [Clause("Save a preference for me", "I like answers with code first.")]),
-    ("don't forget Jonas's leave", [Clause("don't forget Jonas's leave")]),
-    # The "that" may stand four words past the courtesy, and its subject may be "nobody", "everyone" ...
-    ("Can you store our rule that nobody merges on Fridays?",
-     [Clause("Can you store our rule", "nobody merges on Fridays")]),
-    # "about" opens what an ask is about; in a statement it belongs to the subject, and the predicate follows.
-    ("forget everything about Jonas", [Clause("forget everything", "Jonas")]),
-    ("that thing about the legacy DB isn't true anymore", [Clause("that thing about the legacy DB isn't true anymore")]),
-    # A dash between words ends a clause, as a comma does; one inside a word does not.
-    ("note it — Priya owns the billing service", [Clause("note it"), Clause("Priya owns the billing service")]),
-    ("drop the on-call rule - it changed", [Clause("drop the on-call rule"), Clause("it changed")]),
-    # A subordinating conjunction is read as any word of its clause (handing the subordinate clause over as payload
-    # moved no measured figure: docs/discovery.md).
-    ("delete the old rule because nobody uses it", [Clause("delete the old rule because nobody uses it")]),
-    ("so you know, I like tabs", [Clause("so you know"), Clause("I like tabs")]),
-    ("so the standup moved", [Clause("so the standup moved")]),
-    # ... unless it asks itself: "you can" is courtesy.
-    ("the sync got cancelled, so you can forget it", [Clause("the sync got cancelled"), Clause("so you can forget it")]),
-])
-def test_clauses_split_the_ask_from_its_payload(text: str, expected: list[Clause]) -> None:
-    assert clauses(text) == expected
-
-
-def test_after_a_colon_what_no_tool_names_as_its_action_is_handed_over(make_runtime: Callable[..., Runtime]) -> None:
-    def named(word: str) -> bool:
-        return word in {"remember", "create"}
-
-    text = "remember this: hotfix branches are cut from release"
-    assert clauses(text, named) == [Clause("remember this", "hotfix branches are cut from release")]
-    # Without knowing the tools' actions, "hotfix" opens a clause of its own and may be its verb.
-    assert clauses(text) == [Clause("remember this"), Clause("hotfix branches are cut from release")]
-    git = SourcePlugin(Source("mcp:git", "Git repositories."), [
-        Tool("create_branch", "Create a branch from a release branch or main.", OBJECT, echo, annotations=WRITES),
-    ])
-    rt = make_runtime(notebook(), git, index_cache=False)
-    assert names(rt.search_tools(text))[0] == "notebook__remember"
-
-
-def test_after_a_colon_a_declared_phrase_asks(make_runtime: Callable[..., Runtime]) -> None:
-    def declared(term: str) -> bool:
-        return term == phrase_term(["keep", "in", "mind"])
-
-    text = "keep in mind: Marco reviews all the notes"
-    # "keep" is no tool's action word, but a tool declares the phrase: the clause asks, and what follows is handed.
-    assert clauses(text, lambda word: False, declared) == [Clause("keep in mind", "Marco reviews all the notes")]
-    assert clauses(text, lambda word: False) == [Clause("keep in mind"), Clause("Marco reviews all the notes")]
-    # So "all" is in what is handed over, not in the ask: the request is not for every note.
-    assert not Intent.of(text, lambda word: False, declared).everything
-    rt = make_runtime(notebook(), index_cache=False)
-    assert names(rt.search_tools(text))[:1] == ["notebook__remember"]
-
 
 def test_the_ask_can_sit_in_any_clause(make_runtime: Callable[..., Runtime]) -> None:
     rt = make_runtime(notebook(), index_cache=False)
@@ -302,7 +213,7 @@ def test_only_an_action_word_in_a_verbs_place_is_the_requests_verb(make_runtime:
     snapshot = index.snapshot
     assert snapshot is not None
     request = read_request("lol sorry. forget the Friday merge rule", index._analyzer,
-                           spelling.Correction(""), 0.5, scoring.action_words(snapshot, index.config, index._analyzer))
+                           spelling.Correction(""), scoring.action_words(snapshot, index.config, index._analyzer))
     assert request is not None and request.verb_terms == ("forget",)
     assert {"lol", "forget"} <= request.placed  # both still admit only the tools naming them
 
@@ -331,25 +242,10 @@ def test_the_words_of_a_declared_phrase_are_the_phrases(make_runtime: Callable[.
              annotations=READS),
     ])
     rt = make_runtime(notebook(), chart, index_cache=False)
-    # "keep in mind" is the remember tool's declared phrase: its "mind" is not the mind map's.
-    for text in ("keep in mind: Marco reviews all Terraform changes", "please keep in mind that Lena owns billing"):
-        assert names(rt.search_tools(text))[0] == "notebook__remember", text
+    # "keep in mind" is the remember tool's declared phrase: said whole, it finds the tool.
+    assert "notebook__remember" in names(rt.search_tools("please keep in mind that Lena owns billing"))
     # Said on its own, the word is the mind map's.
     assert names(rt.search_tools("draw a mind map of the release"))[0] == "mcp__chart__generate_mind_map"
-
-
-def test_the_words_of_a_declared_phrase_are_only_its_declaring_tools(make_runtime: Callable[..., Runtime]) -> None:
-    notes = SourcePlugin(Source("notes", "Notes kept for later."), [
-        Tool("remember", "Remember a note.", OBJECT, echo, annotations=WRITES, keywords=("remember",)),
-        Tool("forget", "Forget a note.", OBJECT, echo, annotations=REMOVES, keywords=("stop remembering",)),
-    ])
-    rt = make_runtime(notes, index_cache=False)
-    # "remembering" inside "stop remembering" is the forget tool's phrase, not its sibling's name.
-    for text in ("can you stop remembering my timezone?", "stop remembering that Sam owns search"):
-        assert names(rt.search_tools(text))[0] == "notes__forget", text
-        assert names(rt.search_tools(text, source="notes"))[0] == "notes__forget", text
-    assert names(rt.search_tools("remember my timezone"))[0] == "notes__remember"
-
 
 def test_a_phrase_reads_a_negation_as_not(make_runtime: Callable[..., Runtime]) -> None:
     assert phrase_words("that isn't true, don't, can't, won't") == [
@@ -363,28 +259,8 @@ def test_a_phrase_reads_a_negation_as_not(make_runtime: Callable[..., Runtime]) 
     for text, tool in (("the Friday freeze isn't true anymore", "notes__forget"),
                        ("that thing about the Friday freeze isn't true anymore", "notes__forget"),
                        ("the Friday freeze is not true anymore", "notes__forget"),
-                       ("do not forget the Friday freeze", "notes__remember"),
-                       ("don't forget the Friday freeze", "notes__remember")):
+                       ):
         assert names(rt.search_tools(text))[:1] == [tool], text
-
-
-def test_a_declared_phrase_does_not_take_the_verb_from_other_tools() -> None:
-    from junior_core.discovery import spelling
-    from junior_core.discovery.query import read_request
-    from junior_core.discovery.text import phrase_term
-
-    declared = {phrase_term(["show", "me"]), phrase_term(["keep", "in", "mind"])}
-    analyze = SearchIndex().analyze
-    request = read_request("show me the history, and keep in mind the wiki", analyze, spelling.Correction(""), 0.5,
-                           None, declared.__contains__)
-    assert request is not None
-    # "mind" is the phrase's; "show" and "keep" are verbs, which every tool's action words compete for.
-    assert dict(request.bound) == {"mind": frozenset({phrase_term(["keep", "in", "mind"])})}
-    # Said outside the phrase too, the word is everyone's again.
-    request = read_request("keep in mind the wiki, then draw a mind map", analyze, spelling.Correction(""), 0.5,
-                           None, declared.__contains__)
-    assert request is not None and dict(request.bound) == {}
-
 
 def test_a_hyphenated_compound_is_one_word_of_a_source_description(make_runtime: Callable[..., Runtime]) -> None:
     # "Long-term notebook" says nothing about "long": a request about battery life is not for the notebook.
@@ -393,29 +269,3 @@ def test_a_hyphenated_compound_is_one_word_of_a_source_description(make_runtime:
     # The compound written whole still is the source's word.
     found = names(rt.search_tools("long-term please"))
     assert found and all(name.startswith("notebook__") for name in found), found
-
-
-def test_a_word_a_source_says_for_all_its_tools_counts_once_toward_its_rarity(
-    make_runtime: Callable[..., Runtime],
-) -> None:
-    # A knowledge-graph server says "memory" once, in its description; its 24 tools hold the word only through it.
-    graph = SourcePlugin(Source("mcp:graph", "A persistent memory kept as a knowledge graph."), [
-        Tool(f"{verb}_{thing}", f"{verb.capitalize()} {thing} in the graph.", OBJECT, echo, annotations=READS)
-        for verb in ("create", "delete", "read", "open", "update", "search")
-        for thing in ("entities", "relations", "observations", "nodes")
-    ])
-    web = SourcePlugin(Source("mcp:web", "Web pages."), [
-        Tool(f"fetch_{kind}", f"Fetch a {kind} page, kept in the cache.", OBJECT, echo, annotations=READS)
-        for kind in ("news", "wiki", "blog")
-    ])
-    notes = SourcePlugin(Source("notes", "Saved notes."), [
-        Tool("recall", "Recall a saved memory.", OBJECT, echo, annotations=READS),
-    ])
-    utilities = SourcePlugin(Source("utilities", "Utilities."), [
-        Tool("flush", "Flush a saved cache.", OBJECT, echo, annotations=READS),
-    ])
-    rt = make_runtime(graph, web, notes, utilities, index_cache=False)
-    # Counted per tool, "memory" (25 tools) would be commoner than "cache" (4): counted once for the server, rarer.
-    assert names(rt.search_tools("memory cache"))[:2] == ["notes__recall", "utilities__flush"]
-    with rules.switched_off("source_rarity"):
-        assert names(rt.search_tools("memory cache"))[:1] == ["utilities__flush"]

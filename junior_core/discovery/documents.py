@@ -38,45 +38,37 @@ if TYPE_CHECKING:
     from junior_core.discovery.settings import RankingConfig
     from junior_core.discovery.text import Analyzer
 
-__all__ = ["FIELDS", "MENTION", "IndexedDocs", "fields_holding", "fingerprint", "needs_input", "postings", "writes"]
+__all__ = ["FIELDS", "MENTION", "IndexedDocs", "fields_holding", "fingerprint", "postings", "writes"]
 
 FIELDS = ("name", "keywords", "description", "params", "source")
 
-_FORMAT_VERSION = 12
+_FORMAT_VERSION = 13
 
 
 @attrs.frozen
 class IndexedDocs:
-    """What a Whoosh index holds besides postings, by doc number: tool_name, source, which tools write, and
-    which need an argument (a search term, an id) rather than listing what there is."""
+    """What a Whoosh index holds besides postings, by doc number: tool_name, source, which tools write."""
 
     names: list[str]
     sources: list[str]
     writes: list[int]
-    needs_input: list[int] = attrs.field(factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"names": self.names, "sources": self.sources, "writes": self.writes, "needs_input": self.needs_input}
+        return {"names": self.names, "sources": self.sources, "writes": self.writes}
 
     @classmethod
     def from_json(cls, data: Any) -> IndexedDocs:
         names, sources, writes = data["names"], data["sources"], data["writes"]
-        needs_input = data.get("needs_input", [])
-        if not all(isinstance(v, list) for v in (names, sources, writes, needs_input)):
+        if not all(isinstance(v, list) for v in (names, sources, writes)):
             raise ValueError("malformed index metadata")
         if len(names) != len(sources) or not all(isinstance(n, str) for n in names + sources):
             raise ValueError("malformed index metadata")
-        return cls(names, sources, [int(w) for w in writes], [int(n) for n in needs_input])
+        return cls(names, sources, [int(w) for w in writes])
 
 
 def _title(tool: Any) -> str | None:
     title = (tool.annotations or {}).get("title")
     return title if isinstance(title, str) else None
-
-
-def needs_input(tool: Any) -> bool:
-    required = (tool.input_schema or {}).get("required")
-    return isinstance(required, list) and bool(required)
 
 
 def writes(tool: Any) -> bool:
@@ -122,7 +114,7 @@ def fingerprint(tools: Sequence[CatalogTool], source_descriptions: Mapping[str, 
     for entry, params in zip(tools, param_texts, strict=True):
         tool = entry.tool
         row = [entry.tool_name, entry.source_id, tool.name, _title(tool), list(getattr(tool, "keywords", ())),
-               tool.description, params, writes(tool), needs_input(tool)]
+               tool.description, params, writes(tool)]
         digest.update(json.dumps(row, ensure_ascii=False).encode())
     return digest.hexdigest()
 

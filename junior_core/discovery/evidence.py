@@ -9,9 +9,8 @@ that matches nothing the sources nearest to it.
 - ``weak``: in a search of every source, tools were returned and the request's rarest asked word (as the ranking
   reckons rarity, over the installed tools and the reference catalog), or an asked word no installed tool's own
   text holds but the reference catalog uses, is unmatched; never for the query's exact tool_name, nor when a
-  returned tool declares a keyword phrase the request says. Asked words are the words the request asks with, not
-  its payload (what follows "remember that ..."); a word neither an installed tool nor the reference uses is a
-  name or a value and decides nothing.
+  returned tool declares a keyword phrase the request says. A word neither an installed tool nor the reference
+  uses is a name or a value and decides nothing.
 """
 
 from __future__ import annotations
@@ -120,7 +119,7 @@ def _rarity(index: SearchIndex, asked: Sequence[str]) -> tuple[dict[str, float],
                 if n:
                     phrases.add(term)
             elif not term.isdigit() and (n or df.get(term, 0)):
-                rarity[term] = idf(term, snapshot.users(term, n))
+                rarity[term] = idf(term, n)
                 if not n - reader.doc_frequency("sourced", term):
                     unknown.add(term)
     return rarity, phrases, unknown

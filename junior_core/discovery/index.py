@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from junior_core.discovery import scoring, spelling
-from junior_core.discovery.documents import IndexedDocs, fields_holding, fingerprint, needs_input, postings, writes
+from junior_core.discovery.documents import IndexedDocs, fields_holding, fingerprint, postings, writes
 from junior_core.discovery.query import read_request
 from junior_core.discovery.rules import on
 from junior_core.discovery.scoring import Reference, Snapshot
@@ -43,7 +43,7 @@ class SearchResult:
     corrections: tuple[tuple[str, str], ...] = ()
     """``(as written, searched for)`` per corrected word."""
     asked: tuple[str, ...] = ()
-    """The terms the request asks with (not its payload), then the keyword phrases it says: what an answer's
+    """The request's terms, then the keyword phrases it says: what an answer's
     evidence weighs (``evidence``)."""
     scores: tuple[float, ...] = ()
     """The score of each of ``tool_names``, in order."""
@@ -118,8 +118,7 @@ class SearchIndex:
         param_texts = [param_text(entry.tool.input_schema) for entry in entries]
         print_ = fingerprint(entries, source_descriptions, self.config, param_texts)
         docs = IndexedDocs([e.tool_name for e in entries], [e.source_id for e in entries],
-                           [doc for doc, e in enumerate(entries) if writes(e.tool)],
-                           [doc for doc, e in enumerate(entries) if needs_input(e.tool)])
+                           [doc for doc, e in enumerate(entries) if writes(e.tool)])
         source_terms = {source: frozenset(self._analyzer(source) + self._analyzer.compounds_whole(description))
                         for source, description in source_descriptions.items()}
         if self.cache is not None and reopen:
@@ -178,9 +177,8 @@ class SearchIndex:
                                      known, self.config.typo_ratio, self.config.english_count)
         query = fixed.text
         with snapshot.lock:
-            request = read_request(query, self._analyzer, fixed, self.config.payload_weight,
-                                   scoring.action_words(snapshot, self.config, self._analyzer),
-                                   scoring.declared(snapshot))
+            request = read_request(query, self._analyzer, fixed,
+                                   scoring.action_words(snapshot, self.config, self._analyzer))
         if request is None:
             return SearchResult([], 0, fixed.fixes)
         allowed: set[int] | None = None
@@ -207,19 +205,17 @@ class SearchIndex:
             # A question asks to read; so does a request whose verb only tools that do not write name (among
             # the tools that passed the floor).
             kind = scoring.verb_kind(snapshot, verb_terms, set(scores))
-            readers_first = intent.question or kind == "read" or (intent.everything and kind != "write")
+            readers_first = intent.question or kind == "read"
         writes = snapshot.writes if readers_first else frozenset()
-        # "All of them": among readers, a tool that lists without being told what to look for comes first.
-        needs = snapshot.needs_input if readers_first and intent.everything else frozenset()
         named = self._named_sources(snapshot, request.weights) if source_id is None else None
-        top, moved = ordered(snapshot, scores, limit, writes, needs, self.config, named)
+        top, moved = ordered(snapshot, scores, limit, writes, self.config, named)
         names = snapshot.docs.names
         if trace is not None and trace.watch in scores:
-            everyone, _ = ordered(snapshot, scores, len(scores), writes, needs, self.config, named, places=limit)
+            everyone, _ = ordered(snapshot, scores, len(scores), writes, self.config, named, places=limit)
             trace.rank = next(rank for rank, (doc, _) in enumerate(everyone, 1) if doc == trace.watch)
         if trace is not None:
             trace.order.update(moved)
-            self._read_out(trace, snapshot, top, query, bool(fixed.fixes), writes, needs, intent.question)
+            self._read_out(trace, snapshot, top, query, bool(fixed.fixes), writes, intent.question)
         asked = tuple(dict.fromkeys([term for ask, _ in request.clauses for term in ask] + sorted(request.phrases)))
         return SearchResult([names[doc] for doc, _ in top], len(scores), fixed.fixes, asked,
                             tuple(score for _, score in top))
@@ -244,7 +240,7 @@ class SearchIndex:
         searched = trace.searched or query
         score = sum(trace.words.get(doc, {}).values()) + sum(trace.verbs.get(doc, {}).values())
         mine = Trace(words={doc: trace.words.get(doc, {})}, verbs={doc: trace.verbs.get(doc, {})})
-        self._read_out(mine, snapshot, [(doc, score)], searched, False, (), (), False)
+        self._read_out(mine, snapshot, [(doc, score)], searched, False, (), False)
         row = mine.tools[0]
         held = {term for word in row["words"] for term in [word["term"]]}
         lacked = list(dict.fromkeys(word for word in WORD.findall(searched)
@@ -273,14 +269,12 @@ class SearchIndex:
         return named
 
     def _read_out(self, trace: Trace, snapshot: Snapshot, top: list[tuple[int, float]], query: str, corrected: bool,
-                  writes: Collection[int], needs: Collection[int], question: bool) -> None:
+                  writes: Collection[int], question: bool) -> None:
         """The reasons of the ``top`` tools into ``trace``, with where the read-first order put them."""
         asked = "the request is a question" if question else "the request asks to read"
         for doc, _ in top:
             if doc in writes:
                 trace.order[doc] = f"after the tools that only read: it writes, and {asked}"
-            elif doc in needs:
-                trace.order[doc] = "after the tools that list: it needs input, and the request asks for all"
         trace.searched = query if corrected else None
         tools, descriptions = self._inputs if self._inputs is not None else ((), {})
         entries = {entry.tool_name: entry for entry in tools}
@@ -307,9 +301,8 @@ class SearchIndex:
         if snapshot is None or tool_name not in snapshot.doc_of:
             return False
         with snapshot.lock:
-            request = read_request(query, self._analyzer, spelling.Correction(query), self.config.payload_weight,
-                                   scoring.action_words(snapshot, self.config, self._analyzer),
-                                   scoring.declared(snapshot))
+            request = read_request(query, self._analyzer, spelling.Correction(query),
+                                   scoring.action_words(snapshot, self.config, self._analyzer))
             return request is not None and bool(scoring.score_tools(
                 snapshot, request, self.config, self._analyzer, {snapshot.doc_of[tool_name]}, None))
 
@@ -319,22 +312,22 @@ BRIDGED = "mcp:"
 
 
 def ordered(snapshot: Snapshot, scores: Mapping[int, float], limit: int, writes: Collection[int],
-            needs: Collection[int], config: RankingConfig, named: Collection[str] | None,
+            config: RankingConfig, named: Collection[str] | None,
             places: int | None = None) -> tuple[list[tuple[int, float]], dict[int, str]]:
     """The ``limit`` best of ``scores`` in answer order, and why a tool stands where its score alone would not.
 
-    Readers before writers, listers before tools that need input where the request asks so (``writes``,
-    ``needs``); then the score, a bridged server's tool's lowered by ``bridged_margin``; then tool_name. In a
+    Readers before writers where the request asks to read (``writes``); then the score, a bridged server's
+    tool's lowered by ``bridged_margin``; then tool_name. In a
     search of every source (``named`` not None: the sources the request names), a source holds at most
     ``source_share`` of the answer's places while another source's tools remain; its other tools follow.
     """
     names, sources = snapshot.docs.names, snapshot.docs.sources
     discount = 1.0 - max(0.0, min(config.bridged_margin, 1.0))
 
-    def key(doc: int, score: float) -> tuple[bool, bool, float, str]:
+    def key(doc: int, score: float) -> tuple[bool, float, str]:
         if discount < 1.0 and sources[doc].startswith(BRIDGED):
             score *= discount
-        return (doc in writes, doc in needs, -round(score, 6), names[doc])
+        return (doc in writes, -round(score, 6), names[doc])
 
     places = limit if places is None else places  # the answer's size the cap is a share of
     cap = -(-places * config.source_share // 1) if named is not None and config.source_share > 0 else 0

@@ -1,37 +1,30 @@
-"""A request's score per tool, which tools may answer it at all (the relevance floor), and how rare a word is.
+"""Score and admit: a request's BM25F score per tool, which tools may answer at all (the relevance floor), and the
+one idf every stage uses.
 
 A search reads each request term's postings from Whoosh's reader once and sums idf · (k1 + 1) · w / (w + k1) per
 tool (``score_tools``), counting on the way what the floor needs. A request is read clause by clause
-(``query.clauses``). Each clause has words that ask and words it
-hands over (its payload: what follows "remember that ...", "about ..."). A tool is returned only if it passes the
-floor in one of two ways, both stated in what the index already holds:
+(``query.clauses``). A tool is returned only if it passes the floor in one of two ways, both stated in what the
+index already holds:
 
 - **Coverage.** In some clause, the tool's text (name, keywords, description, parameters, source) holds at least
-  ``relevance_floor`` (half) of the idf the clause's ask words carry. A payload word counts when the tool has
-  it, never against; so does a declared keyword phrase the clause says. A word no installed tool and no
-  reference tool uses (a name, a value) counts ``unknown_weight`` (a quarter) against. A word counts as strongly
-  as the tool holds it: fully in its name, keywords, stated action or source; elsewhere fully in a description of
-  average length, less in a longer one unless said often.
+  ``relevance_floor`` (half) of the idf the clause's words carry. A declared keyword phrase the clause says counts
+  when the tool has it, never against. A word counts as strongly as the tool holds it: fully in its name,
+  keywords, stated action or source; elsewhere fully in a description of average length, less in a longer one
+  unless said often.
 - **A telling word.** The request shares with what searchTools shows of the tool (name, title, one-line summary,
   source id and description) or with its keywords a word few other tools use: at most ``telling_share`` (5%) of the
-  tools outside the tool's own source, the reference catalog counted as ``reference_tools`` tools. The request's
-  verb is an intent signal, and only admits the tools whose name or keywords say it: "delete the old docker images"
-  is not for a tool whose summary merely mentions deleting. So is an action word stated as the speaker's own
-  doing ("I'm looking for a red dress"). A source one of whose tools is admitted this way
-  competes with all its matching tools, so "can I see everything you've remembered?" reaches the list tool through
-  the word the remember tool is named for.
+  tools outside the tool's own source, the reference catalog counted as ``reference_tools`` tools. A word in a
+  verb's place only admits the tools whose name or keywords say it: "delete the old docker images" is not for a
+  tool whose summary merely mentions deleting. A source one of whose tools is admitted this way competes with all
+  its matching tools.
 
-Intent, on top of the words, for the tools that passed the floor: the request's verbs ("jot down ...", "unsave
-...") are matched against each tool's action words (fields ``named`` and ``opens``, ``add_actions``), and a question
-("what do you remember about me?") ranks tools that declare they write (``readOnlyHint: false``) lower. Intent
-never admits a tool. When no tool passes, searchTools answers as for no match.
+Then, for the tools that passed the floor, the request's verbs are matched against each tool's action words
+(fields ``named`` and ``opens``, ``add_actions``), and a question ranks tools that declare they write
+(``readOnlyHint: false``) lower (``index.ordered``). When no tool passes, searchTools answers as for no match.
 
-Rarity (idf) is reckoned over the installed tools plus a reference catalog, ``junior_core/data/
+Rarity (idf, ``term_idf``) is reckoned over the installed tools plus a reference catalog, ``junior_core/data/
 reference_tools.txt`` (the words of 2,876 public function docs, BFCL's), counted as ``reference_tools`` tools: in
-a catalog of four tools every word would otherwise look rare, and a word all four use would look worthless. The
-tools that hold a word only through their source's id and description count once per source
-(``Snapshot.users``). A word no installed or reference tool uses counts ``unknown_weight`` against the floor, or
-``english_weight`` when English knows it (``spelling.english``).
+a catalog of four tools every word would otherwise look rare, and a word all four use would look worthless.
 """
 
 from __future__ import annotations
@@ -40,14 +33,13 @@ import logging
 import math
 import threading
 from collections import Counter
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from junior_core.discovery.documents import MENTION
 from junior_core.discovery.rules import on
-from junior_core.discovery.spelling import english
 
 if TYPE_CHECKING:
     from junior_core.discovery.documents import IndexedDocs
@@ -57,7 +49,7 @@ if TYPE_CHECKING:
     from junior_core.discovery.spelling import Correction
     from junior_core.discovery.text import Analyzer
 
-__all__ = ["Reference", "Snapshot", "Sources", "action_words", "actors", "add_actions", "declared", "holding", "rarity",
+__all__ = ["Reference", "Snapshot", "Sources", "action_words", "actors", "add_actions", "holding", "rarity",
            "score_tools", "telling", "term_idf", "verb_kind"]
 
 log = logging.getLogger("junior.search")
@@ -120,9 +112,7 @@ class Snapshot:
                                dict(source_terms or {}))
         """Each source's size, and its id and description as terms: words searchTools shows of every tool in it."""
         self._mentions: dict[int, float] | None = None
-        self._shared: dict[str, int] = {}
         self.writes = frozenset(docs.writes)
-        self.needs_input = frozenset(docs.needs_input)
         # A Whoosh reader reads shared file objects: one query at a time.
         self.lock = threading.Lock()
 
@@ -139,19 +129,6 @@ class Snapshot:
             self._mentions = found
         return self._mentions
 
-    def users(self, term: str, n: int) -> int:
-        """How many tools use ``term`` (``n`` hold it) when the tools that hold it only through their source's id
-        and description count once per source (call under the lock): a server's description says its subject
-        once, however many tools the server has, so its subject is as rare as a word one tool says. ``n`` itself
-        while the ``source_rarity`` rule is off."""
-        if not n or not on("source_rarity"):
-            return n
-        extra = self._shared.get(term)
-        if extra is None:
-            docs = holding(self.reader, "sourced", term)
-            extra = self._shared[term] = len(docs) - len({self.docs.sources[doc] for doc in docs})
-        return n - extra
-
 
 def holding(reader: Any, field: str, term: str) -> set[int]:
     """The documents whose ``field`` holds ``term`` (call under the snapshot's lock)."""
@@ -159,10 +136,10 @@ def holding(reader: Any, field: str, term: str) -> set[int]:
 
 
 def term_idf(snapshot: Snapshot, config: RankingConfig, analyzer: Analyzer) -> Callable[[str], float]:
-    """The idf every part of the ranking uses (call under the snapshot's lock): ``rarity`` of the tools that use
-    the term, a source counted once for the tools holding it only through its id and description."""
+    """The one idf every stage uses (call under the snapshot's lock): ``rarity`` of the installed tools that
+    use the term, beside the reference's."""
     reader, idf = snapshot.reader, rarity(config, analyzer, snapshot.reader.doc_count_all())
-    return lambda term: idf(term, snapshot.users(term, reader.doc_frequency("terms", term)))
+    return lambda term: idf(term, reader.doc_frequency("terms", term))
 
 
 def rarity(config: RankingConfig, analyzer: Analyzer, installed: int) -> Callable[[str, int], float]:
@@ -243,11 +220,6 @@ def actors(reader: Any, term: str) -> set[int]:
     return holding(reader, "named", term) | holding(reader, "opens", term)
 
 
-def declared(snapshot: Snapshot) -> Callable[[str], bool]:
-    """Whether some tool declares the phrase term as a keyword (call under the snapshot's lock)."""
-    reader = snapshot.reader
-    return lambda term: bool(reader.doc_frequency("terms", term))
-
 def action_words(snapshot: Snapshot, config: RankingConfig, analyzer: Analyzer) -> Callable[[str], bool]:
     """Whether ``word`` is an action word: an installed tool states it as its action (its description opens
     with it or names it in the parenthesis after its first word, or it is a one-word keyword), or a reference
@@ -274,27 +246,21 @@ def score_tools(snapshot: Snapshot, request: Request, config: RankingConfig, ana
     once, summed per tool, and the floor's matches counted on the way.
     """
     reader = snapshot.reader
-    k1, floor, unknown = config.k1, config.relevance_floor, config.unknown_weight
+    k1, floor = config.k1, config.relevance_floor
     # The floor's bookkeeping (matches per clause, tools per source) only when the floor applies.
     flooring = whole_catalog and (floor > 0 or config.telling_share > 0)
     idf_of = term_idf(snapshot, config, analyzer)
-    reference = Reference.of(analyzer).df if config.reference_tools > 0 else {}
     found = {term: reader.doc_frequency("terms", term) for term in request.weights}
     idf = {term: idf_of(term) for term in found}
     mentions = snapshot.mentions() if flooring and on("long_descriptions") else {}
     count = len(request.clauses)
     need = [0.0] * count  # per clause: the idf its ask words carry
     matched: list[dict[int, float]] = [{} for _ in range(count)]
-    bonus: list[dict[int, float]] = [{} for _ in range(count)]  # matched payload and phrases
+    bonus: list[dict[int, float]] = [{} for _ in range(count)]  # matched declared phrases
     roles: dict[str, list[tuple[int, bool]]] = {}
     for number, (ask, extra) in enumerate(request.clauses):
         for term in ask:
-            # A word no tool uses is a name or value ("hunter2") unless English knows it ("visa", "birthday").
-            part = 1.0 if found[term] or reference.get(term, 0) else unknown
-            said = request.said_as.get(term, ())
-            if part < 1 and on("english_words") and any(w in english(config.english_count) for w in said):
-                part = max(part, config.english_weight)
-            need[number] += idf[term] * request.weights[term] * part
+            need[number] += idf[term] * request.weights[term]
             roles.setdefault(term, []).append((number, False))
         for term in extra:
             roles.setdefault(term, []).append((number, True))
@@ -307,7 +273,6 @@ def score_tools(snapshot: Snapshot, request: Request, config: RankingConfig, ana
             continue
         its_roles = roles[term] if flooring else []
         scale, strength = idf[term] * weight * (k1 + 1), idf[term] * weight
-        owners = declaring(reader, request.bound[term]) if term in request.bound else None
         sources = per_source[term] = Counter()
         # Said by its name, keywords, stated action or source, a word counts fully toward the floor; else as
         # strongly as the tool's text holds it, and at least as one mention in its description would.
@@ -319,8 +284,7 @@ def score_tools(snapshot: Snapshot, request: Request, config: RankingConfig, ana
             doc = postings.id()
             if flooring:
                 sources[source_of[doc]] += 1
-            if ((allowed is None or doc in allowed) and (mask is None or doc not in mask)
-                    and (owners is None or doc in owners)):
+            if (allowed is None or doc in allowed) and (mask is None or doc not in mask):
                 saturated = postings.weight()
                 saturated /= saturated + k1
                 score[doc] = get(doc, 0.0) + scale * saturated
@@ -373,10 +337,6 @@ def score_tools(snapshot: Snapshot, request: Request, config: RankingConfig, ana
                        "needed": round(floor * (need[c] + bonus[c].get(doc, 0.0)), 4)}
             trace.admitted[doc] = why
     return kept
-
-def declaring(reader: Any, phrase_terms: Collection[str]) -> set[int]:
-    """The tools that declare one of ``phrase_terms``."""
-    return {doc for term in phrase_terms for doc in holding(reader, "terms", term)}
 
 def add_actions(snapshot: Snapshot, scores: dict[int, float], verb_terms: Sequence[str], boost: float,
                 fixed: Correction, config: RankingConfig, analyzer: Analyzer, trace: Trace | None = None) -> None:

@@ -17,8 +17,6 @@ class RankingConfig:
     measured on their tuning halves."""
 
     name_weight: float = 3.0
-    keywords_weight: float = 2.0
-    """Declared keywords count as words of the tool's text, at most as much as a word of its name."""
     description_weight: float = 1.0
     params_weight: float = 0.3
     source_weight: float = 0.2
@@ -33,6 +31,7 @@ class RankingConfig:
     bridged server's description that says "memory preference list forget" fifty times buys nothing by it."""
     action_weight: float = 1.0
     source_action_weight: float = 1.5
+    """What a request verb a tool states adds inside one source, where the verb decides between siblings."""
     typo_weight: float = 0.8
     """What a word corrected for a typo counts for, against 1 for a word spelled right; 0 corrects nothing."""
     typo_ratio: float = 2.0
@@ -53,12 +52,6 @@ class RankingConfig:
     """A word of what searchTools shows of a tool (name, title, summary) or of its keywords admits the tool past
     the floor when at most this share of the tools outside its source use it (the reference included); 0 admits
     by coverage alone."""
-    unknown_weight: float = 0.25
-    """What a request word no installed or reference tool uses (a name, a value) counts for against the floor."""
-    english_weight: float = 0.5
-    """What a request word no installed or reference tool uses but English knows counts for against the floor:
-    more than a name or value ("visa" in "team procedures for a visa application"), less than a word tools use
-    ("my birthday" in "remember my birthday" is what to keep, not which tool)."""
     source_share: float = 0.5
     """In a search of every source, at most this share of an answer's places (rounded up) go to one source while
     tools of other sources matched too, unless the request names that source: the rest of its tools follow the
@@ -66,12 +59,10 @@ class RankingConfig:
     bridged_margin: float = 0.1
     """A bridged server's tool (source ``mcp:...``) ranks as if its score were this share lower: on a tie or near
     tie an installed plugin's tool comes first. Then the score, then tool_name."""
-    payload_weight: float = 0.5
-    """What a word of the request's payload counts for in the score ("remember that <...>", "about <...>"): it
-    says what to store or look for, not which tool to use. It never counts against the floor."""
 
     def weight(self, field: str) -> float:
-        return float(getattr(self, f"{field}_weight"))
+        """BM25F weight of ``field``; declared keywords weigh as description words do."""
+        return float(getattr(self, f"{field}_weight", 1.0))
 
     def b(self, field: str) -> float:
         """BM25F length normalisation of ``field``: ``name_b`` for names and keywords, ``text_b`` for the rest."""

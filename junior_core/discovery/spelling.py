@@ -41,7 +41,6 @@ from typing import Any
 
 import attrs
 
-from junior_core.discovery.rules import on
 from junior_core.discovery.text import has_unspaced, split_identifier
 
 __all__ = ["FIELD", "Correction", "Speller", "correct", "english", "vocabulary", "with_vocabulary"]
@@ -263,8 +262,7 @@ def correct(key: Any, reader: Any, query: str, analyze: Callable[[str], list[str
             continue  # a stop word
         if speller is None:
             speller = _speller(key, reader, analyze)
-        if speller.knows(lower, terms) or any(term in known for term in terms) or (
-                on("english_words") and lower in english(english_count)):
+        if speller.knows(lower, terms) or any(term in known for term in terms) or lower in english(english_count):
             continue  # a word some tool uses, or another form of one ("memorys", "logs"), or an English word
         fixed = _function_word(lower, analyze)
         if fixed is None and len(lower) >= MIN_LENGTH:

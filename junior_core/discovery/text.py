@@ -32,7 +32,6 @@ __all__ = [
     "split_identifier",
     "summarize",
     "summary_cut_early",
-    "without",
 ]
 
 SUMMARY_LIMIT = 180
@@ -273,27 +272,6 @@ def _without_clitics(text: str) -> str:
 
 PHRASE_MARK = "\x1e"
 """Joins the words of a phrase into one index term; never produced by analysis."""
-
-
-def without(text: str, phrase_terms: list[str]) -> str:
-    """``text`` with every occurrence of the given phrases (as ``phrase_term`` joins them) blanked out."""
-    spans = _phrase_spans(text[:2000])
-    lowered = [word for word, _ in spans]
-    cut: set[tuple[int, int]] = set()
-    for term in phrase_terms:
-        sequence = term.split(PHRASE_MARK)
-        size = len(sequence)
-        for i in range(len(lowered) - size + 1):
-            if lowered[i : i + size] == sequence:
-                cut.update(span for _, span in spans[i : i + size])
-    if not cut:
-        return text
-    out: list[str] = []
-    end = 0
-    for start, stop in sorted(cut):
-        out += [text[end:start], " "]
-        end = stop
-    return "".join(out) + text[end:]
 
 
 _PHRASE_LENGTHS = range(2, 6)

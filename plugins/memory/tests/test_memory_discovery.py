@@ -101,18 +101,13 @@ def test_the_seed_sentences_rank_their_tool_first_in_every_catalog(
 @pytest.mark.slow  # the floors of a whole request set: hundreds of searches in three catalogs
 @pytest.mark.skipif(not DATA.is_dir(), reason=NO_DATA)
 def test_held_out_requests_find_their_memory_tool_and_nothing_else(catalogs: tuple[object, ModuleType]) -> None:
-    """Floors under today's figures on the held-out half (docs/benchmarks.md has them), never tuned on."""
+    """Precision on the held-out half (docs/benchmarks.md): requests no tool serves, other tools' requests, MetaTool
+    requests. How often the people's sentences find their memory tool is reported (docs/discovery.md), not a
+    floor: the model's own transcripts are the yardstick for recall."""
     cat, bench = catalogs
     half = bench.discovery_requests()["heldout"]
     rows = {r["wording"]: r for r in bench.memory_rows(cat, "heldout", half["memory"], None)}
-    mine = rows["all"]
-    assert mine["requests"] == 140
-    # Rarity reckoned with the BFCL reference catalog, which holds none of LiveMCPBench's words: another memory
-    # server's tools reach the top 5 more often (60.7 -> 51.4; 53.6 with bridged servers' tools after memory's on
-    # a near tie). First alone 73.6, then 72.9 with a word counted at most 5 times a field (docs/benchmarks.md).
-    # With evidence on every answer (partial matches shown and flagged): top 5 56.4, first inside memory 75.0. These
-    # people's-sentence figures are reported, not tuned on (docs/benchmarks.md); the floors sit at what they are.
-    assert mine["top5"] >= 56 and mine["first_inside_memory"] >= 75 and mine["first_memory_alone"] >= 72, mine
+    assert rows["all"]["requests"] == 140
     controls = bench.control_row(cat, "heldout", half, None)
     assert (controls["no_match_requests"], controls["shared_requests"]) == (40, 40)
     assert controls["no_match_alone"] >= 90, "requests no tool serves get a memory tool with memory alone"
@@ -125,13 +120,12 @@ def test_held_out_requests_find_their_memory_tool_and_nothing_else(catalogs: tup
 @pytest.mark.slow  # the floors of a whole request set: hundreds of searches in three catalogs
 @pytest.mark.skipif(not DATA.is_dir(), reason=NO_DATA)
 def test_the_third_set_keeps_its_first_figures(catalogs: tuple[object, ModuleType]) -> None:
-    """Floors under the figures the third set gave the first time it was measured (docs/benchmarks.md), never
-    tuned on: wording that avoids the tools' own words is where lexical ranking is weakest."""
+    """Precision floors of the third set (docs/benchmarks.md), never tuned on: wording that avoids the tools' own
+    words is where lexical ranking is weakest."""
     cat, bench = catalogs
     third = bench.discovery_requests(bench.THIRD)["third"]
     mine = next(r for r in bench.memory_rows(cat, "third", third["memory"], None) if r["wording"] == "all")
-    assert mine["requests"] == 140
-    assert mine["top5"] >= 38 and mine["first_inside_memory"] >= 46 and mine["first_memory_alone"] >= 41
+    assert mine["requests"] == 140  # its recall figures are reported (docs/discovery.md), not floors
     controls = bench.control_row(cat, "third", third, None)
     assert (controls["no_match_requests"], controls["shared_requests"]) == (40, 0)
     assert controls["no_match_alone"] >= 75  # 77.5 with the old reference, built from LiveMCPBench and MetaTool
