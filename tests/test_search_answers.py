@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from junior_core import Runtime, Source, Tool
-from junior_core.discovery.evidence import nearest_sources
+from junior_core.discovery.floor import nearest_sources
 from junior_core.discovery.sizing import fit_no_match
 from junior_core.discovery.text import SUMMARY_LIMIT, summarize, summary_cut_early
 from junior_core.protocol import NO_MATCH_CHARS, SEARCH_SCHEMA

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from junior_core import protocol
 from junior_core.discovery.documents import fields_holding
-from junior_core.discovery.evidence import Evidence, nearest_sources, said_words, weigh
+from junior_core.discovery.floor import Evidence, nearest_sources, said_words, weigh
 from junior_core.discovery.index import SearchIndex
 from junior_core.discovery.names import down_source, named, sample, similar
 from junior_core.discovery.reasons import Trace

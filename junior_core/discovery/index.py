@@ -18,6 +18,7 @@ import attrs
 
 from junior_core.discovery import scoring, spelling
 from junior_core.discovery.documents import IndexedDocs, fields_holding, fingerprint, postings, writes
+from junior_core.discovery.floor import admit
 from junior_core.discovery.query import read_request
 from junior_core.discovery.rules import on
 from junior_core.discovery.scoring import Reference, Snapshot
@@ -189,8 +190,10 @@ class SearchIndex:
         doc_of = snapshot.doc_of
         mask = {doc_of[name] for name in hidden if name in doc_of} or None
         with snapshot.lock:
-            scores = scoring.score_tools(snapshot, request, self.config, self._analyzer, allowed, mask,
-                                         whole_catalog=source_id is None and floor, trace=trace)
+            whole = source_id is None and floor
+            scored, tally = scoring.score_tools(snapshot, request, self.config, self._analyzer, allowed, mask,
+                                                whole_catalog=whole, trace=trace)
+            scores = admit(snapshot, request, scored, tally, self.config, self._analyzer, trace, whole)
 
         if not scores:
             return SearchResult([], 0, fixed.fixes)
@@ -303,8 +306,11 @@ class SearchIndex:
         with snapshot.lock:
             request = read_request(query, self._analyzer, spelling.Correction(query),
                                    scoring.action_words(snapshot, self.config, self._analyzer))
-            return request is not None and bool(scoring.score_tools(
-                snapshot, request, self.config, self._analyzer, {snapshot.doc_of[tool_name]}, None))
+            if request is None:
+                return False
+            scored, tally = scoring.score_tools(snapshot, request, self.config, self._analyzer,
+                                                {snapshot.doc_of[tool_name]}, None)
+            return bool(admit(snapshot, request, scored, tally, self.config, self._analyzer))
 
 
 BRIDGED = "mcp:"

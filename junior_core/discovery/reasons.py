@@ -42,7 +42,7 @@ class Trace:
     """One tool (doc number) whose floor and rank to record whether or not it is returned (why not)."""
     floor: dict[str, Any] = attrs.field(factory=dict)
     """For ``watch``: per clause the share of the clause's rarity it held and the share it needed, and the
-    telling word that admitted it, if any (``scoring.score_tools``)."""
+    telling word that admitted it, if any (``floor.admit``)."""
     rank: int | None = None
     """For ``watch``: its place among every tool that passed the floor, in answer order (1 = first)."""
 

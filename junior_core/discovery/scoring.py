@@ -49,8 +49,20 @@ if TYPE_CHECKING:
     from junior_core.discovery.spelling import Correction
     from junior_core.discovery.text import Analyzer
 
-__all__ = ["Reference", "Snapshot", "Sources", "action_words", "actors", "add_actions", "holding", "rarity",
-           "score_tools", "telling", "term_idf", "verb_kind"]
+__all__ = [
+    "Reference",
+    "Snapshot",
+    "Sources",
+    "Tally",
+    "action_words",
+    "actors",
+    "add_actions",
+    "holding",
+    "rarity",
+    "score_tools",
+    "term_idf",
+    "verb_kind",
+]
 
 log = logging.getLogger("junior.search")
 
@@ -171,50 +183,6 @@ class Sources:
         return {source for source, terms in self.terms.items() if term in terms}
 
 
-def telling(reader: Any, request: Request, found: Mapping[str, int], per_source: Mapping[str, Counter[str]],
-            sources: Sources, candidates: set[int], config: RankingConfig, analyzer: Analyzer) -> dict[int, str]:
-    """The ``candidates`` that share a telling word with the request (see the module's docstring), each with the
-    first such word.
-
-    ``found`` is each term's number of installed tools, ``per_source`` how many of each source's tools use it.
-    """
-    share, weight = config.telling_share, max(config.reference_tools, 0.0)
-    if share <= 0:
-        return {}
-    reference = Reference.of(analyzer) if weight else None
-    if reference is not None and not reference.size:
-        reference, weight = None, 0.0
-    total = reader.doc_count_all() + weight
-    source_of, sizes = sources.of_doc, sources.sizes
-    out: dict[int, str] = {}
-    for term, n in found.items():
-        if not n:
-            continue
-        if term in request.placed and on("named_verbs_only"):
-            docs = holding(reader, "named", term)
-        else:
-            docs = holding(reader, "identity", term)
-            saying = sources.saying(term)
-            if saying:
-                docs.update(doc for doc in candidates if source_of[doc] in saying)
-        docs &= candidates
-        if not docs:
-            continue
-        if term in request.phrases:
-            for doc in docs:
-                out.setdefault(doc, term)
-            continue
-        elsewhere = reference.df.get(term, 0) * weight / reference.size if reference is not None else 0.0
-        if elsewhere > share * weight:
-            continue  # tools in general share it ("list", "search"), however few of the installed ones do
-        counts = per_source.get(term, Counter())
-        for doc in docs:
-            source = source_of[doc]
-            if n - counts[source] + elsewhere <= share * (total - sizes[source]):
-                out.setdefault(doc, term)
-    return out
-
-
 def actors(reader: Any, term: str) -> set[int]:
     """The tools ``term`` is an action word of: in their name, title or keywords, or opening their description."""
     return holding(reader, "named", term) | holding(reader, "opens", term)
@@ -233,11 +201,24 @@ def action_words(snapshot: Snapshot, config: RankingConfig, analyzer: Analyzer) 
 
     return is_action
 
+@attrs.frozen
+class Tally:
+    """What the floor (``floor.admit``) needs, counted while scoring: each term's number of installed tools
+    (``found``) and per source (``per_source``), and per clause what each tool holds (``matched``), what the
+    clause's words carry (``need``) and the declared phrases each tool holds besides (``bonus``)."""
+
+    found: Mapping[str, int]
+    per_source: Mapping[str, Counter[str]]
+    matched: list[dict[int, float]]
+    need: list[float]
+    bonus: list[dict[int, float]]
+
+
 def score_tools(snapshot: Snapshot, request: Request, config: RankingConfig, analyzer: Analyzer,
                 allowed: set[int] | None, mask: set[int] | None, whole_catalog: bool = True,
-                trace: Trace | None = None) -> dict[int, float]:
-    """The BM25F score of every tool that passes the relevance floor (see the module's docstring); with
-    ``trace``, what each term added to each tool and what admitted it (``reasons``).
+                trace: Trace | None = None) -> tuple[dict[int, float], Tally | None]:
+    """The BM25F score of every tool that holds a word of the request, and what the floor needs to admit them
+    (None where no floor applies); with ``trace``, what each term added to each tool (``reasons``).
 
     The floor is for searches of the whole catalog (``whole_catalog``): inside one source the caller chose
     the subject, and every tool there that matches a word is ranked.
@@ -301,42 +282,8 @@ def score_tools(snapshot: Snapshot, request: Request, config: RankingConfig, ana
                         more = bonus[number]
                         more[doc] = more.get(doc, 0.0) + held
             postings.next()
-    if not flooring:
-        if trace is not None:
-            how = "no floor" if whole_catalog else "source chosen"
-            trace.admitted.update({doc: {"by": how} for doc in score})
-        return score
-    admitted = telling(reader, request, found, per_source, snapshot.sources, set(score), config, analyzer)
-    sources_in = {source_of[doc] for doc in admitted} if on("source_competes") else set()
-    kept = {
-        doc: value for doc, value in score.items()
-        if doc in admitted or source_of[doc] in sources_in or (floor > 0 and any(
-            matched[c].get(doc, 0.0) >= floor * (need[c] + bonus[c].get(doc, 0.0)) - 1e-9
-            for c in range(count) if need[c] > 0))
-    }
-    if trace is not None and trace.watch is not None:
-        doc = trace.watch
-        trace.floor = {"clauses": [{"clause": c, "held": round(matched[c].get(doc, 0.0), 4),
-                                    "needed": round(floor * (need[c] + bonus[c].get(doc, 0.0)), 4)}
-                                   for c in range(count) if need[c] > 0],
-                       "telling word": admitted.get(doc), "its source": source_of[doc] in sources_in}
-    if trace is not None:
-        names = snapshot.docs.names
-        by_source = {source_of[doc]: doc for doc in sorted(admitted, reverse=True)}
-        for doc in kept:
-            why: dict[str, Any]
-            if doc in admitted:
-                why = {"by": "telling word", "term": admitted[doc]}
-            elif source_of[doc] in sources_in:
-                other = by_source[source_of[doc]]
-                why = {"by": "its source", "source": source_of[doc], "tool": names[other], "term": admitted[other]}
-            else:
-                c = next(c for c in range(count) if need[c] > 0 and matched[c].get(doc, 0.0)
-                         >= floor * (need[c] + bonus[c].get(doc, 0.0)) - 1e-9)
-                why = {"by": "coverage", "clause": c, "held": round(matched[c].get(doc, 0.0), 4),
-                       "needed": round(floor * (need[c] + bonus[c].get(doc, 0.0)), 4)}
-            trace.admitted[doc] = why
-    return kept
+    return score, (Tally(found, per_source, matched, need, bonus) if flooring else None)
+
 
 def add_actions(snapshot: Snapshot, scores: dict[int, float], verb_terms: Sequence[str], boost: float,
                 fixed: Correction, config: RankingConfig, analyzer: Analyzer, trace: Trace | None = None) -> None:

@@ -1,6 +1,8 @@
-"""What an answer shows of why its tools matched and what it did not find: the query's words each tool holds
-(``matched``), the words no returned tool holds (``unmatched``), whether the answer is ``weak``, and for a query
-that matches nothing the sources nearest to it.
+"""Admit: which scored tools pass the relevance floor (``admit``: a telling word, its source, or coverage, each
+recorded in ``explain``), and the evidence an answer shows of why its tools matched and what it did not find:
+the query's words each tool holds (``matched``), the words no returned tool holds (``unmatched``), whether the
+answer is ``weak``, and for a query that matches nothing the sources nearest to it. The partial matches shown
+below the floor are ``answers._found``'s, flagged weak here.
 
 - ``matched``: the query's words, as written (a corrected typo as corrected: the answer's note says so), whose
   terms the tool's own text holds: its name, title, keywords, description or parameters, never only its source's
@@ -15,19 +17,76 @@ that matches nothing the sources nearest to it.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from junior_core.discovery import scoring
-from junior_core.discovery.scoring import Reference
+from junior_core.discovery.rules import on
+from junior_core.discovery.scoring import Reference, holding
 from junior_core.discovery.text import PHRASE_MARK, WORD
 
 if TYPE_CHECKING:
     from junior_core.discovery.index import SearchIndex
+    from junior_core.discovery.query import Request
+    from junior_core.discovery.reasons import Trace
+    from junior_core.discovery.scoring import Snapshot, Sources, Tally
+    from junior_core.discovery.settings import RankingConfig
+    from junior_core.discovery.text import Analyzer
 
-__all__ = ["Evidence", "installed_holders", "nearest_sources", "said_words", "weigh"]
+__all__ = ["Evidence", "admit", "installed_holders", "nearest_sources", "said_words", "telling", "weigh"]
+
+
+def admit(snapshot: Snapshot, request: Request, score: dict[int, float], tally: Tally | None,
+          config: RankingConfig, analyzer: Analyzer, trace: Trace | None = None,
+          whole_catalog: bool = True) -> dict[int, float]:
+    """The scored tools that pass the relevance floor (``scoring``'s docstring says how), each with why in
+    ``trace``; every tool where no floor applies (``tally`` None)."""
+    if tally is None:
+        if trace is not None:
+            how = "no floor" if whole_catalog else "source chosen"
+            trace.admitted.update({doc: {"by": how} for doc in score})
+        return score
+    floor, source_of = config.relevance_floor, snapshot.docs.sources
+    matched, need, bonus = tally.matched, tally.need, tally.bonus
+
+    def needed(c: int, doc: int) -> float:
+        return floor * (need[c] + bonus[c].get(doc, 0.0))
+
+    def covered(doc: int) -> int | None:
+        """The first clause of which ``doc`` holds the share the floor needs."""
+        if floor <= 0:
+            return None
+        return next((c for c in range(len(need))
+                     if need[c] > 0 and matched[c].get(doc, 0.0) >= needed(c, doc) - 1e-9), None)
+
+    admitted = telling(snapshot.reader, request, tally.found, tally.per_source, snapshot.sources, set(score),
+                       config, analyzer)
+    sources_in = {source_of[doc] for doc in admitted} if on("source_competes") else set()
+    why: dict[int, dict[str, Any]] = {}
+    by_source = {source_of[doc]: doc for doc in sorted(admitted, reverse=True)}
+    for doc in score:
+        if doc in admitted:
+            why[doc] = {"by": "telling word", "term": admitted[doc]}
+        elif source_of[doc] in sources_in:
+            other = by_source[source_of[doc]]
+            why[doc] = {"by": "its source", "source": source_of[doc], "tool": snapshot.docs.names[other],
+                        "term": admitted[other]}
+        elif (c := covered(doc)) is not None:
+            why[doc] = {"by": "coverage", "clause": c, "held": round(matched[c].get(doc, 0.0), 4),
+                        "needed": round(needed(c, doc), 4)}
+    if trace is not None:
+        trace.admitted.update(why)
+        if trace.watch is not None:
+            doc = trace.watch
+            trace.floor = {"clauses": [{"clause": c, "held": round(matched[c].get(doc, 0.0), 4),
+                                        "needed": round(needed(c, doc), 4)} for c in range(len(need)) if need[c] > 0],
+                           "telling word": admitted.get(doc), "its source": source_of[doc] in sources_in}
+    return {doc: score[doc] for doc in why}
+
+
 
 
 @attrs.frozen
@@ -112,14 +171,14 @@ def _rarity(index: SearchIndex, asked: Sequence[str]) -> tuple[dict[str, float],
     unknown: set[str] = set()
     with snapshot.lock:
         reader = snapshot.reader
-        idf = scoring.rarity(config, analyzer, reader.doc_count_all())
+        idf = scoring.term_idf(snapshot, config, analyzer)
         for term in asked:
             n = reader.doc_frequency("terms", term)
             if PHRASE_MARK in term:
                 if n:
                     phrases.add(term)
             elif not term.isdigit() and (n or df.get(term, 0)):
-                rarity[term] = idf(term, n)
+                rarity[term] = idf(term)
                 if not n - reader.doc_frequency("sourced", term):
                     unknown.add(term)
     return rarity, phrases, unknown
@@ -136,9 +195,52 @@ def nearest_sources(index: SearchIndex, query: str, source_ids: Sequence[str], c
         return []
     config, analyzer = index.config, index.analyzer
     with snapshot.lock:
-        reader = snapshot.reader
-        idf = scoring.rarity(config, analyzer, reader.doc_count_all())
-        rarity = {term: idf(term, reader.doc_frequency("terms", term)) for term in terms}
+        idf = scoring.term_idf(snapshot, config, analyzer)
+        rarity = {term: idf(term) for term in terms}
     said = snapshot.sources.terms
     scored = [(sum(rarity[t] for t in terms & said.get(sid, frozenset())), sid) for sid in source_ids]
     return [sid for score, sid in sorted(scored, key=lambda item: (-item[0], item[1])) if score > 0][:count]
+
+
+def telling(reader: Any, request: Request, found: Mapping[str, int], per_source: Mapping[str, Counter[str]],
+            sources: Sources, candidates: set[int], config: RankingConfig, analyzer: Analyzer) -> dict[int, str]:
+    """The ``candidates`` that share a telling word with the request (see the module's docstring), each with the
+    first such word.
+
+    ``found`` is each term's number of installed tools, ``per_source`` how many of each source's tools use it.
+    """
+    share, weight = config.telling_share, max(config.reference_tools, 0.0)
+    if share <= 0:
+        return {}
+    reference = Reference.of(analyzer) if weight else None
+    if reference is not None and not reference.size:
+        reference, weight = None, 0.0
+    total = reader.doc_count_all() + weight
+    source_of, sizes = sources.of_doc, sources.sizes
+    out: dict[int, str] = {}
+    for term, n in found.items():
+        if not n:
+            continue
+        if term in request.placed and on("named_verbs_only"):
+            docs = holding(reader, "named", term)
+        else:
+            docs = holding(reader, "identity", term)
+            saying = sources.saying(term)
+            if saying:
+                docs.update(doc for doc in candidates if source_of[doc] in saying)
+        docs &= candidates
+        if not docs:
+            continue
+        if term in request.phrases:
+            for doc in docs:
+                out.setdefault(doc, term)
+            continue
+        elsewhere = reference.df.get(term, 0) * weight / reference.size if reference is not None else 0.0
+        if elsewhere > share * weight:
+            continue  # tools in general share it ("list", "search"), however few of the installed ones do
+        counts = per_source.get(term, Counter())
+        for doc in docs:
+            source = source_of[doc]
+            if n - counts[source] + elsewhere <= share * (total - sizes[source]):
+                out.setdefault(doc, term)
+    return out
