@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from junior_core import protocol
 from junior_core.discovery.documents import fields_holding
-from junior_core.discovery.floor import Evidence, nearest_sources, said_words, weigh
+from junior_core.discovery.floor import PARTIAL, Evidence, nearest_sources, partial_matches, weigh
 from junior_core.discovery.index import SearchIndex
 from junior_core.discovery.names import down_source, named, sample, similar
 from junior_core.discovery.reasons import Trace
@@ -277,11 +277,9 @@ class Discovery:
         if not whole or exact is not None or len(picked) >= offset + limit or (
                 picked and not weigh_names([t.tool_name for t in picked[:limit]]).weak):
             return picked, total, corrected, weigh_names, frozenset()
-        terms = {t for _, ts in said_words(searched, self.index.analyze) for t in ts}
         window = offset + limit + len(picked) + protocol.MAX_RESULTS
         below, _, _, below_asked, _ = self._ranked(view, query, source_id, window, hidden, floor=False)
-        shown = {t.tool_name for t in picked}
-        extra = [t for t in below if t.tool_name not in shown and terms & self._held(view, t.tool_name)]
+        extra = partial_matches(picked, below, searched, self.index.analyze, lambda name: self._held(view, name))
         if not extra:
             return picked, total, corrected, weigh_names, frozenset()
         page_weigh = functools.partial(weigh_names, asked=asked or below_asked)
@@ -323,10 +321,8 @@ class Discovery:
             below = Trace()
             self._ranked(view, query, source_id, len(found) + protocol.MAX_RESULTS, hidden, below, floor=False)
             by_name = {row["tool_name"]: row for row in below.tools}
-            rows += [{**by_name[t.tool_name], "admitted": {"by": "partial match", "why": "below the floor; its own "
-                      "text holds a word of the query, so it is shown and the answer flagged weak"},
-                      "order": "below the floor: after every tool that passed it, by score"}
-                     for t in found[:limit] if t.tool_name in partial and t.tool_name in by_name]
+            rows += [{**by_name[t.tool_name], **PARTIAL} for t in found[:limit]
+                     if t.tool_name in partial and t.tool_name in by_name]
         return {**out, "total_matches": total, "tools": rows}
 
     def _ranked(self, view: View, query: str, source_id: str | None, limit: int,

@@ -29,6 +29,7 @@ from junior_core.discovery.scoring import Reference, holding
 from junior_core.discovery.text import PHRASE_MARK, WORD
 
 if TYPE_CHECKING:
+    from junior_core.catalog import CatalogTool
     from junior_core.discovery.index import SearchIndex
     from junior_core.discovery.query import Request
     from junior_core.discovery.reasons import Trace
@@ -36,7 +37,8 @@ if TYPE_CHECKING:
     from junior_core.discovery.settings import RankingConfig
     from junior_core.discovery.text import Analyzer
 
-__all__ = ["Evidence", "admit", "installed_holders", "nearest_sources", "said_words", "telling", "weigh"]
+__all__ = ["PARTIAL", "Evidence", "admit", "installed_holders", "nearest_sources", "partial_matches", "said_words",
+           "telling", "weigh"]
 
 
 def admit(snapshot: Snapshot, request: Request, score: dict[int, float], tally: Tally | None,
@@ -116,6 +118,22 @@ def said_words(query: str, analyze: Callable[[str], list[str]]) -> list[tuple[st
         if terms:
             out.append((word, terms))
     return out
+
+
+PARTIAL = {"admitted": {"by": "partial match", "why": "below the floor; its own text holds a word of the query, so "
+                        "it is shown and the answer flagged weak"},
+           "order": "below the floor: after every tool that passed it, by score"}
+"""What ``explain`` records of a tool shown below the floor."""
+
+
+def partial_matches(passed: Sequence[CatalogTool], below: Sequence[CatalogTool], query: str,
+                    analyze: Callable[[str], list[str]], held: Callable[[str], frozenset[str]]) -> list[CatalogTool]:
+    """The tools below the floor (``below``, by score) an answer shows after those that ``passed`` it when those
+    are none or weak: the ones whose own text holds a word of ``query``. The floor orders and flags; it does not
+    hide a partial match."""
+    terms = {t for _, ts in said_words(query, analyze) for t in ts}
+    shown = {t.tool_name for t in passed}
+    return [t for t in below if t.tool_name not in shown and terms & held(t.tool_name)]
 
 
 def installed_holders(index: SearchIndex, terms: Sequence[str]) -> dict[str, int]:
