@@ -16,8 +16,8 @@ Modes:
 - With ``MISBEHAVING_START_LOG`` set, every mode appends its pid to that file when it starts.
 - ``daemon PATH``: at start, leaves a child in a session of its own (``setsid``) and writes its pid to PATH.
 - ``detach PATH``: as ``daemon``, the child's environment cleared; ``crash`` exits the server.
-- ``parricide PATH``: as ``detach``, then kills its parent (junior's keeper) with SIGKILL and serves on; PATH
-  holds the child's pid and then the server's.
+- ``parricide PATH [later]``: as ``detach``, then kills its parent (junior's keeper) with SIGKILL and serves on;
+  PATH holds the child's pid and then the server's. With ``later``, the keeper is killed during the first ``echo``.
 - ``hostile``: its name, title, version, instructions, tool descriptions, titles, schemas, results and error
   messages carry terminal escapes (CSI, OSC 0 window titles, OSC 52 clipboard writes, C1 controls, a carriage
   return), bidi overrides and isolates, zero-width and tag characters (``HOSTILE_*`` below).
@@ -37,6 +37,8 @@ from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.stdio import stdio_server
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "crash"
+LATER = sys.argv[3:4] == ["later"]
+KILLED: list[int] = []
 # The SDK's stdio server points fd 1 at stderr once it runs; a copy taken first still reaches the client.
 WIRE = os.dup(1)
 PAGE = 40
@@ -128,6 +130,11 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
         from mcp.shared.exceptions import MCPError
 
         raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {name}")
+    if MODE == "parricide" and LATER and name == "echo" and not KILLED:
+        import signal
+
+        KILLED.append(os.getppid())
+        os.kill(os.getppid(), signal.SIGKILL)
     if name == "crash" or args.get("crash"):
         print("crashing on purpose", file=sys.stderr, flush=True)
         os._exit(3)
@@ -190,7 +197,7 @@ async def main() -> None:
                                  env=None if MODE == "daemon" else {})
         with open(sys.argv[2], "w") as out:
             out.write(str(child.pid) if MODE != "parricide" else f"{child.pid} {os.getpid()}")
-        if MODE == "parricide":
+        if MODE == "parricide" and not LATER:
             os.kill(os.getppid(), signal.SIGKILL)
     print(f"misbehaving server starting in mode {MODE}", file=sys.stderr, flush=True)
     hostile = MODE == "hostile"
