@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
 import logging
 import os
 import secrets
@@ -701,16 +700,41 @@ class KeeperGone(Exception):
 
 
 async def _watch(watch: KeeperWatch, stop: asyncio.Event) -> bool:
-    """Check the keeper every ``WATCH_INTERVAL_S`` until ``stop`` (True) or until it is gone (False)."""
+    """Check the keeper every ``WATCH_INTERVAL_S``, and at once when it exits (a pidfd, where the kernel has them),
+    until ``stop`` (True) or until it is gone (False)."""
     from junior_mcp_bridge.reaper import WATCH_INTERVAL_S
 
-    while True:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), WATCH_INTERVAL_S)
-        if stop.is_set():
-            return True
-        if not await asyncio.to_thread(watch.check):
-            return stop.is_set()
+    loop = asyncio.get_running_loop()
+    woken = asyncio.Event()
+    pidfd = None
+    if watch.keeper is not None and hasattr(os, "pidfd_open"):
+        try:
+            pidfd = os.pidfd_open(watch.keeper[0])
+            loop.add_reader(pidfd, woken.set)
+        except (OSError, NotImplementedError):  # an old kernel, a seccomp filter, or a loop without readers
+            if pidfd is not None:
+                os.close(pidfd)
+            pidfd = None
+    stopped = asyncio.ensure_future(stop.wait())
+    try:
+        while True:
+            wake = asyncio.ensure_future(woken.wait())
+            await asyncio.wait((stopped, wake), timeout=WATCH_INTERVAL_S, return_when=asyncio.FIRST_COMPLETED)
+            wake.cancel()
+            if stop.is_set():
+                return True
+            if not await asyncio.to_thread(watch.check):
+                return stop.is_set()
+            if woken.is_set() and pidfd is not None:  # not the keeper's exit after all: polling alone from here
+                loop.remove_reader(pidfd)
+                os.close(pidfd)
+                pidfd = None
+                woken.clear()
+    finally:
+        stopped.cancel()
+        if pidfd is not None:
+            loop.remove_reader(pidfd)
+            os.close(pidfd)
 
 
 def _bounded(text: str, limit: int = 300) -> str:
