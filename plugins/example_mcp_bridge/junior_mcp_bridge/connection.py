@@ -298,10 +298,11 @@ class ServerConnection:
                 if watch is None:
                     await stop.wait()
                 elif not await _watch(watch, stop):
-                    # A server that killed its keeper gets no grace: its tree is ended before it is reported.
-                    await asyncio.to_thread(watch.end, 0.0)
+                    # Marked down first, so no call reaches the session while its processes are killed; a server
+                    # that killed its keeper gets no grace.
                     if self._runner is me:
                         self._keeper_gone()
+                    await asyncio.to_thread(watch.end, 0.0)
         except Exception as exc:  # noqa: BLE001 - logged; callers learn of it through ``state``
             log.debug("MCP server %r session ended: %r", self.name, exc)
         finally:
@@ -529,8 +530,8 @@ class ServerConnection:
         return ToolError("unavailable", f"{message}.{said} Tell the user this tool is down, or try another tool.")
 
     def _keeper_gone(self) -> None:
-        """The keeper died while the server ran (the server may have killed it), and its tree was ended: the
-        session ends."""
+        """The keeper died while the server ran (the server may have killed it): calls answer ``unavailable``
+        while the session's task ends the server's tree and the session."""
         log.warning("MCP server %r is down: %s", self.name, KEEPER_GONE)
         self.state, self.error, self.problem, self.retryable = "failed", KEEPER_GONE, KEEPER_GONE, True
         self.stderr_tail = tuple(self._stderr)

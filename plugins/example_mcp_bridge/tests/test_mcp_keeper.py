@@ -60,12 +60,12 @@ def leftovers() -> Iterator[list[int]]:
             os.kill(pid, signal.SIGKILL)
 
 
-def runtime(pid_file: Path, *extra: str) -> Runtime:
+def runtime(pid_file: Path, *extra: str, mode: str = "parricide") -> Runtime:
     from junior_mcp_bridge import MCPBridge
     from junior_mcp_bridge.config import ServerConfig
 
     config = ServerConfig(name="parricide", origin="test", command=sys.executable,
-                          args=(MISBEHAVING, "parricide", str(pid_file), *extra))
+                          args=(MISBEHAVING, mode, str(pid_file), *extra))
     return Runtime(plugins=[MCPBridge([config])])
 
 
@@ -98,6 +98,23 @@ def test_a_server_that_kills_its_keeper_while_serving_is_noticed_and_ended(
         answer = rt.execute_tool("mcp__parricide__echo", {"text": "again"})
         assert answer["ok"] is False and answer["error"]["code"] == "unavailable", answer
         assert "keeper" in answer["error"]["message"], answer
+    finally:
+        rt.close()
+
+
+def test_a_grandchild_cut_loose_before_the_keeper_was_killed_is_ended_too(
+    tmp_path: Path, leftovers: list[int]
+) -> None:
+    """Its parent exited, it has no marker, and once the keeper is killed it is in no tree of the server's: only
+    junior's record of what ran under the keeper finds it."""
+    pid_file = tmp_path / "pids"
+    rt = runtime(pid_file, mode="orphan")
+    try:
+        leftovers += pids_of(pid_file)
+        grandchild = leftovers[0]
+        assert b"JUNIOR_MCP_RUN" not in Path(f"/proc/{grandchild}/environ").read_bytes()
+        assert unmarked(rt.execute_tool("mcp__parricide__echo", {"text": "hi"})["result"]) == {"text": "hi"}
+        assert gone_within(leftovers, 10), "a process recorded under the keeper outlived the keeper's death"
     finally:
         rt.close()
 
