@@ -308,7 +308,8 @@ class Statements:
         from sqlalchemy import Integer, String, and_, bindparam, column, func, literal_column, or_, select, table, text
 
         t = self.t
-        statement = select(*self.columns).where(*self._visible(scopes, kinds))
+        # Only the columns the ranking needs are read for every match; whole rows only for those returned.
+        statement = select(t.c.id, t.c.actor_key, t.c.observed_at).where(*self._visible(scopes, kinds))
         rank: ColumnElement[Any]
         if self.backend == "postgresql":
             config: ColumnElement[Any] = literal_column("'english'::regconfig")
@@ -332,11 +333,16 @@ class Statements:
                                              order_by=(matched.c.search_rank, matched.c.observed_at.desc(),
                                                        matched.c.id))
         ranked = select(matched, author_rank.label("author_rank")).subquery()
-        return (
-            select(*(ranked.c[c.name] for c in self.columns))
+        best = (
+            select(ranked.c.id, ranked.c.search_rank)
             .where(ranked.c.author_rank <= bindparam("per_author", type_=Integer()))
             .order_by(ranked.c.search_rank, ranked.c.observed_at.desc(), ranked.c.id)
             .limit(self._limit)
+            .subquery()
+        )
+        return (
+            select(*self.columns).join_from(t, best, best.c.id == t.c.id)
+            .order_by(best.c.search_rank, t.c.observed_at.desc(), t.c.id)
         )
 
     # -- the operator's view ---------------------------------------------------------------------
