@@ -86,3 +86,15 @@ def test_the_share_is_configurable(flooded: Any, rows: Any, tmp_path: Path, monk
     found = ok(rt.execute_tool("memory__search", {"query": "release notes", "limit": 10}, ctx(BOB, PUBLIC)))
     by = authors(found["memories"], rows)
     assert by.count(BOB.key) == 2 and by.count(MALLORY.key) == 2
+
+
+def test_a_share_out_of_range_is_a_setup_error_naming_the_key(
+    flooded: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    config = tmp_path / "junior.toml"
+    config.write_text("[plugins.memory]\nauthor_share = 2\n")
+    monkeypatch.setenv("JUNIOR_CONFIG", str(config))
+    rt, _ = flooded
+    answer = rt.execute_tool("memory__search", {"query": "release notes"}, ctx(BOB, PUBLIC))
+    assert answer["ok"] is False and answer["error"]["code"] == "tool_failed", answer
+    assert "[plugins.memory] author_share: must be a number above 0 and at most 1" in caplog.text
