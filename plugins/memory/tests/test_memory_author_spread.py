@@ -2,7 +2,8 @@
 
 An attacker writes hundreds of workspace notes repeating the words a victim will ask about; the victim's own
 matching notes still reach the recall block and the search answer, and one author takes at most half of the
-places while others match (all of them when no one else does).
+places while others match (all of them when no one else does). By keywords alone and fused with an embedder's
+nearest memories, each on SQLite and Postgres.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 import pytest
 from junior_memory import MemoryPlugin
 from junior_memory.scope import conversation_scope
-from memory_helpers import BOB, PUBLIC, ctx, ok
+from memory_helpers import BOB, PUBLIC, ConceptEmbedder, ctx, ok
 
 from junior_core import Actor, Runtime
 
@@ -35,11 +36,13 @@ def flood(rt: Runtime, plugin: MemoryPlugin, *, victim: bool = True) -> None:
         store.remember(content=f"Release notes, release notes, release notes: item {i} of the release notes list",
                        kind="knowledge", scope=scope, actor_key=MALLORY.key, source_key=PUBLIC.source_key,
                        origin="api")
+    assert store.flush_vectors(60)  # semantic: every vector written before the search
 
 
-@pytest.fixture
-def flooded(db_url: str) -> Iterator[tuple[Runtime, MemoryPlugin]]:
-    plugin = MemoryPlugin(url=db_url)
+@pytest.fixture(params=["keyword", "semantic"])
+def flooded(db_url: str, request: pytest.FixtureRequest) -> Iterator[tuple[Runtime, MemoryPlugin]]:
+    """A runtime searching by keywords only, or fusing them with a (deterministic) embedder's nearest memories."""
+    plugin = MemoryPlugin(url=db_url, embedder=ConceptEmbedder() if request.param == "semantic" else False)
     rt = Runtime(plugins=[plugin])
     yield rt, plugin
     rt.close()
