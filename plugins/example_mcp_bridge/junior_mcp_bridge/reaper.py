@@ -17,10 +17,10 @@ A cgroup would do the same, but needs a writable cgroup tree, which containers a
 The keeper runs as the same user as the server, so the server can kill it. junior watches it (``KeeperWatch``):
 once before the server is reported ready, at once when the keeper exits (a pidfd, Linux 5.3 and later) and
 every ``WATCH_INTERVAL_S`` while the server runs, it checks that the keeper lives and records every process
-under it (pid and start time). When the keeper is gone while the
-server runs, junior ends at once (SIGKILL) the recorded processes still alive, every process holding the run's
-marker, and every process under those, then reports the server down with the reason. junior does not make
-itself a subreaper: it would adopt every orphan of every process the host runs, and have to reap them.
+under it (pid and start time). When the keeper is gone while the server runs, junior reports the server down
+with the reason and ends at once (SIGKILL) the recorded processes still alive, every process holding the run's
+marker, and every process under those. junior does not make itself a subreaper: it would adopt every orphan of
+every process the host runs, and have to reap them.
 
 Limits: a process started and cut loose (a child that exits after starting a detached grandchild) between
 one check and the keeper's death is not recorded, nor found when the server has exited too; and when junior
