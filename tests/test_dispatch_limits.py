@@ -113,7 +113,10 @@ def test_threads_of_abandoned_calls_leave_room_for_live_work(release: threading.
 def test_an_async_handler_that_blocks_stalls_only_its_own_source(
     make_runtime: Callable[..., Runtime], release: threading.Event
 ) -> None:
+    clock = ManualClock()
+
     async def blocks(arguments: dict[str, Any], context: Any) -> str:
+        clock.advance(3600)  # late at once by the runtime's clock, then it blocks its loop
         release.wait()
         return "late"
 
@@ -124,6 +127,7 @@ def test_an_async_handler_that_blocks_stalls_only_its_own_source(
     rt = make_runtime(
         SourcePlugin(Source("stuck", "Blocks."), [Tool("wait", "Waits.", OBJECT, blocks, timeout_s=0.05)]),
         SourcePlugin(Source("fine", "Answers."), [Tool("quick", "Quick.", OBJECT, quick, timeout_s=10)]),
+        clock=clock,
     )
     assert rt.execute_tool("stuck__wait")["error"]["code"] == "timeout"
     assert rt.execute_tool("fine__quick")["result"] == "quick"
