@@ -14,6 +14,10 @@ alike, and each semantic p50 is printed as a ratio of the keyword one. Then a sm
 that share no keyword with the memory they mean, among unrelated memories) gives recall@3 keyword vs fused.
 
     python benchmarks/memory.py [--sizes 1000,100000] [--backends sqlite,postgres] [--calls 200] [--no-semantic]
+                                [--flood 10000]
+
+``--flood N`` also times a victim's search and recall beside one author's N notes holding the same words (the
+author spread of docs/memory.md), and says how many of the victim's 2 notes each answer shows.
 
 Postgres comes from JUNIOR_TEST_POSTGRES_URL (default postgresql+psycopg://postgres@127.0.0.1:5432/test); each
 run uses a fresh schema that is dropped afterwards.
@@ -330,6 +334,59 @@ def run(backend: str, size: int, calls: int, folder: Path | None) -> dict[str, A
             return out
 
 
+VICTIM_NOTES = ("The release notes for 4.2 go out on Thursday after the freeze",
+                "Release notes are drafted by the docs team in the shared folder")
+
+
+def flood(backend: str, count: int, calls: int) -> dict[str, Any]:
+    """One author's ``count`` workspace notes repeating "release notes" beside another's 2 (docs/memory.md's
+    Author spread): the victim's search and recall times, and how many of the victim's notes each answer holds."""
+    from junior_memory.tables import Memory
+    from sqlalchemy import insert
+
+    with database(backend) as url:
+        plugin = MemoryPlugin(url=url, embedder=False)
+        with Runtime(plugins=[plugin]) as rt:
+            store = plugin.store()
+            store.ensure_schema()
+            victim = ToolContext(Actor("slack", "T1", "UVICTIM"),
+                                 Conversation("slack", "T1", "C1", thread_ts="1700000000.000100", visibility="public"))
+            for note in VICTIM_NOTES:
+                assert rt.execute_tool("memory__remember", {"content": note, "kind": "knowledge"}, victim)["ok"]
+            base = datetime.now(UTC) - timedelta(days=1)
+            rows = []
+            for i in range(count):
+                content = f"Release notes, release notes, release notes: item {i} of the release notes list"
+                at = base + timedelta(seconds=i)
+                rows.append({
+                    "id": uuid.uuid4().hex, "scope": "conversation", "scope_key": "slack:T1", "kind": "knowledge",
+                    "subject_type": "workspace", "subject_key": "slack:T1", "content": content,
+                    "content_hash": content_hash(content), "actor_key": "slack:T1:UATTACK",
+                    "source_key": f"slack:T1:C1:{1700000000 + i}.000100", "origin": "tool",
+                    "tool_call_id": f"flood-{i}", "idempotency_key": f"tool:flood:{i}", "created_at": at,
+                    "observed_at": at,
+                })
+            with store.engine.begin() as conn:
+                for start in range(0, len(rows), 5000):
+                    conn.execute(insert(Memory), rows[start:start + 5000])
+            if store.backend == "postgresql":
+                with store.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+                    conn.exec_driver_sql("VACUUM ANALYZE junior_memory_memories")
+            shown: dict[str, int] = {}
+
+            def search(i: int) -> None:
+                result = rt.execute_tool("memory__search", {"query": "release notes"}, victim)["result"]
+                shown["search"] = sum(m["content"] in VICTIM_NOTES for m in result["memories"])
+
+            def recall(i: int) -> None:
+                (block,) = rt.prompt_context(victim, "what do we have about the release notes?", host=False)
+                shown["recall"] = sum(note in block for note in VICTIM_NOTES)
+
+            timed(3, search)
+            return {"search": percentiles(timed(calls, search)), "recall": percentiles(timed(calls, recall)),
+                    "shown": shown}
+
+
 def paraphrase_recall(folder: Path) -> tuple[int, int, int]:
     """Recall@3 of the paraphrase set: (keyword hits, fused hits, questions), both through ``memory__search``."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -361,6 +418,8 @@ def main() -> None:
     parser.add_argument("--backends", default="sqlite,postgres")
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--no-semantic", action="store_true", help="keyword recall only (no model needed)")
+    parser.add_argument("--flood", type=int, default=0, metavar="N",
+                        help="also time a victim's search and recall beside one author's N matching notes")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     backends = args.backends.split(",")
@@ -396,6 +455,12 @@ def main() -> None:
             lexical, fused_hits, total = paraphrase_recall(folder)
             print(f"\nparaphrase recall@3 ({total} questions among {total + len(UNRELATED)} memories): "
                   f"keyword {lexical}/{total}, fused {fused_hits}/{total}")
+    for backend in backends if args.flood else ():
+        r = flood(backend, args.flood, args.calls)
+        print(f"\n{backend}, one author's {args.flood} notes on 'release notes' beside another's 2: "
+              f"search {r['search'][0]:.2f} / {r['search'][1]:.2f}, recall {r['recall'][0]:.2f} / "
+              f"{r['recall'][1]:.2f}; the other's notes shown: {r['shown']['search']}/2 in search, "
+              f"{r['shown']['recall']}/2 in recall", flush=True)
     for text in plans:
         print(text)
 

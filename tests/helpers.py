@@ -186,6 +186,25 @@ def notebook(keywords: bool = True) -> SourcePlugin:
     ])
 
 
+class KeptIndex:
+    """An ``index_factory`` (``RuntimeOptions``) that keeps the ``SearchIndex`` it makes in ``index``: a test of
+    the index's own parts (its analyzer, its snapshot) reaches them through the public seam, not the runtime."""
+
+    def __init__(self) -> None:
+        self.made: list[Any] = []
+
+    def __call__(self) -> Any:
+        from junior_core.discovery.index import SearchIndex
+
+        self.made.append(SearchIndex())
+        return self.made[-1]
+
+    @property
+    def index(self) -> Any:
+        [index] = self.made
+        return index
+
+
 def names(answer: dict[str, object]) -> list[str]:
     tools = answer["tools"]
     assert isinstance(tools, list)

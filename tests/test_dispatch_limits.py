@@ -20,7 +20,7 @@ from junior_core._limits import MAX_DEPTH
 from junior_core.errors import RegistrationError
 from junior_core.llm.openai import parse_openai_response
 from junior_core.llm.types import ModelReply, ModelRequest, ToolCall
-from junior_core.testing import ManualClock
+from junior_core.testing import ManualClock, wait_until
 from tests.helpers import OBJECT, SourcePlugin, echo
 
 HOSTILE = "^(a+)+$"
@@ -46,13 +46,6 @@ def release() -> Iterator[threading.Event]:
     event = threading.Event()
     yield event
     event.set()
-
-
-def wait_until(predicate: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + 60  # a bound on threads handing work over, not a deadline under test
-    while not predicate():
-        assert time.monotonic() < deadline, f"gave up waiting for {what}"
-        time.sleep(0.01)
 
 
 # -- hung handlers ------------------------------------------------------------------------------------------
@@ -81,7 +74,7 @@ def test_hung_calls_past_the_bound_answer_unavailable_for_that_source_only(
     assert rt.execute_tool("fine__echo", {})["ok"] is True
     assert asyncio.run(rt.aexecute_tool("fine__echo", {}))["ok"] is True
     release.set()  # the hung calls end, and the source is called again
-    wait_until(lambda: rt.execute_tool("stuck__wait")["ok"] is True, "the source to answer again")
+    wait_until(lambda: rt.execute_tool("stuck__wait")["ok"] is True, what="the source to answer again")
 
 
 def test_hung_async_handlers_count_too(make_runtime: Callable[..., Runtime], release: threading.Event) -> None:
@@ -96,7 +89,7 @@ def test_hung_async_handlers_count_too(make_runtime: Callable[..., Runtime], rel
     assert [rt.execute_tool("stuck__wait")["error"]["code"] for _ in range(2)] == ["timeout", "timeout"]
     assert rt.execute_tool("stuck__wait")["error"]["code"] == "unavailable"
     release.set()
-    wait_until(lambda: rt.execute_tool("stuck__wait")["ok"] is True, "the source to answer again")
+    wait_until(lambda: rt.execute_tool("stuck__wait")["ok"] is True, what="the source to answer again")
 
 
 def test_threads_of_abandoned_calls_leave_room_for_live_work(release: threading.Event) -> None:
@@ -104,7 +97,7 @@ def test_threads_of_abandoned_calls_leave_room_for_live_work(release: threading.
 
     pool = DaemonPool(HungCalls(8), max_threads=2)
     hung = [pool.call("stuck", release.wait) for _ in range(2)]
-    wait_until(lambda: all(call.ticket.state == 1 for call in hung), "both calls to start")
+    wait_until(lambda: all(call.ticket.state == 1 for call in hung), what="both calls to start")
     for call in hung:
         with pytest.raises(TimeoutError):
             call.result(0.01)
@@ -112,7 +105,7 @@ def test_threads_of_abandoned_calls_leave_room_for_live_work(release: threading.
     assert pool.hung.count("stuck") == 2
     assert pool.call("memory", lambda: "ran").result(10) == "ran"  # a full pool of hung calls would queue it
     release.set()
-    wait_until(lambda: pool.hung.count("stuck") == 0, "the hung calls to end")
+    wait_until(lambda: pool.hung.count("stuck") == 0, what="the hung calls to end")
     pool.close()
 
 
@@ -120,7 +113,10 @@ def test_threads_of_abandoned_calls_leave_room_for_live_work(release: threading.
 def test_an_async_handler_that_blocks_stalls_only_its_own_source(
     make_runtime: Callable[..., Runtime], release: threading.Event
 ) -> None:
+    clock = ManualClock()
+
     async def blocks(arguments: dict[str, Any], context: Any) -> str:
+        clock.advance(3600)  # late at once by the runtime's clock, then it blocks its loop
         release.wait()
         return "late"
 
@@ -131,6 +127,7 @@ def test_an_async_handler_that_blocks_stalls_only_its_own_source(
     rt = make_runtime(
         SourcePlugin(Source("stuck", "Blocks."), [Tool("wait", "Waits.", OBJECT, blocks, timeout_s=0.05)]),
         SourcePlugin(Source("fine", "Answers."), [Tool("quick", "Quick.", OBJECT, quick, timeout_s=10)]),
+        clock=clock,
     )
     assert rt.execute_tool("stuck__wait")["error"]["code"] == "timeout"
     assert rt.execute_tool("fine__quick")["result"] == "quick"

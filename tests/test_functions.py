@@ -295,9 +295,10 @@ def whoami(greeting: str, *, ctx: ToolContext) -> str:
     return f"{greeting}, {ctx.actor.user_id} (call {ctx.tool_call_id})"
 
 
-async def slow_echo(text: str, context: ToolContext | None = None, delay: float = 0.0) -> dict[str, Any]:
-    """Echo after a pause, asynchronously."""
-    await asyncio.sleep(delay)
+async def slow_echo(text: str, context: ToolContext | None = None, pauses: int = 0) -> dict[str, Any]:
+    """Echo after handing the event loop to others ``pauses`` times."""
+    for _ in range(pauses):
+        await asyncio.sleep(0)  # suspends without waiting for time: the loop runs whatever else is ready
     return {"text": text, "call": context.tool_call_id if context else None}
 
 
@@ -321,7 +322,7 @@ def test_async_functions_are_async_tools(junior_runtime: RuntimeFactory, junior_
     assert made.is_async and not Tool.from_function(whoami).is_async
     rt = junior_runtime(SourcePlugin(Source("echo", "Echo."), [slow_echo]))  # type: ignore[list-item]
     context = junior_context()
-    out = rt.execute_tool("echo__slow_echo", {"text": "hi", "delay": 0.01}, context)
+    out = rt.execute_tool("echo__slow_echo", {"text": "hi", "pauses": 3}, context)
     assert assert_ok(out) == {"text": "hi", "call": context.tool_call_id}
     assert asyncio.run(rt.aexecute_tool("echo__slow_echo", {"text": "again"}, context))["result"]["text"] == "again"
 

@@ -11,7 +11,7 @@ from junior_core import Runtime, Source, Tool
 from junior_core.discovery.index import SearchIndex
 from junior_core.discovery.settings import RankingConfig
 from junior_core.discovery.text import leading_verbs, phrase_words
-from tests.helpers import OBJECT, READS, REMOVES, WRITES, SourcePlugin, echo, names, notebook
+from tests.helpers import OBJECT, READS, REMOVES, WRITES, KeptIndex, SourcePlugin, echo, names, notebook
 
 
 def floorless(**changes: object) -> Callable[[], SearchIndex]:
@@ -22,7 +22,8 @@ def passed(rt: Runtime, query: str) -> list[str]:
     """The tools past the relevance floor for ``query`` across every source, as the index ranks them; the answer
     may show tools below the floor, but then flagged: weak, with the words they lack in ``unmatched``."""
     answer = rt.search_tools(query)
-    admitted = list(rt._discovery.index.search(query, limit=5).tool_names)
+    admitted = [row["tool_name"] for row in rt.explain(query, max_results=5)["tools"]
+                if row["admitted"]["by"] != "partial match"]
     if not admitted and answer["tools"]:
         assert answer["weak"] is True and "unmatched" in answer and "Partial matches" in answer["hint"], answer
     return admitted
@@ -120,9 +121,10 @@ def test_inside_one_source_every_matching_tool_is_ranked(make_runtime: Callable[
 
 def test_rarity_counts_the_reference_catalog(make_runtime: Callable[..., Runtime]) -> None:
     # "list" is common among tools in general, "forget" rare; in a four-tool catalog only the reference knows.
-    rt = make_runtime(notebook(), index_cache=False)
+    kept = KeptIndex()
+    rt = make_runtime(notebook(), index_cache=False, index_factory=kept)
     assert names(rt.search_tools("forget it"))
-    index = rt._discovery.index
+    index = kept.index
     from junior_core.discovery.scoring import rarity
 
     idf = rarity(index.config, index._analyzer, 4)
@@ -203,10 +205,11 @@ def games() -> SourcePlugin:
 
 
 def test_only_an_action_word_in_a_verbs_place_is_the_requests_verb(make_runtime: Callable[..., Runtime]) -> None:
-    rt = make_runtime(notebook(), games(), index_cache=False)
+    kept = KeptIndex()
+    rt = make_runtime(notebook(), games(), index_cache=False, index_factory=kept)
     # "lol" opens the first clause, but no tool says it does "lol": it is filler, not what is asked.
     assert names(rt.search_tools("lol sorry. forget the Friday merge rule"))[0] == "notebook__forget"
-    index = rt._discovery.index
+    index = kept.index
     from junior_core.discovery import scoring, spelling
     from junior_core.discovery.query import read_request
 

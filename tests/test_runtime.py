@@ -112,17 +112,23 @@ def test_closed_runtime_runs_no_async_handler(make_runtime: Callable[..., Runtim
 
 
 def test_hung_handlers_do_not_grow_threads_without_bound() -> None:
-    import time
-
     from junior_core._workers import DaemonPool, HungCalls
 
+    before = set(threading.enumerate())
     pool = DaemonPool(HungCalls(8), max_threads=2)
     release = threading.Event()
-    hung = [pool.submit("s", release.wait)[0] for _ in range(2)]
+    started = threading.Semaphore(0)
+
+    def hang() -> bool:
+        started.release()
+        return release.wait()
+
+    hung = [pool.submit("s", hang)[0] for _ in range(2)]
     queued, _ = pool.submit("s", lambda: "ran")
-    time.sleep(0.1)
+    assert started.acquire(timeout=60) and started.acquire(timeout=60), "both hung calls run"
+    # A thread is started when a call is submitted, so a third one would be here already.
+    assert [t.name.startswith("junior-tool") for t in set(threading.enumerate()) - before] == [True, True]
     assert not queued.done()
-    assert sum(t.name.startswith("junior-tool") for t in threading.enumerate()) >= 2
     release.set()
     assert queued.result(5) == "ran" and all(f.result(5) for f in hung)
     pool.close()

@@ -15,7 +15,7 @@ from junior_core.discovery.sizing import fit_no_match
 from junior_core.discovery.text import SUMMARY_LIMIT, summarize, summary_cut_early
 from junior_core.protocol import NO_MATCH_CHARS, SEARCH_SCHEMA
 from junior_core.testing import SummaryWarning, summary_warnings
-from tests.helpers import SourcePlugin, echo, notes_plugin, weather_plugin
+from tests.helpers import KeptIndex, SourcePlugin, echo, notes_plugin, weather_plugin
 
 OBJECT: dict[str, Any] = {"type": "object"}
 
@@ -42,15 +42,16 @@ def _many_sources() -> list[SourcePlugin]:
 # -- sizes ------------------------------------------------------------------------------------------
 def test_a_no_match_answer_names_at_most_three_nearest_sources_within_1000_characters(
         make_runtime: Callable[..., Runtime]) -> None:
-    rt = make_runtime(*_many_sources())
+    kept = KeptIndex()
+    rt = make_runtime(*_many_sources(), index_factory=kept)
     listing = rt.search_tools()
     assert len(listing["sources"]) == 12 and _size({"sources": listing["sources"]}) > NO_MATCH_CHARS
     answer = rt.search_tools("zebra xylophone quartet")  # no tool and no source says any of these
     assert answer["tools"] == [] and "sources" not in answer and "No installed tool holds" in answer["hint"]
     assert _size(answer) <= NO_MATCH_CHARS
     # The sources nearest to a query: those whose description shares its rarest words, at most three.
-    index = rt._discovery.index
-    ids = rt._discovery.view().source_ids
+    index = kept.index
+    ids = [info.id for info in rt.source_info()]
     assert sorted(nearest_sources(index, "weather in docker and stock markets", ids, 3)) == ["src-03", "src-04",
                                                                                            "src-05"]
     assert nearest_sources(index, "weather in docker and stock markets", ids, 2) != []

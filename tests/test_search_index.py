@@ -18,7 +18,7 @@ import junior_core.discovery.store
 import junior_core.discovery.trust
 import junior_core.discovery.whoosh_parts
 from junior_core import Runtime, Source, Tool, hookimpl
-from junior_core.discovery.store import KEEP, IndexCache
+from junior_core.discovery.store import KEEP
 from tests.helpers import OBJECT, SourcePlugin, echo, notes_plugin, weather_plugin
 
 
@@ -68,8 +68,7 @@ def test_a_second_runtime_opens_the_stored_index_without_rebuilding(
     forbid_building(monkeypatch)
     second = make_runtime(notes_plugin(), weather_plugin())
     assert second.search_tools("write a note with tags") == expected
-    assert second._discovery.index.snapshot is not None
-    assert second._discovery.index.snapshot.path == str(stored(cache_dir)[0])
+    assert second.index_info()["path"] == str(stored(cache_dir)[0])
 
 
 def test_a_changed_catalog_gets_its_own_index(cache_dir: Path, make_runtime: Callable[..., Runtime]) -> None:
@@ -79,7 +78,8 @@ def test_a_changed_catalog_gets_its_own_index(cache_dir: Path, make_runtime: Cal
 
 
 def test_a_corrupt_index_is_rebuilt_with_one_log_line(
-    cache_dir: Path, make_runtime: Callable[..., Runtime], caplog: pytest.LogCaptureFixture
+    cache_dir: Path, make_runtime: Callable[..., Runtime], caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     make_runtime(notes_plugin(), weather_plugin()).search_tools("note")
     [index_dir] = stored(cache_dir)
@@ -94,9 +94,11 @@ def test_a_corrupt_index_is_rebuilt_with_one_log_line(
     assert len(warnings) == 1 and "unusable" in warnings[0].getMessage()
     # The damaged copy was replaced by a good one.
     [index_dir] = stored(cache_dir)
-    snapshot = rt._discovery.index.snapshot
-    opened = IndexCache(cache_dir).open(snapshot.fingerprint, snapshot.docs, lambda index, docs, path: docs)
-    assert opened == snapshot.docs
+    assert rt.index_info()["path"] == str(index_dir)
+    forbid_building(monkeypatch)
+    again = make_runtime(notes_plugin(), weather_plugin())
+    assert top(again, "weather forecast") == "weather__get_forecast"
+    assert again.index_info()["path"] == str(index_dir)
 
 
 def test_metadata_that_does_not_match_the_catalog_is_not_trusted(
@@ -122,7 +124,7 @@ def test_an_unwritable_cache_dir_searches_from_memory(
     with caplog.at_level(logging.WARNING, logger="junior.search"):
         rt = make_runtime(notes_plugin(), weather_plugin())
         assert top(rt, "weather forecast") == "weather__get_forecast"
-    assert rt._discovery.index.snapshot is not None and rt._discovery.index.snapshot.path is None
+    assert rt.index_info()["state"] == "in memory"
     assert len([r for r in caplog.records if r.name == "junior.search"]) == 1
 
 

@@ -161,3 +161,12 @@ def test_scripted_model_drives_a_turn_through_the_kit(junior_runtime: RuntimeFac
     turn = run_turn(ScriptedModel(script), rt, context, [Message("user", "212F in C?", actor=context.actor)])
     assert turn.text == "100 degrees"
     assert [r.tool_name for r in turn.tool_calls] == ["searchTools", "units__convert_temperature"]
+
+
+def test_wait_until_returns_the_first_true_answer_and_fails_naming_what_it_waited_for() -> None:
+    from junior_core.testing import wait_until
+
+    answers = iter([None, 0, "", "ready", "later"])
+    assert wait_until(lambda: next(answers), interval=0) == "ready"
+    with pytest.raises(AssertionError, match=r"gave up after 0.05 s waiting for the server to listen"):
+        wait_until(lambda: False, timeout=0.05, what="the server to listen")

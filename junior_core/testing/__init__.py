@@ -14,7 +14,10 @@ point ``pytest11``), which adds the fixtures ``junior_runtime`` and
 - ``ChatCompletionsServer``: a scripted model served over HTTP in the real Chat Completions wire format, for a
   bot that builds its own client from a model spec;
 - ``ManualClock``: a clock that moves only when told (``Runtime(..., clock=clock)``), so a test of hook or
-  tool deadlines takes milliseconds whatever the machine's load.
+  tool deadlines takes milliseconds whatever the machine's load;
+- ``wait_until(predicate, timeout=60, what=...)``: a bounded poll for what another thread or process does (a
+  server listening, a file written, hung calls drained), returning the predicate's first true answer; the one
+  real wait a test keeps, since time itself is moved on a ``ManualClock``.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from junior_core.context import Actor, Conversation, ToolContext
 from junior_core.llm.types import call, say
-from junior_core.testing.clock import ManualClock
+from junior_core.testing.clock import ManualClock, wait_until
 from junior_core.testing.scripted import Script, ScriptedModel, ScriptView
 from junior_core.testing.server import ChatCompletionsServer
 
@@ -55,6 +58,7 @@ __all__ = [
     "make_context",
     "say",
     "summary_warnings",
+    "wait_until",
 ]
 
 # Shaped like real Slack ids and timestamps, so code that validates them strictly accepts them.

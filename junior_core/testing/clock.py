@@ -1,16 +1,20 @@
-"""``ManualClock``: a clock that moves only when told, for deadline tests that take milliseconds and cannot flake."""
+"""``ManualClock``: a clock that moves only when told, for deadline tests that take milliseconds and cannot flake;
+``wait_until``: a bounded poll for what another thread or process does, the one kind of real wait a test keeps."""
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     import asyncio
     from datetime import datetime
 
-__all__ = ["ManualClock"]
+__all__ = ["ManualClock", "wait_until"]
+
+T = TypeVar("T")
 
 _POLL_S = 0.001
 """How often, in real seconds, a wait looks at the clock again while the call it waits for is still running."""
@@ -70,3 +74,23 @@ class ManualClock:
                 return False
             await asyncio.wait((future,), timeout=_POLL_S)
         return True
+
+
+def wait_until(predicate: Callable[[], T], timeout: float = 60.0, what: str | None = None,
+               interval: float = 0.01) -> T:
+    """Call ``predicate`` every ``interval`` real seconds until it returns something true, and return that; fail
+    (``AssertionError`` naming ``what``) if ``timeout`` real seconds pass first.
+
+    For waiting on another thread or process (a server to listen, a file to appear, hung calls to drain), never
+    for time itself to pass: a deadline under test moves on a ``ManualClock``. ``timeout`` bounds a hand-off
+    that normally takes milliseconds, so it is generous; a healthy test never comes near it.
+    """
+    __tracebackhide__ = True
+    deadline = time.monotonic() + timeout
+    while True:
+        found = predicate()
+        if found:
+            return found
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"gave up after {timeout:g} s waiting for {what or 'the condition'}")
+        time.sleep(interval)

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
 import logging
 import os
 import secrets
 import shutil
-import signal
 import sys
 import threading
 import time
@@ -35,6 +33,7 @@ if TYPE_CHECKING:
 
     from junior_mcp_bridge.cache import FailedStart, ToolCache, ToolInfo
     from junior_mcp_bridge.oauth import Login, OAuthState
+    from junior_mcp_bridge.reaper import KeeperWatch
 
 # The MCP SDK is imported where a session is opened, not here: a process answering from the tool cache
 # (`junior search`) never needs it, and importing it costs more than the rest of the command.
@@ -60,6 +59,8 @@ RESTART_BACKOFF_S = (0.5, 1.0, 2.0, 4.0, 8.0)
 RUN_VARIABLE = "JUNIOR_MCP_RUN"
 """Set in each server's environment to a value of its own, so its daemonised children can be found and ended."""
 _REAP_GRACE_S = 2.0
+KEEPER_GONE = ("its keeper process was killed while it ran, perhaps by the server itself; junior ended the server "
+               "and every process it started")
 
 
 class _DropParseErrors(logging.Filter):
@@ -256,6 +257,11 @@ class ServerConnection:
         session: ClientSession | None = None
         run = secrets.token_hex(8)
         self._bad_line = self._unreachable = None
+        watch: KeeperWatch | None = None
+        if self.config.command is not None:
+            from junior_mcp_bridge import reaper
+
+            watch = reaper.KeeperWatch(_marker(run)) if reaper.supported() else None
         try:
             async with AsyncExitStack() as stack:
                 try:
@@ -263,6 +269,9 @@ class ServerConnection:
                     session = ClientSession(read, write, message_handler=self._on_message)
                     await stack.enter_async_context(session)
                     init, tools = await self._handshake(session)
+                    if watch is not None and not await asyncio.to_thread(watch.check):
+                        await asyncio.to_thread(watch.end, 0.0)  # ended before it is reported
+                        raise KeeperGone
                 except BaseException as exc:
                     # Reported now, not after the teardown below: a hung server takes seconds to kill.
                     if not ready.is_set():
@@ -286,7 +295,14 @@ class ServerConnection:
                     log.info("MCP server %r ready in %.2f s with %d tools", self.name, self.connect_s, len(tools))
                     self._notify()
                 ready.set()
-                await stop.wait()
+                if watch is None:
+                    await stop.wait()
+                elif not await _watch(watch, stop):
+                    # Marked down first, so no call reaches the session while its processes are killed; a server
+                    # that killed its keeper gets no grace.
+                    if self._runner is me:
+                        self._keeper_gone()
+                    await asyncio.to_thread(watch.end, 0.0)
         except Exception as exc:  # noqa: BLE001 - logged; callers learn of it through ``state``
             log.debug("MCP server %r session ended: %r", self.name, exc)
         finally:
@@ -298,9 +314,9 @@ class ServerConnection:
             if self.config.command is not None:
                 # The SDK ends the server's process group; a child that left it (setsid) is found by its run id.
                 try:
-                    await asyncio.to_thread(end_processes, run)
+                    await asyncio.to_thread(end_processes, run, _REAP_GRACE_S, watch)
                 except BaseException:  # cancelled: end them without waiting
-                    end_processes(run, grace_s=0.0)
+                    end_processes(run, grace_s=0.0, watch=watch)
                     raise
 
     async def _handshake(self, session: ClientSession) -> tuple[types.InitializeResult, list[types.Tool]]:
@@ -513,6 +529,16 @@ class ServerConnection:
         said = f" Its last words on stderr: {' | '.join(tail)}." if tail else ""
         return ToolError("unavailable", f"{message}.{said} Tell the user this tool is down, or try another tool.")
 
+    def _keeper_gone(self) -> None:
+        """The keeper died while the server ran (the server may have killed it): calls answer ``unavailable``
+        while the session's task ends the server's tree and the session."""
+        log.warning("MCP server %r is down: %s", self.name, KEEPER_GONE)
+        self.state, self.error, self.problem, self.retryable = "failed", KEEPER_GONE, KEEPER_GONE, True
+        self.stderr_tail = tuple(self._stderr)
+        self._retry_at = self.clock.now() + self.retry_interval_s
+        self._session = None
+        self._notify()
+
     async def _crashed(self, reason: str) -> None:
         log.warning("MCP server %r crashed: %s; it will be restarted on the next call", self.name, reason)
         self.state, self.error, self.problem = "failed", f"crashed: {reason}", "the server exited"
@@ -648,6 +674,8 @@ def _describe(exc: BaseException, config: ServerConfig, bad_line: str | None = N
     if bad_line is not None:
         return (f"not an MCP server: the first line it wrote to stdout was {bad_line!r}, not JSON-RPC",
                 "the command is not an MCP server", False)
+    if isinstance(exc, KeeperGone):
+        return KEEPER_GONE, KEEPER_GONE, True
     if isinstance(exc, TimeoutError):
         text = f"no answer within {config.startup_timeout_s:g} s of starting"
         return text, f"the server did not answer within {config.startup_timeout_s:g} s of starting", True
@@ -666,6 +694,48 @@ def _describe(exc: BaseException, config: ServerConfig, bad_line: str | None = N
     if isinstance(exc, OSError) and config.url is not None:
         return _bounded(f"{type(exc).__name__}: {exc}"), "the server could not be reached", True
     return _bounded(f"{type(exc).__name__}: {exc}"), "the server did not start", True
+
+
+class KeeperGone(Exception):
+    """The keeper junior started a stdio server under is gone while its server runs on."""
+
+
+async def _watch(watch: KeeperWatch, stop: asyncio.Event) -> bool:
+    """Check the keeper every ``WATCH_INTERVAL_S``, and at once when it exits (a pidfd, where the kernel has them),
+    until ``stop`` (True) or until it is gone (False)."""
+    from junior_mcp_bridge.reaper import WATCH_INTERVAL_S
+
+    loop = asyncio.get_running_loop()
+    woken = asyncio.Event()
+    pidfd = None
+    if watch.keeper is not None and hasattr(os, "pidfd_open"):
+        try:
+            pidfd = os.pidfd_open(watch.keeper[0])
+            loop.add_reader(pidfd, woken.set)
+        except (OSError, NotImplementedError):  # an old kernel, a seccomp filter, or a loop without readers
+            if pidfd is not None:
+                os.close(pidfd)
+            pidfd = None
+    stopped = asyncio.ensure_future(stop.wait())
+    try:
+        while True:
+            wake = asyncio.ensure_future(woken.wait())
+            await asyncio.wait((stopped, wake), timeout=WATCH_INTERVAL_S, return_when=asyncio.FIRST_COMPLETED)
+            wake.cancel()
+            if stop.is_set():
+                return True
+            if not await asyncio.to_thread(watch.check):
+                return stop.is_set()
+            if woken.is_set() and pidfd is not None:  # not the keeper's exit after all: polling alone from here
+                loop.remove_reader(pidfd)
+                os.close(pidfd)
+                pidfd = None
+                woken.clear()
+    finally:
+        stopped.cancel()
+        if pidfd is not None:
+            loop.remove_reader(pidfd)
+            os.close(pidfd)
 
 
 def _bounded(text: str, limit: int = 300) -> str:
@@ -693,54 +763,24 @@ def _unreadable_line(exc: Exception) -> str:
     return _bounded(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, 80)
 
 
-def end_processes(run: str, grace_s: float = _REAP_GRACE_S) -> int:
-    """End every process of this user whose environment has ``JUNIOR_MCP_RUN=<run>``; how many were found.
+def end_processes(run: str, grace_s: float = _REAP_GRACE_S, watch: KeeperWatch | None = None) -> int:
+    """End every process of this user whose environment has ``JUNIOR_MCP_RUN=<run>``, every process ``watch``
+    saw under the run's keeper, and every process under those; how many were found.
 
     SIGTERM, then SIGKILL after ``grace_s``. Linux only (``/proc``); elsewhere the SDK's process-group kill is all.
     """
-    marker = f"{RUN_VARIABLE}={run}".encode()
-    found = _processes_with(marker)
-    if not found:
+    if not Path("/proc").is_dir():
         return 0
-    for pid in found:
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + grace_s
-    alive = found
-    while alive and time.monotonic() < deadline:
-        time.sleep(0.02)
-        alive = [pid for pid in alive if _running(pid)]
-    for pid in alive:
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
-    log.debug("ended %d leftover process(es) of an MCP server run", len(found))
-    return len(found)
+    from junior_mcp_bridge.reaper import KeeperWatch
 
-
-def _processes_with(marker: bytes) -> list[int]:
-    proc = Path("/proc")
-    if not proc.is_dir():
-        return []
-    me = os.getpid()
-    found = []
-    for entry in proc.iterdir():
-        if not entry.name.isdigit() or int(entry.name) == me:
-            continue
-        try:
-            environ = (entry / "environ").read_bytes()
-        except OSError:  # gone, or another user's
-            continue
-        if marker in environ.split(b"\0"):
-            found.append(int(entry.name))
+    found = (watch or KeeperWatch(_marker(run))).end(grace_s)
+    if found:
+        log.debug("ended %d leftover process(es) of an MCP server run", found)
     return found
 
 
-def _running(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"
+def _marker(run: str) -> bytes:
+    return f"{RUN_VARIABLE}={run}".encode()
 
 
 def _exited(exc: BaseException) -> bool:

@@ -11,6 +11,7 @@ from junior_mcp_bridge import MCPBridge, load_config
 from mcp_bridge_helpers import gated, misbehaving, time_server, unmarked, write_toml
 
 from junior_core import Runtime
+from junior_core.testing import wait_until
 
 
 @pytest.fixture(scope="module")
@@ -120,9 +121,8 @@ def test_list_changed_refreshes_the_catalog_and_the_index(make_runtime: Callable
         t["tool_name"] != "mcp__changing__zebra_lookup" for t in rt.search_tools("zebra", source="mcp:changing")["tools"]
     )
     assert rt.execute_tool("mcp__changing__add_tool", {"text": "zebra_lookup"})["ok"] is True
-    deadline = time.monotonic() + 5
-    while "mcp__changing__zebra_lookup" not in tools_of(rt, "mcp:changing") and time.monotonic() < deadline:
-        time.sleep(0.02)
+    wait_until(lambda: "mcp__changing__zebra_lookup" in tools_of(rt, "mcp:changing"), timeout=5,
+               what="the added tool to be listed")
     found = rt.search_tools("zebra_lookup", source="mcp:changing")
     assert found["tools"][0]["tool_name"] == "mcp__changing__zebra_lookup"
     assert unmarked(rt.execute_tool("mcp__changing__zebra_lookup", {"text": "new"})["result"]) == {"text": "new"}
@@ -191,10 +191,7 @@ def test_server_stderr_goes_to_the_log_not_the_terminal(
     caplog.set_level("INFO", logger="junior.mcp")
     rt = make_runtime({"crashy": misbehaving("crash")})
     rt.execute_tool("mcp__crashy__crash", {})
-    deadline = time.monotonic() + 3
-    while "crashing on purpose" not in caplog.text and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert "crashing on purpose" in caplog.text
+    wait_until(lambda: "crashing on purpose" in caplog.text, timeout=3, what="the server's stderr in the log")
     assert "misbehaving server starting" not in capfd.readouterr().err
 
 
@@ -314,9 +311,7 @@ def test_a_server_down_at_start_up_is_retried_in_the_background(tmp_path: Path, 
         assert tools_of(rt, "mcp:late") == {}
         assert "Unavailable: the server exited" in str(rt.sources)
         marker.touch()
-        deadline = time.monotonic() + 15
-        while "mcp__late__echo" not in tools_of(rt, "mcp:late") and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_until(lambda: "mcp__late__echo" in tools_of(rt, "mcp:late"), timeout=15, what="the late server's tools")
         assert rt.search_tools("echo", source="mcp:late")["tools"][0]["tool_name"] == "mcp__late__echo"
         assert unmarked(rt.execute_tool("mcp__late__echo", {"text": "late"})["result"]) == {"text": "late"}
         assert "Unavailable" not in str(rt.sources)

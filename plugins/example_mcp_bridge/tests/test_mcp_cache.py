@@ -19,6 +19,7 @@ from junior_mcp_bridge.config import server_config
 from mcp_bridge_helpers import misbehaving, unmarked, write_toml
 
 from junior_core import Runtime
+from junior_core.testing import wait_until
 
 JUNIOR = str(Path(sys.executable).parent / "junior")
 
@@ -73,9 +74,15 @@ def test_without_the_cache_every_search_starts_the_server(tmp_path: Path, no_orp
 
 @pytest.mark.slow
 def test_an_old_entry_or_another_configuration_asks_the_server(tmp_path: Path, no_orphans: None) -> None:
-    env, log = setup(tmp_path, "tool_cache_max_age_s = 1")
+    env, log = setup(tmp_path, "tool_cache_max_age_s = 60")
     junior(env, "search", "echo", "--source", "mcp:counted")
-    time.sleep(1.2)
+    junior(env, "search", "echo", "--source", "mcp:counted")
+    assert starts(log) == 1  # younger than its minute, however slow the machine: the entry is used
+    # Older than its minute: the entry's time written moved back, rather than a minute waited out.
+    for entry in (tmp_path / "cache" / "mcp-tools").glob("counted-*.json"):
+        data = json.loads(entry.read_text())
+        data["written"] -= 61
+        entry.write_text(json.dumps(data))
     junior(env, "search", "echo", "--source", "mcp:counted")
     assert starts(log) == 2
     env2, _ = setup(tmp_path, cwd=str(tmp_path))  # the same server started elsewhere: its own entry
@@ -113,9 +120,8 @@ def test_a_runtime_starts_from_the_cache_and_follows_list_changed(tmp_path: Path
         with runtime() as rt:
             assert starts(log) == 1
             assert rt.execute_tool("mcp__changing__add_tool", {"text": "zebra_lookup"})["ok"] is True
-            deadline = time.monotonic() + 10
-            while not rt.catalog_tool("mcp__changing__zebra_lookup") and time.monotonic() < deadline:
-                time.sleep(0.05)
+            wait_until(lambda: rt.catalog_tool("mcp__changing__zebra_lookup"), timeout=10,
+                       what="the added tool to be listed")
         with runtime() as rt:  # a bot's start: the cached list, the added tool included, no server started
             assert starts(log) == 1
             assert rt.catalog_tool("mcp__changing__zebra_lookup") is not None

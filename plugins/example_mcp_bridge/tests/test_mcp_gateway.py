@@ -6,7 +6,6 @@ import importlib.util
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from junior_mcp_bridge.auth import read_or_create_token
 from mcp import Client, StdioServerParameters
 from mcp_bridge_helpers import bearer_client, live_children, time_server, write_toml
 
-from junior_core.testing import RuntimeFactory
+from junior_core.testing import RuntimeFactory, wait_until
 
 JUNIOR = str(Path(sys.executable).parent / "junior")
 HAS_MEMORY = importlib.util.find_spec("junior_memory") is not None
@@ -60,10 +59,7 @@ async def test_stdio_gateway_offers_discovery_over_every_source(gateway_env: dic
         assert failed.structured_content is not None
         assert failed.structured_content["error"]["code"] == "unknown_tool"
     # The gateway and the time server it bridged are both gone.
-    deadline = time.monotonic() + 5
-    while live_children() - before and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert live_children() - before == set()
+    wait_until(lambda: not live_children() - before, timeout=5, what="the gateway and the time server to exit")
 
 
 @pytest.mark.skipif(not HAS_MEMORY, reason="junior-memory is not installed (make install installs it)")
@@ -96,15 +92,17 @@ def http_gateway(gateway_env: dict[str, str]) -> Iterator[str]:
     proc = subprocess.Popen([JUNIOR, "mcp", "serve", "--http", str(port)], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
+
+        def listening() -> bool:
             if proc.poll() is not None:
                 pytest.fail(f"gateway exited: {proc.stderr.read().decode() if proc.stderr else ''}")
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
+                return True
             except OSError:
-                time.sleep(0.1)
+                return False
+
+        wait_until(listening, timeout=30, what="the gateway to listen")
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         proc.terminate()

@@ -10,7 +10,6 @@ import sqlite3
 import stat
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -22,6 +21,7 @@ from junior_mcp_bridge.config import ConfigError, ServeToken, load_serve_tokens
 from mcp_bridge_helpers import bearer_client
 
 from junior_core.cli import local_context
+from junior_core.testing import wait_until
 
 JUNIOR = str(Path(sys.executable).parent / "junior")
 ALICE_TOKEN = "alice-" + "a1" * 20
@@ -66,16 +66,18 @@ def start_gateway(tmp_path: Path) -> Iterator[Callable[..., tuple[str, Path]]]:
             proc = subprocess.Popen([JUNIOR, "mcp", "serve", "--http", str(port), *flags], env=env,
                                     stdout=subprocess.DEVNULL, stderr=err)
         procs.append(proc)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
+
+        def listening() -> bool:
             if proc.poll() is not None:
                 pytest.fail(f"gateway exited: {stderr.read_text()}")
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                return f"http://127.0.0.1:{port}/mcp", stderr
+                return True
             except OSError:
-                time.sleep(0.1)
-        pytest.fail("gateway did not listen within 30 s")
+                return False
+
+        wait_until(listening, timeout=30, what="the gateway to listen")
+        return f"http://127.0.0.1:{port}/mcp", stderr
 
     yield start
     for proc in procs:

@@ -24,6 +24,8 @@ from junior_mcp_bridge.config import ConfigError, bridge_settings
 from junior_mcp_bridge.limits import GatewayLimits
 from mcp_bridge_helpers import bearer_client
 
+from junior_core.testing import wait_until
+
 JUNIOR = str(Path(sys.executable).parent / "junior")
 ALICE = "alice-" + "a1" * 20
 BOB = "bob-" + "b2" * 20
@@ -73,17 +75,19 @@ def start_gateway(tmp_path: Path) -> Iterator[Callable[..., Gateway]]:
                                     stderr=err, preexec_fn=limit_files)
         gateway = Gateway(proc, port, stderr, owner)
         gateways.append(gateway)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
+
+        def answering() -> bool:
             if proc.poll() is not None:
                 pytest.fail(f"gateway exited: {stderr.read_text()}")
             # A probe that completes a request: a bare connect would be one of the half-sent connections.
             try:
                 httpx.get(f"http://127.0.0.1:{port}/", timeout=2)
-                return gateway
+                return True
             except httpx.HTTPError:
-                time.sleep(0.1)
-        pytest.fail("gateway did not answer within 30 s")
+                return False
+
+        wait_until(answering, timeout=30, what="the gateway to answer")
+        return gateway
 
     yield start
     for gateway in gateways:
@@ -226,9 +230,9 @@ async def test_connections_that_never_finish_cannot_lock_the_owner_out(
     socks = half_sent(gateway.port, 200)
     try:
         await asyncio.wait_for(owner_is_served(gateway), 20)
-        time.sleep(0.5)
-        closed = sum(closed_by_server(s) for s in socks)
-        assert closed >= 200 - 64, closed
+        # The gateway closes the oldest as the newest arrive; a closed socket stays closed, so polling is fair.
+        wait_until(lambda: sum(closed_by_server(s) for s in socks) >= 200 - 64, timeout=30,
+                   what="the gateway to close the oldest half-sent connections")
     finally:
         for sock in socks:
             sock.close()
@@ -321,7 +325,6 @@ async def test_headers_and_bodies_that_arrive_too_slowly_are_timed_out(start_gat
                "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
                f"Content-Length: {len(INITIALIZE)}\r\n\r\n{INITIALIZE}").encode()
     try:
-        deadline = time.monotonic() + 3
         for piece in range(0, len(request), len(request) // 4 + 1):
             patient.sendall(request[piece:piece + len(request) // 4 + 1])
             time.sleep(0.2)  # 1 s in all: each phase finishes within its timeout
@@ -332,11 +335,23 @@ async def test_headers_and_bodies_that_arrive_too_slowly_are_timed_out(start_gat
                     pass
         answer = patient.recv(65536)
         assert answer.startswith(b"HTTP/1.1 200"), answer[:200]
-        while time.monotonic() < deadline:
-            time.sleep(0.2)
-        answers: list[bytes] = []
-        closed = [closed_by_server(s, answers) for s in socks]
-        assert all(closed), f"{closed.count(False)} of {len(socks)} half-sent connections are still open"
+        # The gateway's own timeouts (1 s, 1.5 s on its clock, in its process) close the slow ones.
+        received = [b""] * len(socks)
+        closed = [False] * len(socks)
+
+        def all_closed() -> bool:
+            for n, sock in enumerate(socks):
+                if not closed[n]:
+                    got: list[bytes] = []
+                    closed[n] = closed_by_server(sock, got)
+                    received[n] += got[0]
+            return all(closed)
+
+        try:
+            wait_until(all_closed, timeout=30, what="the gateway to time out every half-sent connection")
+        except AssertionError:
+            raise AssertionError(f"{closed.count(False)} of {len(socks)} half-sent connections are still open") from None
+        answers = received
         # Those stopped inside their headers are told why (the others' request is already being answered).
         assert all(a.startswith(b"HTTP/1.1 408 Request Timeout") for a in answers[::2]), answers[:2]
     finally:

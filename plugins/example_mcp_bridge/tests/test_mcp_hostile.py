@@ -17,6 +17,7 @@ import pytest
 from mcp_bridge_helpers import misbehaving, unmarked, write_toml
 
 from junior_core import Runtime
+from junior_core.testing import wait_until
 
 JUNIOR = str(Path(sys.executable).parent / "junior")
 
@@ -50,13 +51,8 @@ def test_a_list_changed_storm_is_a_few_refreshes(make_runtime: Callable[..., Run
     rt = make_runtime({"storm": misbehaving("storm")})
     before = int(rt.execute_tool("mcp__storm__listings", {})["result"]["text"])
     assert rt.execute_tool("mcp__storm__storm", {"count": 300})["ok"] is True
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        names = {entry.tool_name for entry in rt.catalog_tools("mcp:storm")}
-        if "mcp__storm__wave_299" in names:
-            break
-        time.sleep(0.05)
-    assert "mcp__storm__wave_299" in names, names  # the last change is the one kept
+    # The last change is the one kept.
+    wait_until(lambda: rt.catalog_tool("mcp__storm__wave_299"), timeout=20, what="the last wave's tool")
     time.sleep(1.5)  # any re-listing still queued has run
     listings = int(rt.execute_tool("mcp__storm__listings", {})["result"]["text"]) - before
     assert 1 <= listings <= 4, f"{listings} tools/list requests for 300 notifications"

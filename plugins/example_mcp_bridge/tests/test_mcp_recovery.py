@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import pytest
 from mcp_bridge_helpers import MISBEHAVING, misbehaving, unmarked
 
 from junior_core import Runtime
+from junior_core.testing import wait_until
 
 
 def alive(pid: int) -> bool:
@@ -34,14 +34,15 @@ def test_a_server_that_writes_invalid_utf8_is_restarted(
     meanwhile = rt.execute_tool("mcp__garbly__echo", {"text": "meanwhile"})
     assert meanwhile.get("ok") is True or meanwhile["error"]["code"] == "unavailable", meanwhile
     assert "MCP server 'garbly' broke its session (it wrote a line that is not JSON-RPC: '\ufffd')" in caplog.text
-    deadline = time.monotonic() + 20
-    answer: dict[str, object] = {}
-    while time.monotonic() < deadline:
+
+    def answered() -> dict[str, object] | None:
         answer = rt.execute_tool("mcp__garbly__echo", {"text": "after"})
         if answer.get("ok"):
-            break
+            return answer
         assert answer["error"]["code"] == "unavailable", answer  # type: ignore[index]
-        time.sleep(0.1)
+        return None
+
+    answer = wait_until(answered, timeout=20, what="the restarted server to answer")
     assert (answer["ok"], answer["tool_name"], unmarked(answer["result"])) == (True, "mcp__garbly__echo", {"text": "after"})
     assert "MCP server 'garbly' restarted (attempt 1)" in caplog.text
 
@@ -88,10 +89,7 @@ def test_a_detached_child_with_a_cleared_environment_ends_with_its_server(
         if how == "server exits":
             crashed = rt.execute_tool("mcp__detach__crash", {})
             assert crashed["error"]["code"] == "unavailable", crashed
-            deadline = time.monotonic() + 20
-            while alive(detached) and time.monotonic() < deadline:
-                time.sleep(0.05)
-            assert not alive(detached), "the detached child outlived its server"
+            wait_until(lambda: not alive(detached), timeout=20, what="the detached child to end with its server")
     finally:
         rt.close()
     assert not alive(detached)

@@ -6,7 +6,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import pytest
 from mcp_bridge_helpers import gated, misbehaving, write_toml
 
 from junior_core import Runtime
+from junior_core.testing import wait_until
 
 JUNIOR = str(Path(sys.executable).parent / "junior")
 
@@ -148,15 +148,15 @@ def test_gateway_start_up_is_not_a_warning(tmp_path: Path) -> None:
     with err.open("w") as out:
         proc = subprocess.Popen([JUNIOR, "mcp", "serve", "--http", str(port)], env=env, stderr=out,
                                 stdout=subprocess.DEVNULL)
-    listening = False
+    def connects() -> bool:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return True
+        except OSError:
+            return False
+
     try:
-        deadline = time.monotonic() + 30
-        while not listening and time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                listening = True
-            except OSError:
-                time.sleep(0.1)
+        listening = wait_until(connects, timeout=30, what=f"the gateway to listen (its stderr: {err})")
     finally:
         proc.terminate()
         proc.wait(15)

@@ -305,26 +305,45 @@ class Statements:
                             build)
 
     def _build_search(self, scopes: int, match: Match, terms: int, kinds: bool = False) -> Any:
-        from sqlalchemy import String, and_, bindparam, column, func, literal_column, or_, select, table, text
+        from sqlalchemy import Integer, String, and_, bindparam, column, func, literal_column, or_, select, table, text
 
         t = self.t
-        statement = select(*self.columns).where(*self._visible(scopes, kinds))
+        # Only the columns the ranking needs are read for every match; whole rows only for those returned.
+        statement = select(t.c.id, t.c.actor_key, t.c.observed_at).where(*self._visible(scopes, kinds))
+        rank: ColumnElement[Any]
         if self.backend == "postgresql":
             config: ColumnElement[Any] = literal_column("'english'::regconfig")
             vector: ColumnElement[Any] = t.c.search_vector
             tsquery = func.to_tsquery(config, bindparam("tsquery", type_=String()))
-            statement = statement.where(vector.op("@@")(tsquery)).order_by(func.ts_rank(vector, tsquery).desc())
+            statement = statement.where(vector.op("@@")(tsquery))
+            rank = -func.ts_rank(vector, tsquery)
         elif self.backend == "sqlite":
             fts = table("junior_memory_fts", column("memory_id"))
-            statement = (
-                statement.join(fts, fts.c.memory_id == t.c.id)
-                .where(text("junior_memory_fts MATCH :fts_query"))
-                .order_by(text("bm25(junior_memory_fts)"))
-            )
+            statement = statement.join(fts, fts.c.memory_id == t.c.id).where(text("junior_memory_fts MATCH :fts_query"))
+            rank = literal_column("bm25(junior_memory_fts)")
         else:
             like = [t.c.content.ilike(bindparam(f"t{i}")) for i in range(terms)]
             statement = statement.where(or_(*like) if match == "any" else and_(*like))
-        return statement.order_by(t.c.observed_at.desc(), t.c.id).limit(self._limit)
+            rank = literal_column("0")
+        # Each author (the saving actor; no known actor is one author) brings at most ``per_author`` candidates,
+        # their best, so one author's volume cannot fill the pool (see ``spread``).
+        # The rank is read in a query of its own: SQLite's bm25() cannot be used inside a window.
+        matched = statement.add_columns(rank.label("search_rank")).subquery()
+        author_rank = func.row_number().over(partition_by=func.coalesce(matched.c.actor_key, ""),
+                                             order_by=(matched.c.search_rank, matched.c.observed_at.desc(),
+                                                       matched.c.id))
+        ranked = select(matched, author_rank.label("author_rank")).subquery()
+        best = (
+            select(ranked.c.id, ranked.c.search_rank)
+            .where(ranked.c.author_rank <= bindparam("per_author", type_=Integer()))
+            .order_by(ranked.c.search_rank, ranked.c.observed_at.desc(), ranked.c.id)
+            .limit(self._limit)
+            .subquery()
+        )
+        return (
+            select(*self.columns).join_from(t, best, best.c.id == t.c.id)
+            .order_by(best.c.search_rank, t.c.observed_at.desc(), t.c.id)
+        )
 
     # -- the operator's view ---------------------------------------------------------------------
     def list_all(self, *, include_archived: bool, scope: bool, kind: bool) -> Any:

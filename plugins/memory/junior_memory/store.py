@@ -37,6 +37,7 @@ from junior_memory.rules import (
     search_terms,
 )
 from junior_memory.scope import Scope
+from junior_memory.spread import author_share_from_config, per_author, spread
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -121,6 +122,11 @@ class MemoryStore(MemoryAdmin):
     @property
     def timeout(self) -> float:
         return self.db.timeout
+
+    @functools.cached_property
+    def author_share(self) -> float:
+        """The most of a search answer's places one author may take while others match (see ``spread``)."""
+        return author_share_from_config()
 
     @functools.cached_property
     def sql(self) -> Statements:
@@ -578,14 +584,16 @@ class MemoryStore(MemoryAdmin):
         kinds: Sequence[str] | None = None,
     ) -> tuple[list[Hit], int | None]:
         terms = search_terms(query)
-        prepared = self._search(scopes, query, limit=_pool(limit), match="any", now=now, kinds=kinds)
+        spread_share = self.author_share
+        prepared = self._search(scopes, query, limit=_pool(limit), match="any", now=now, kinds=kinds,
+                                per_author=per_author(_pool(limit), limit, spread_share))
         if prepared is None:
             return [], None
 
         def work(conn: Connection) -> tuple[list[Hit], int | None]:
             rows = [record(row) for row in conn.execute(*prepared).mappings()]
             hits, weight, visible = self._keyword_hits(conn, scopes, terms, rows, now, message, kinds)
-            return _by_share([hit for hit in hits if passes(hit.matched, weight)])[:limit], visible
+            return spread(_by_share([hit for hit in hits if passes(hit.matched, weight)]), limit, spread_share), visible
 
         return self.db.unit(work, write=False)
 
@@ -599,7 +607,9 @@ class MemoryStore(MemoryAdmin):
         assert semantic is not None
         pool = _pool(limit)
         terms = search_terms(query)
-        prepared = self._search(scopes, query, limit=pool, match="any", now=now, kinds=kinds)
+        spread_share = self.author_share if floor else 1.0
+        prepared = self._search(scopes, query, limit=pool, match="any", now=now, kinds=kinds,
+                                per_author=per_author(pool, limit, spread_share))
         if prepared is not None:
             prepared = (self.sql.fused_search(len(scopes), len(terms), bool(kinds)),
                         {**prepared[1], "model": semantic.model})
@@ -613,15 +623,15 @@ class MemoryStore(MemoryAdmin):
             if floor:
                 lexical = [hit for hit in lexical if passes(hit.matched, weight)]
             lexical = _by_share(lexical)
-            if index is None:
-                return lexical[:limit], visible  # the vectors are still being read: keyword search, as without them
+            if index is None:  # the vectors are still being read: keyword search, as without them
+                return spread(lexical, limit, spread_share), visible
             # Each keyword row says which vector is the table's newest: only when it is one this process has not
             # read (another process wrote it), or when no row came back to say, is the table read for new ones.
             if not rows or (rows[0]["newest_seq"] or 0) > index.seq:
                 self._catch_up(conn, index)
             vectors = semantic.finish(pending)
-            if vectors is None:
-                return lexical[:limit], visible  # the model did not answer in time: keyword search, as without it
+            if vectors is None:  # the model did not answer in time: keyword search, as without it
+                return spread(lexical, limit, spread_share), visible
             # Only the caller's scopes are compared, then each candidate is read back through the visibility
             # filter: a vector never shows anything keyword search would not.
             near = dict(index.scored(vectors[0], scopes, pool, floor=semantic.min_similarity, apart=True))
@@ -649,19 +659,21 @@ class MemoryStore(MemoryAdmin):
             similar = {**index.similarities(vectors[0], [mid for mid in found if mid not in near]), **near}
             hits = [evolve(hit, similarity=round(similar[mid], 3)) if mid in similar else hit
                     for mid, hit in found.items()]
-            return _by_score(hits, index.apart(vectors[0], scopes, list(found)))[:limit], visible
+            return spread(_by_score(hits, index.apart(vectors[0], scopes, list(found))), limit, spread_share), visible
 
         return self.db.unit(work, write=False)
 
     def _search(
         self, scopes: Sequence[Scope], query: str, *, limit: int, match: Literal["any", "all"], now: datetime | None,
-        kinds: Sequence[str] | None = None,
+        kinds: Sequence[str] | None = None, per_author: int | None = None,
     ) -> tuple[Any, dict[str, Any]] | None:
+        """The keyword search's statement and parameters; ``per_author``: the most rows of one author (default
+        ``limit``: no spread)."""
         terms = search_terms(query)
         if not terms:
             return None
         params = {**self.sql.scope_params(scopes, now or utcnow(), kinds), "limit": limit,
-                  **self.sql.search_params(terms, match)}
+                  "per_author": per_author or limit, **self.sql.search_params(terms, match)}
         return self.sql.search(len(scopes), match, len(terms), bool(kinds)), params
 
     def explain_search(self, scopes: Sequence[Scope], query: str, *, limit: int = 10) -> str:

@@ -1,4 +1,5 @@
-"""Memory test fixtures: every database test runs on SQLite and on Postgres, each in its own schema.
+"""Memory test fixtures: every database test runs on SQLite and on Postgres, each in its own schema (a table of
+cases runs only its first case on Postgres under ``-m "not slow"``; ``make test`` runs them all).
 
 Postgres comes from ``JUNIOR_TEST_POSTGRES_URL``. Without a reachable server its tests skip, unless
 ``JUNIOR_REQUIRE_POSTGRES=1`` (CI), where any skipped Postgres test fails the run.
@@ -30,6 +31,21 @@ REQUIRE_POSTGRES = os.environ.get("JUNIOR_REQUIRE_POSTGRES", "") == "1"
 def _is_postgres(item: pytest.Item) -> bool:
     callspec = getattr(item, "callspec", None)
     return callspec is not None and "postgres" in callspec.params.values()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A table of cases runs whole on SQLite and its first case on Postgres in the edit loop (``-m "not slow"``);
+    its other Postgres cases are marked slow, so ``make test`` still runs every one on both databases."""
+    here = Path(__file__).parent
+    seen: set[tuple[str, str]] = set()
+    for item in items:
+        if not _is_postgres(item) or here not in item.path.parents or len(item.callspec.params) < 2:  # type: ignore[attr-defined]
+            continue
+        key = (str(item.path), getattr(item, "originalname", item.name))
+        if key in seen:
+            item.add_marker(pytest.mark.slow)
+        seen.add(key)
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -7,7 +7,6 @@ import logging
 import subprocess
 import sys
 import threading
-import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -29,6 +28,7 @@ from memory_helpers import (
 )
 
 from junior_core import Runtime, ToolContext
+from junior_core.testing import wait_until
 
 VECTORS = "SELECT memory_id, model, dimensions FROM junior_memory_vectors ORDER BY seq"
 # Paraphrase pairs: the question shares no keyword (after stemming and stop words) with the memory it asks about.
@@ -485,9 +485,7 @@ def test_a_search_after_a_burst_of_writes_waits_for_one_chunk_not_the_batch(make
             answer=rt.execute_tool("memory__search", {"query": "builds"}, ctx())))
         search.start()
         queue = store.semantic._worker._queue
-        deadline = time.monotonic() + 10
-        while queue.qsize() < 1 and time.monotonic() < deadline:
-            time.sleep(0.01)  # until the query's embedding is queued behind the running chunk
+        wait_until(lambda: queue.qsize() >= 1, timeout=10, what="the query's embedding queued behind the running chunk")
         embedder.go.release()
         assert embedder.entered.acquire(timeout=10)
         assert embedder.sizes[-1] == 1  # the query ran next, before the rest of the burst

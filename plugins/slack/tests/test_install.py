@@ -18,6 +18,8 @@ from junior_slack.install import BOT_SCOPES
 from slack_helpers import CLIENT_ID, CLIENT_SECRET, dm, event_body, manifest_scopes, send
 from test_serve_command import Served, serving, wait_for_line
 
+from junior_core.testing import wait_until
+
 pytestmark = pytest.mark.slow
 
 ONE, TWO = "T0TEAMONE", "T0TEAMTWO"
@@ -103,9 +105,4 @@ def test_two_teams_install_each_is_answered_with_its_own_token_and_an_uninstall_
 
 
 def wait_for_rows(url: str, expected: list[tuple[str, str]]) -> None:
-    import time
-
-    deadline = time.monotonic() + 60
-    while bots(url) != expected:
-        assert time.monotonic() < deadline, bots(url)
-        time.sleep(0.05)
+    wait_until(lambda: bots(url) == expected, what=f"the bot rows {expected}")

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from slack_helpers import SECRET, TEAM, Brain, FakeSlack, dm, event_body, send
 
-from junior_core.testing import ChatCompletionsServer
+from junior_core.testing import ChatCompletionsServer, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -221,10 +221,10 @@ def finished(url: str, event_id: str) -> bool:
 
 
 def wait_for_line(served: Served, text: str, count: int = 1) -> None:
-    deadline = time.monotonic() + 60
-    while sum(text in line for line in list(served.stderr)) < count:
-        assert time.monotonic() < deadline, f"no {count} lines with {text!r}:\n" + "\n".join(served.stderr[-20:])
-        time.sleep(0.05)
+    try:
+        wait_until(lambda: sum(text in line for line in list(served.stderr)) >= count, what=f"{count} lines with {text!r}")
+    except AssertionError as failed:
+        raise AssertionError(f"{failed}; its stderr ends:\n" + "\n".join(served.stderr[-20:])) from None
 
 
 def test_an_event_whose_process_was_killed_mid_turn_is_answered_by_the_retry_after_its_lease(
@@ -253,10 +253,7 @@ def test_an_event_whose_process_was_killed_mid_turn_is_answered_by_the_retry_aft
         answer = second.slack.wait_for_post(lambda p: p["channel"] == ALICE_DM)
         assert answer["text"] == "I don't know that yet."
         wait_for_line(second, "event Ev0CRASH001: its turn did not finish within its lease")
-        deadline = time.monotonic() + 30
-        while not finished(db_url, "Ev0CRASH001"):
-            assert time.monotonic() < deadline, "the answered turn was never marked finished"
-            time.sleep(0.05)
+        wait_until(lambda: finished(db_url, "Ev0CRASH001"), timeout=30, what="the answered turn marked finished")
         # Finished: a later retry is refused however old the lease.
         lease_runs_out(db_url)
         assert send(second.url, body, retry=3) == 200

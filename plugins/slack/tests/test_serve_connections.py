@@ -20,6 +20,8 @@ from slack_helpers import dm, event_body
 from test_serve_command import ALICE, ALICE_DM, serving
 from test_serve_open_port import answered, exchange, no_traceback, request, signed, status
 
+from junior_core.testing import wait_until
+
 pytestmark = pytest.mark.slow
 
 FILES = 256  # the server's open-file limit: its connection cap is sized from it
@@ -154,10 +156,8 @@ def test_signed_events_are_acknowledged_while_hoarded_connections_exceed_the_ope
             idle_conn.sendall(HEALTH)
             assert status(read_answer(idle_conn)) == 200
             with Hoard(served.port, HOARDERS).running() as hoard:
-                deadline = time.monotonic() + 60
-                while hoard.opened < HOARDERS or hoard.answers < FILES:  # all connected, many answered
-                    assert time.monotonic() < deadline, (hoard.opened, hoard.answers)
-                    time.sleep(0.05)
+                wait_until(lambda: hoard.opened >= HOARDERS and hoard.answers >= FILES,  # all connected, many answered
+                           what=f"{HOARDERS} hoarders connected and {FILES} answers")
                 for n in range(1, 15):  # 14 deliveries, each on a new connection, as Slack makes them
                     body = edit(n)
                     # How fast is benchmarks/slack_serve.py's to measure; here each is answered at all.

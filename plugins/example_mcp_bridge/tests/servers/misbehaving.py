@@ -16,8 +16,11 @@ Modes:
 - With ``MISBEHAVING_START_LOG`` set, every mode appends its pid to that file when it starts.
 - ``daemon PATH``: at start, leaves a child in a session of its own (``setsid``) and writes its pid to PATH.
 - ``detach PATH``: as ``daemon``, the child's environment cleared; ``crash`` exits the server.
-- ``parricide PATH``: as ``detach``, then kills its parent (junior's keeper) with SIGKILL and serves on; PATH
-  holds the child's pid and then the server's.
+- ``parricide PATH [later]``: as ``detach``, then kills its parent (junior's keeper) with SIGKILL and serves on;
+  PATH holds the child's pid and then the server's. With ``later``, the keeper is killed just after the first ``echo``.
+- ``orphan PATH``: at start, a child that leaves the session starts a grandchild with an empty environment and
+  exits (the grandchild is then the keeper's, by the subreaper); the keeper is killed just after the first ``echo``.
+  PATH holds the grandchild's pid and then the server's.
 - ``hostile``: its name, title, version, instructions, tool descriptions, titles, schemas, results and error
   messages carry terminal escapes (CSI, OSC 0 window titles, OSC 52 clipboard writes, C1 controls, a carriage
   return), bidi overrides and isolates, zero-width and tag characters (``HOSTILE_*`` below).
@@ -37,6 +40,8 @@ from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.stdio import stdio_server
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else "crash"
+LATER = sys.argv[3:4] == ["later"] or MODE == "orphan"
+KILLED: list[int] = []
 # The SDK's stdio server points fd 1 at stderr once it runs; a copy taken first still reaches the client.
 WIRE = os.dup(1)
 PAGE = 40
@@ -95,6 +100,7 @@ TOOLS: dict[str, list[types.Tool]] = {
     "garble": [tool("echo", "Echo the given text back."), tool("garble", "Write an invalid UTF-8 byte to stdout.")],
     "daemon": [tool("echo", "Echo the given text back.")],
     "parricide": [tool("echo", "Echo the given text back.")],
+    "orphan": [tool("echo", "Echo the given text back.")],
     "detach": [tool("echo", "Echo the given text back."),
                tool("crash", "Exit the server process in the middle of the call.", destructive_hint=True)],
     "hostile": [
@@ -128,6 +134,12 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
         from mcp.shared.exceptions import MCPError
 
         raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {name}")
+    if MODE in ("parricide", "orphan") and LATER and name == "echo" and not KILLED:
+        import signal
+        import threading
+
+        KILLED.append(os.getppid())  # killed once this answer is on its way
+        threading.Timer(0.3, os.kill, (os.getppid(), signal.SIGKILL)).start()
     if name == "crash" or args.get("crash"):
         print("crashing on purpose", file=sys.stderr, flush=True)
         os._exit(3)
@@ -172,6 +184,28 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
     return types.CallToolResult(content=text(str(args.get("text", ""))))
 
 
+def orphan(path: str) -> None:
+    """A grandchild cut loose: its parent left the session, started it with an empty environment, and exited."""
+    read_end, write_end = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.setsid()
+        grandchild = os.fork()
+        if grandchild == 0:
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            os.execve(sys.executable, [sys.executable, "-c", "import time; time.sleep(600)"], {})
+        os.write(write_end, str(grandchild).encode())
+        os._exit(0)
+    os.close(write_end)
+    os.waitpid(child, 0)
+    grandchild = int(os.read(read_end, 32))
+    os.close(read_end)
+    with open(path, "w") as out:
+        out.write(f"{grandchild} {os.getpid()}")
+
+
 async def main() -> None:
     if os.environ.get("MISBEHAVING_START_LOG"):  # lets a test count how often the server was started
         with open(os.environ["MISBEHAVING_START_LOG"], "a") as log:
@@ -190,8 +224,10 @@ async def main() -> None:
                                  env=None if MODE == "daemon" else {})
         with open(sys.argv[2], "w") as out:
             out.write(str(child.pid) if MODE != "parricide" else f"{child.pid} {os.getpid()}")
-        if MODE == "parricide":
+        if MODE == "parricide" and not LATER:
             os.kill(os.getppid(), signal.SIGKILL)
+    if MODE == "orphan":
+        orphan(sys.argv[2])
     print(f"misbehaving server starting in mode {MODE}", file=sys.stderr, flush=True)
     hostile = MODE == "hostile"
     marks = (OSC0, "\u202e", OSC52, "\u200b") if hostile else ("", "", "", "")
