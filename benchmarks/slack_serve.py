@@ -25,8 +25,6 @@ import threading
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "plugins" / "slack" / "tests"))
 BIN = Path(sys.executable).parent
 SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 HEALTH = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
@@ -106,7 +104,7 @@ def main() -> int:
     parser.add_argument("--files", type=int, default=1024, help="the server's open-file limit")
     parser.add_argument("--seconds", type=float, default=40.0)
     args = parser.parse_args()
-    from slack_helpers import FakeSlack
+    from junior_slack.testing import FakeSlack
 
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft != resource.RLIM_INFINITY and soft < args.hoarders + 100:  # this process holds the hoarders

@@ -580,3 +580,40 @@ def test_the_docs_oauth_example_runs_as_written(tmp_path: Path) -> None:
         out + err
     assert "        - get_time" in out.splitlines(), out
     assert "/login/callback" in (tmp_path / "browser.log").read_text()  # signed in on the form
+
+
+CIMD_MARK = "<!-- the lines below are run by test_the_docs_cimd_example_runs_as_written -->"
+
+
+@pytest.mark.slow
+def test_the_docs_cimd_example_runs_as_written(tmp_path: Path) -> None:
+    """docs/mcp-bridge.md's client ID metadata document lines, run by bash from the clone's root as written (only
+    the ports and the certificate's path chosen, through the variables the lines read): junior logs in with the
+    document's URL as its client id against the example authorization server, which fetched it, and registers
+    nothing."""
+    text = (REPO / "docs" / "mcp-bridge.md").read_text()
+    block = text.split(CIMD_MARK, 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+    assert "--client-metadata-url https://localhost:$DOC_PORT/client.json" in block
+    script = tmp_path / "cimd.sh"
+    # The servers are stopped when a line fails too (under `bash -e` the `kill` line is never reached then).
+    script.write_text("trap 'kill $(jobs -p) 2>/dev/null' EXIT\n" + block)
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+           "AUTH_PORT": str(_free_port()), "MCP_PORT": str(_free_port()), "DOC_PORT": str(_free_port()),
+           "CALLBACK_PORT": str(_free_port()), "CIMD_CERT": str(tmp_path / "cert.pem"),
+           "XDG_DATA_HOME": str(tmp_path / "data"), "JUNIOR_CACHE_DIR": str(tmp_path / "cache"),
+           "JUNIOR_LOAD_PLUGINS": "mcp", "JUNIOR_TEST_BROWSER_LOG": str(tmp_path / "browser.log")}
+    env.pop("BROWSER", None)
+    proc = subprocess.Popen(["bash", "-e", str(script)], cwd=REPO, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=120)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+    assert any(line.startswith("ok      mcp:localhost: MCP Resource Server, 1 tools") for line in out.splitlines()), \
+        out + err
+    browsed = (tmp_path / "browser.log").read_text()
+    assert "/login/callback" in browsed  # signed in on the form
+    # The authorization request carried the document's URL as client_id; nothing was registered.
+    assert f"client_id=https%3A%2F%2Flocalhost%3A{env['DOC_PORT']}%2Fclient.json" in browsed, browsed
+    assert "POST /register" not in err, err

@@ -313,3 +313,54 @@ def feedback(limit: int, as_json: bool) -> None:
     for p in presses:
         click.echo(f"{p.at:%Y-%m-%d %H:%M:%SZ}  {p.value:<4}  {p.event_id}  team={p.team_id} channel={p.channel_id} "
                    f"user={p.user_id} message={p.message_ts}")
+
+
+@slack_group.command("try")
+@click.argument("messages", nargs=-1, required=True)
+@click.option("--model", default="echo", show_default=True,
+              help="The model spec the app runs on (docs/models.md): echo and script:FILE need no key or network.")
+@click.option("--in", "where", type=click.Choice(["dm", "assistant", "channel"]), default="dm", show_default=True,
+              help="Where each message is said: the app's DM, an assistant thread (Slack's AI app pane), or a "
+                   "mention in a public channel.")
+@click.option("--log", "show_log", is_flag=True, help="Also print the server's log lines (standard error).")
+@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+              help="Seconds to wait for the server to start, and for each answer.")
+def try_(messages: tuple[str, ...], model: str, where: str, show_log: bool, timeout: float) -> None:
+    """Try the app without Slack: the real `junior slack serve` against a local stand-in of Slack's Web API.
+
+    Each MESSAGE is sent, in order, as a signed event from one person; what the app posts back (its status while
+    it works, then its answer) is printed. The server runs on a free port with a new SQLite database in a
+    temporary folder (your memory is not touched), your plugins and junior.toml; it is stopped at the end.
+    Exit status 1 when a message got no answer.
+    """
+    from junior_slack.testing import LocalServe, LocalServeError
+
+    failed = 0
+    local = LocalServe(model, where=where, timeout=timeout)
+    try:
+        with local:
+            assert local.slack is not None
+            click.echo(f"junior-slack: trying junior slack serve at {local.url} (model {model}), Web API stand-in "
+                       f"at {local.slack.url}", err=True)
+            for text in messages:
+                exchange = local.say(text)
+                click.echo(f"you: {text}")
+                for method, params in exchange.calls:
+                    if method == "assistant.threads.setTitle":
+                        click.echo(f"  (title: {params.get('title')})")
+                for status in exchange.statuses:
+                    if status:
+                        click.echo(f"  (status: junior {status})")
+                for reply in exchange.replies:
+                    click.echo("junior: " + reply.replace("\n", "\n  "))
+                if exchange.outcome != "answered":
+                    failed += 1
+                    click.echo(f"junior-slack: no answer: {exchange.line}", err=True)
+    except LocalServeError as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        if show_log:
+            for line in local.log:
+                click.echo(line, err=True)
+    if failed:
+        raise SystemExit(1)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from slack_helpers import TEAM, command, dm, event_body, mention, send
+from junior_slack.testing import TEAM, command, dm, event_body, mention, send
 from test_serve_command import Served, serving, wait_for_line
 
 pytestmark = pytest.mark.slow

@@ -45,3 +45,11 @@ def test_readme_opens_with_the_two_commands_and_runs_it_on_slack_after_the_tour(
     slack = README.split("## Run it on Slack", 1)[1].split("\n## ", 1)[0]
     assert "junior slack serve" in slack and "plugins/slack/manifest.yml" in slack and "docs/slack.md" in slack
     assert "`openai-compatible:<base_url>#<model>`, e.g. `openai-compatible:http://127.0.0.1:8080/v1#model`" in README
+
+
+def test_the_testing_modules_scopes_are_the_manifests_and_each_public_name_is_in_the_guide() -> None:
+    import junior_slack.testing as testing
+
+    assert testing.MANIFEST_SCOPES == manifest_scopes()
+    section = GUIDE.split("## Try it without Slack", 1)[1].split("\n## ", 1)[0]
+    assert [name for name in testing.__all__ if f"`{name}" not in section] == []

@@ -8,7 +8,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from slack_helpers import LONG_ANSWER, TEAM, event_body, mention, press, send
+from junior_slack.testing import TEAM, event_body, mention, press, send
+from slack_helpers import LONG_ANSWER
 from test_serve_command import JUNIOR, clean_env, serving, wait_for_line
 
 pytestmark = pytest.mark.slow

@@ -15,7 +15,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from junior_slack.install import BOT_SCOPES
-from slack_helpers import CLIENT_ID, CLIENT_SECRET, dm, event_body, manifest_scopes, send
+from junior_slack.testing import CLIENT_ID, CLIENT_SECRET, dm, event_body, send
+from slack_helpers import manifest_scopes
 from test_serve_command import Served, serving, wait_for_line
 
 from junior_core.testing import wait_until

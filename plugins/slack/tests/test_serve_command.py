@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from slack_helpers import SECRET, TEAM, Brain, FakeSlack, dm, event_body, send
+from junior_slack.testing import SECRET, TEAM, FakeSlack, dm, event_body, send
+from slack_helpers import Brain
 
 from junior_core.testing import ChatCompletionsServer, wait_until
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from junior_slack.server import FD_RESERVE
-from slack_helpers import dm, event_body
+from junior_slack.testing import dm, event_body
 from test_serve_command import ALICE, ALICE_DM, serving
 from test_serve_open_port import answered, exchange, no_traceback, request, signed, status
 

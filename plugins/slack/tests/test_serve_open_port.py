@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from slack_helpers import SECRET, dm, event_body, send
+from junior_slack.testing import SECRET, dm, event_body, send
 from test_serve_command import ALICE, ALICE_DM, serving
 
 pytestmark = pytest.mark.slow

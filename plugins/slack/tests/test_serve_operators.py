@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from junior_slack.server import SIGNATURE_RUN, LogLimit, _loop_errors, asgi_app
-from slack_helpers import SECRET, dm, event_body, send
+from junior_slack.testing import SECRET, dm, event_body, send
 from test_serve_command import ALICE, ALICE_DM, JUNIOR, clean_env, free_port, serving
 from test_serve_open_port import answered, exchange, no_traceback, read_to_close, request, status
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from junior_slack.app import STOPPED
-from slack_helpers import TEAM, dm, event_body, send
+from junior_slack.testing import TEAM, dm, event_body, send
 from test_serve_command import (
     ALICE,
     ALICE_DM,

@@ -20,20 +20,8 @@ import pytest
 from junior_memory import MemoryPlugin
 from junior_slack import EventLog, create_app, make_server
 from junior_slack.app import MODEL_DOWN, SOMETHING_BROKE
-from slack_helpers import (
-    BOT_ID,
-    BOT_USER,
-    TEAM,
-    Brain,
-    FakeSlack,
-    command,
-    dm,
-    event_body,
-    manifest,
-    manifest_scopes,
-    mention,
-    send,
-)
+from junior_slack.testing import BOT_ID, BOT_USER, TEAM, FakeSlack, command, dm, event_body, mention, send
+from slack_helpers import Brain, manifest, manifest_scopes
 
 from junior_core import Actor, Conversation, Message, Runtime, ToolContext, hookimpl
 from junior_core.llm import model_from_spec

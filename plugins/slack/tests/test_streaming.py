@@ -7,7 +7,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from slack_helpers import LONG_ANSWER, TEAM, dm, event_body, mention, send
+from junior_slack.testing import TEAM, dm, event_body, mention, send
+from slack_helpers import LONG_ANSWER
 from test_serve_command import Served, serving
 
 pytestmark = pytest.mark.slow

@@ -78,6 +78,20 @@ def create_authorization_server(server_settings: AuthServerSettings, auth_settin
         revocation_options=mcp_auth_settings.revocation_options,
     )
 
+    # Added to the SDK's example: client ID metadata documents (simple_auth_provider.get_client) are accepted, and
+    # the metadata says so, so a client with a document's URL uses it instead of registering.
+    from mcp.server.auth.handlers.metadata import MetadataHandler
+    from mcp.server.auth.routes import build_metadata
+    from mcp.server.auth.settings import RevocationOptions
+
+    metadata = build_metadata(mcp_auth_settings.issuer_url, mcp_auth_settings.service_documentation_url,
+                              mcp_auth_settings.client_registration_options,
+                              mcp_auth_settings.revocation_options or RevocationOptions())
+    metadata.client_id_metadata_document_supported = True
+    assert routes[0].path == "/.well-known/oauth-authorization-server"
+    routes[0] = Route(routes[0].path, endpoint=cors_middleware(MetadataHandler(metadata).handle, ["GET", "OPTIONS"]),
+                      methods=["GET", "OPTIONS"])
+
     # Add login page route (GET)
     async def login_page_handler(request: Request) -> Response:
         """Show login form."""

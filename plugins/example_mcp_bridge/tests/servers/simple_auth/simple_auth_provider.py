@@ -63,7 +63,9 @@ class SimpleOAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, Re
         self.user_data: dict[str, dict[str, Any]] = {}
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
-        """Get OAuth client information."""
+        """Get OAuth client information: a registered client, or a client ID metadata document's (CIMD)."""
+        if client_id.startswith("https://") and client_id not in self.clients:
+            return await _client_from_document(client_id, self.settings.mcp_scope)
         return self.clients.get(client_id)
 
     async def register_client(self, client_info: OAuthClientInformationFull):
@@ -270,3 +272,36 @@ class SimpleOAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, Re
         """Revoke a token."""
         if token in self.tokens:
             del self.tokens[token]
+
+
+# Added to the SDK's example: client ID metadata documents. A client_id that is an https URL with a path is fetched
+# (TLS verified, against SSL_CERT_FILE when set), and is that client when the document names itself as client_id;
+# the authorization endpoint then holds it to the document's redirect_uris, and to its scope (default: the
+# server's one scope). Nothing is registered.
+async def _client_from_document(url: str, scope: str) -> OAuthClientInformationFull | None:
+    import json
+    from urllib.parse import urlsplit
+
+    import logging
+
+    import httpx
+
+    logger = logging.getLogger(__name__)
+    if urlsplit(url).path in ("", "/"):
+        return None
+    try:
+        async with httpx.AsyncClient(follow_redirects=False, timeout=5.0) as client:
+            answer = await client.get(url, headers={"accept": "application/json"})
+        document = json.loads(answer.content[:65536]) if answer.status_code == 200 else None
+    except (httpx.HTTPError, ValueError) as exc:
+        logger.warning("client metadata document %s could not be read: %s", url, exc)
+        return None
+    if not isinstance(document, dict) or document.get("client_id") != url:
+        logger.warning("client metadata document %s does not name itself as client_id", url)
+        return None
+    try:
+        return OAuthClientInformationFull.model_validate(
+            {"scope": scope, **document, "client_secret": None, "token_endpoint_auth_method": "none"})
+    except ValueError as exc:
+        logger.warning("client metadata document %s is not client metadata: %s", url, exc)
+        return None
