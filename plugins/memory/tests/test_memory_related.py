@@ -88,3 +88,11 @@ def test_a_forget_that_misses_names_the_closest_memory_and_forgets_nothing(make_
     # Another person's preference is never named.
     remember(rt, "Bob prefers espresso from the machine on floor 3", "preference", ctx(BOB, PUBLIC))
     assert "closest" not in err(rt.execute_tool("memory__forget", {"query": "espresso machine"}, ctx()), "not_found")
+
+
+def test_a_memory_found_by_words_and_by_meaning_says_both(make_runtime: Any) -> None:
+    rt: Runtime = make_runtime(embedder=ConceptEmbedder())
+    first = remember(rt, DEPLOYS)
+    (related,) = remember(rt, "prod deploys only Tue/Thu")["related"]
+    assert related["id"] == first["id"] and {"prod", "deploys"} <= set(related["matched"])
+    assert related["similarity"] > 0.3
