@@ -6,6 +6,7 @@ import base64
 import logging
 import re
 from collections.abc import Callable, Iterator, Sequence
+from concurrent import futures
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -303,8 +304,12 @@ class MemoryTools:
             check_write(store, context.actor.key if context.actor else None, idempotency_key)
             # Read before the write, so the weights of the words are those of the memories already kept: in a
             # scope of few memories the new one would make every word it shares with an old one look common. The
-            # write waits for the model at most RELATED_WAIT; without its answer, by keyword.
-            vector = semantic.finish(begun, wait=RELATED_WAIT) if semantic is not None else None
+            # write waits for the model at most RELATED_WAIT; without its answer, by keyword. Not answering that
+            # soon is no failure of the model (a first load takes seconds): the vector writer waits for it longer.
+            vector = None
+            if semantic is not None and begun is not None:
+                futures.wait([begun], timeout=RELATED_WAIT)
+                vector = semantic.finish(begun, wait=0) if begun.done() else None
             near = store.related(scope, content, limit=RELATED + 2, now=now, vector=vector[0] if vector else None)
             try:
                 record, created = store.remember(

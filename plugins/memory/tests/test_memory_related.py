@@ -1,5 +1,6 @@
-"""Related memories: remember offers memories of the same scope that share the new one's telling words; a forget
-that misses names the closest memory (by meaning when vectors exist).
+"""Related memories: remember offers memories of the same scope that share the new one's telling words or, with
+semantic recall, are close in meaning (with the real model: test_memory_semantic_model.py); a forget that misses
+names the closest memory (by meaning when vectors exist).
 
 Nothing is replaced or archived on the model's behalf: the answers only name memories it may act on next.
 """
