@@ -62,6 +62,16 @@ WAIT_S = 2.0
 # every query would pull in unrelated memories. 0.3 sits between paraphrases (0.35-0.7 with MiniLM-class models)
 # and unrelated sentences (below 0.15); another model may want another floor (``Semantic(min_similarity=...)``).
 MIN_SIMILARITY = 0.3
+# The similarity from which a memory is offered as related to one being saved (``MemoryStore.related``): lower than
+# search's floor, because an offer is only read (the model decides, nothing is replaced) while a contradiction that
+# passes unseen stays. With all-MiniLM-L6-v2, "prod deploys only Tue/Thu" and "production releases happen on
+# Tuesdays and Thursdays" (no word in common) are 0.28 similar; two unrelated notes of the model tests are 0.09
+# (median) and 0.24 (90th percentile).
+RELATED_SIMILARITY = 0.25
+# How long remember waits for its new memory's vector to find related memories by meaning: a loaded model answers
+# in milliseconds; past this (the model still loading), related memories are found by keyword, and the vector
+# writer stores the same embedding when it comes.
+RELATED_WAIT = 1.0
 # After a model failed to load, try again only this much later: a missing file does not fix itself per call.
 RETRY_S = 600.0
 # The model shipped for offline use: all-MiniLM-L6-v2's int8 ``model.onnx`` from this wheel (the
@@ -448,12 +458,14 @@ class Semantic:
         *,
         wait: float = WAIT_S,
         min_similarity: float = MIN_SIMILARITY,
+        related_similarity: float = RELATED_SIMILARITY,
         marker: Path | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.embedder = embedder
         self.wait = wait
         self.min_similarity = min_similarity
+        self.related_similarity = related_similarity
         # ``marker``: a file other processes read, so a model that cannot load is tried once per RETRY_S, not once
         # per process; ``clock`` (wall time, seconds) dates it.
         self.marker = marker
@@ -537,18 +549,19 @@ class Semantic:
             except OSError as exc:
                 log.debug("memory: could not remove %s: %s", self.marker, exc)
 
-    def start(self, texts: Sequence[str]) -> Future[list[bytes]] | None:
+    def start(self, texts: Sequence[str], *, idle: bool = False) -> Future[list[bytes]] | None:
         """Begin embedding ``texts`` on the model's thread, so the caller can do other work meanwhile.
 
         None when the model is known broken (here, or by another process's marker), or when an earlier embedding
         has been running for longer than the wait (a slow first load, a download): nothing queues behind it.
+        ``idle``: None too while any earlier embedding is unfinished (a write's embedding never waits for others).
         """
         self._read_marker()
         if time.monotonic() < self._broken_until:
             return None
         with self._lock:
             pending, since = self._pending, self._since
-            if pending is not None and not pending.done() and time.monotonic() - since >= self.wait:
+            if pending is not None and not pending.done() and (idle or time.monotonic() - since >= self.wait):
                 return None
             future = self._worker.submit(lambda: self._embed(list(texts)))
             self._pending, self._since = future, time.monotonic()

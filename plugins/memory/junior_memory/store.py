@@ -168,6 +168,7 @@ class MemoryStore(MemoryAdmin):
         expires_at: datetime | None = None,
         replaces: str | None = None,
         now: datetime | None = None,
+        vector: Future[list[bytes]] | None = None,
     ) -> tuple[MemoryRecord, bool]:
         """Store a memory; returns ``(record, created)``.
 
@@ -178,6 +179,9 @@ class MemoryStore(MemoryAdmin):
         ``replaces`` is the full id of a current memory in ``scope``: in the same transaction it is archived
         (reason ``superseded``) with ``superseded_by`` naming the memory returned. When it is no longer current
         in ``scope`` nothing is written and ``ReplaceTargetGone`` is raised.
+
+        ``vector``: the embedding of ``content`` already begun (``Semantic.start``, as ``remember`` does to offer
+        related memories): the vector writer stores its result instead of running the model on it again.
         """
         from sqlalchemy.exc import IntegrityError
 
@@ -256,10 +260,18 @@ class MemoryStore(MemoryAdmin):
                 continue
             if created and self.semantic is not None:
                 # Only a memory that is new gets embedded (a replay or a duplicate never runs the model), after
-                # its commit and off this thread: until its vector is written, keyword search finds it.
-                self._writer().put(kept)
+                # its commit and off this thread: until its vector is written, keyword search finds it. An
+                # embedding the caller began is waited for there, never run twice.
+                self._writer().put((kept, vector))
             return kept, created
         raise AssertionError("unreachable")
+
+    def kept(self, *, content: str, kind: str, scope: Scope, idempotency_key: str | None = None) -> bool:
+        """Whether ``remember`` would answer from what is kept: the same content is current in ``scope`` and
+        ``kind``, or ``idempotency_key`` already wrote a memory (so no model need run for it)."""
+        params = {"idem": idempotency_key, "scope": scope.scope, "scope_key": scope.scope_key, "kind": kind,
+                  "hash": content_hash(content)}
+        return self.db.unit(lambda conn: conn.execute(self.sql.existing, params).first() is not None, write=False)
 
     def replayed(self, idempotency_key: str) -> MemoryRecord | None:
         """The memory an idempotency key already wrote, if any (a retried call)."""
@@ -296,6 +308,45 @@ class MemoryStore(MemoryAdmin):
 
         return self.db.unit(work, write=True)
 
+    def related(
+        self, scope: Scope, content: str, *, limit: int, now: datetime | None = None, vector: bytes | None = None
+    ) -> list[Hit]:
+        """Current memories of ``scope`` close to ``content`` (a memory about to be saved), closest first.
+
+        Those holding its telling words (``find``'s floor), and, given ``vector`` (the embedding of ``content``)
+        and this process's vectors, those at least ``Semantic.related_similarity`` similar in meaning; each is read
+        back through the visibility filter. ``matched`` holds the words a hit shares with ``content``; a hit
+        found by similarity also carries it (``similarity``), one found by its words alone does not. Ordered by the
+        share of the words' weight plus the similarity. Nothing is embedded here.
+        """
+        from attrs import evolve
+
+        at = now or utcnow()
+        lexical = self.find([scope], content, limit=limit, now=at).hits
+        semantic = self.semantic
+        index = self._loaded_index() if vector is not None and semantic is not None else None
+        if index is None or vector is None or semantic is None:
+            return lexical  # keyword only: no model, no vector in time, or the vectors are still being read
+        floor = semantic.related_similarity
+        terms = search_terms(content)
+
+        def work(conn: Connection) -> tuple[dict[str, Hit], dict[str, float]]:
+            self._catch_up(conn, index)
+            near = dict(index.scored(vector, [scope], limit + len(lexical), floor=floor))
+            near.update((mid, score) for mid, score in
+                        index.similarities(vector, [hit.record.id for hit in lexical]).items() if score >= floor)
+            found = {hit.record.id: hit for hit in lexical}
+            wanted = [mid for mid in near if mid not in found]
+            if wanted:
+                params = {**self.sql.scope_params([scope], at), "ids": wanted}
+                for row in map(record, conn.execute(self.sql.by_ids(1), params).mappings()):
+                    found[row.id] = Hit(row, holds(terms, row.content))
+            return found, near
+
+        found, near = self.db.unit(work, write=False)
+        hits = [evolve(hit, similarity=round(near[mid], 3)) if mid in near else hit for mid, hit in found.items()]
+        return sorted(hits, key=lambda hit: -(hit.share + (hit.similarity or 0.0)))[:limit]
+
     # -- vectors ---------------------------------------------------------------------------------
     def _writer(self) -> VectorWriter:
         from junior_memory.semantic import VectorWriter
@@ -310,15 +361,32 @@ class MemoryStore(MemoryAdmin):
         writer = self._vector_writer
         return writer is None or writer.drain(timeout)
 
-    def _embed_committed(self, memories: Sequence[MemoryRecord]) -> None:
-        """On the vector writer's thread: embed committed memories and write the vectors of those still current."""
+    def _embed_committed(self, batch: Sequence[tuple[MemoryRecord, Future[list[bytes]] | None]]) -> None:
+        """On the vector writer's thread: embed committed memories and write the vectors of those still current.
+
+        A memory whose embedding its writer began (``remember(vector=...)``) gets that embedding's result; the
+        others are embedded here, a chunk per model call.
+        """
         from sqlalchemy.exc import IntegrityError
 
         semantic = self.semantic
         assert semantic is not None
-        vectors = semantic.chunked([m.content for m in memories], wait=max(self.timeout, 60.0))
-        if vectors is None:
-            return  # the model did not answer (logged once): `junior memory reindex` embeds them later
+        wait = max(self.timeout, 60.0)
+        given: dict[str, bytes] = {}
+        for memory, begun in batch:
+            if begun is not None:
+                done = semantic.finish(begun, wait=wait)
+                if done:
+                    given[memory.id] = done[0]
+        rest = [memory for memory, _ in batch if memory.id not in given]
+        embedded = semantic.chunked([m.content for m in rest], wait=wait) if rest else []
+        if embedded is None:
+            if not given:
+                return  # the model did not answer (logged once): `junior memory reindex` embeds them later
+            embedded, rest = [], []
+        given.update(zip([m.id for m in rest], embedded, strict=True))
+        memories = [memory for memory, _ in batch if memory.id in given]
+        vectors = [given[memory.id] for memory in memories]
         ids = [m.id for m in memories]
 
         def write(conn: Connection) -> set[str]:

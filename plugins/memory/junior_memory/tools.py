@@ -6,6 +6,7 @@ import base64
 import logging
 import re
 from collections.abc import Callable, Iterator, Sequence
+from concurrent import futures
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -17,6 +18,7 @@ from junior_memory.replay import forgotten_answer, forgotten_by_call
 from junior_memory.review import Review
 from junior_memory.rules import refuse_query_operators, search_terms
 from junior_memory.scope import KINDS, Kind, Scope, read_scopes, source_key, write_scope
+from junior_memory.semantic import RELATED_WAIT
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -254,9 +256,10 @@ class MemoryTools:
         second memory: the new one is saved and the old one archived in one step, so only the new one is recalled.
         A preference replaces one of the speaker's own preferences; a procedure or knowledge replaces one of this
         conversation's. Several matches answer ambiguous with the candidates, and nothing is saved. The answer's
-        related lists up to three memories already kept for the same people that share the new one's telling words
-        (id, content, matched): if one says the same or the opposite, call again with replaces set to its id, or
-        tell the person; nothing is replaced unless you ask.
+        related lists up to three memories already kept for the same people that are close to the new one: each
+        with id, content, the words they share (matched) and, when found by meaning, how close (similarity, up to
+        1): if one says the same or the opposite, call again with replaces set to its id, or tell the person;
+        nothing is replaced unless you ask.
         """
         from junior_memory.store import IdempotencyConflict, ReplaceTargetGone
 
@@ -288,15 +291,26 @@ class MemoryTools:
         idempotency_key = f"tool:{key}:{context.tool_call_id}" if key and context.tool_call_id else None
         with unavailable("nothing was saved"):
             store = self._store()
+            # With semantic recall, a new memory is embedded once, from here, when the model is free: its vector
+            # finds the memories close in meaning below, and the vector writer stores the same vector after the
+            # commit. A duplicate or a retried call is answered from the database: the model is not asked.
+            semantic = store.semantic
+            begun = (semantic.start([content], idle=True) if semantic is not None and not store.kept(
+                content=content, kind=kind, scope=scope, idempotency_key=idempotency_key) else None)
             old = None
             # A retried replacement finds its target archived already: the replay below answers it instead.
             if replaces is not None and (idempotency_key is None or store.replayed(idempotency_key) is None):
                 old = self.replaced(store, scope, replaces)
             check_write(store, context.actor.key if context.actor else None, idempotency_key)
             # Read before the write, so the weights of the words are those of the memories already kept: in a
-            # scope of few memories the new one would make every word it shares with an old one look common. By
-            # keyword only: a write never waits for the embedding model (its vector is made after the commit).
-            near = store.find([scope], content, limit=RELATED + 2, now=now).hits
+            # scope of few memories the new one would make every word it shares with an old one look common. The
+            # write waits for the model at most RELATED_WAIT; without its answer, by keyword. Not answering that
+            # soon is no failure of the model (a first load takes seconds): the vector writer waits for it longer.
+            vector = None
+            if semantic is not None and begun is not None:
+                futures.wait([begun], timeout=RELATED_WAIT)
+                vector = semantic.finish(begun, wait=0) if begun.done() else None
+            near = store.related(scope, content, limit=RELATED + 2, now=now, vector=vector[0] if vector else None)
             try:
                 record, created = store.remember(
                     content=content,
@@ -310,6 +324,7 @@ class MemoryTools:
                     expires_at=expires,
                     replaces=old.id if old is not None else None,
                     now=now,
+                    vector=begun,
                 )
             except ReplaceTargetGone:
                 raise _replace_not_found(f"with id {old.id if old else ''!r}") from None

@@ -1,65 +1,38 @@
-"""The workspace's own memory first: with two other memory-like servers installed beside junior-memory, memory
-requests find memory's tools ahead of theirs (the sources here mimic basic-memory and the reference MCP memory
-server, tool names and descriptions as those servers give them)."""
+"""The workspace's own memory first: with two other memory-like MCP servers installed beside junior-memory, memory
+requests find memory's tools ahead of theirs, and never another store's destructive tool first.
+
+The two servers are real MCP servers run as subprocesses through the MCP bridge, configured in a junior.toml as a
+user configures them; each offers the tools (names, descriptions, input schemas) that basic-memory and the
+reference MCP memory server list in LiveMCPBench's catalog (``data/other_memory_servers.json``), served by
+``servers/recorded_memory_server.py``.
+"""
 
 from __future__ import annotations
 
+import json
+import sys
 from collections.abc import Iterator
-from typing import Any
+from pathlib import Path
 
 import pytest
+from junior_mcp_bridge import MCPBridge, load_config
 from junior_memory import MemoryPlugin
 
-from junior_core import Runtime, Source, Tool, hookimpl
+from junior_core import Runtime
 
+pytestmark = pytest.mark.slow  # two MCP servers, each a Python process
+
+HERE = Path(__file__).parent
+SERVER = HERE / "servers" / "recorded_memory_server.py"
+RECORDED = json.loads((HERE / "data" / "other_memory_servers.json").read_text(encoding="utf-8"))
+OTHERS = ("basic-memory", "memory")  # the names the catalog's configs give them
 NOWHERE = "sqlite:////dev/null/no-such-dir/memory.sqlite3"  # searching never opens the store
-OBJECT: dict[str, Any] = {"type": "object", "properties": {}}
-
-BASIC_MEMORY = {
-    "write_note": "Create or update a markdown note. Returns a markdown formatted summary of the semantic content.",
-    "read_note": "Read a markdown note by title or permalink.",
-    "edit_note": "Edit an existing markdown note using various operations like append, prepend, find_replace.",
-    "delete_note": "Delete a note by title or permalink.",
-    "search_notes": "Search across all content in the knowledge base with advanced syntax support.",
-    "recent_activity": "Get recent activity for a project or across all projects.",
-    "build_context": "Build context from a memory:// URI to continue conversations naturally.",
-    "list_memory_projects": "List all available projects with their status.",
-    "create_memory_project": "Create a new Basic Memory project.",
-    "delete_project": "Delete a Basic Memory project.",
-    "set_default_project": "Set default project in config. Requires restart to take effect.",
-}
-GRAPH_MEMORY = {
-    "create_entities": "Create multiple new entities in the knowledge graph",
-    "create_relations": "Create multiple new relations between entities in the knowledge graph.",
-    "add_observations": "Add new observations to existing entities in the knowledge graph",
-    "delete_entities": "Delete multiple entities and their associated relations from the knowledge graph",
-    "delete_observations": "Delete specific observations from entities in the knowledge graph",
-    "delete_relations": "Delete multiple relations from the knowledge graph",
-    "read_graph": "Read the entire knowledge graph",
-    "search_nodes": "Search for nodes in the knowledge graph based on a query",
-    "open_nodes": "Open specific nodes in the knowledge graph by their names",
-}
-
-
-def _answer(**arguments: Any) -> dict[str, Any]:
-    return {"ok": True}
-
-
-class OtherMemoryServers:
-    """Two memory-like tool sets, registered in process the way the MCP bridge registers a server's tools."""
-
-    @hookimpl
-    def register_sources(self, register: Any) -> None:
-        register(Source("mcp:basic-memory", "Basic Memory: a local knowledge base of markdown notes in projects."),
-                 tools=[Tool(name, text, OBJECT, _answer) for name, text in BASIC_MEMORY.items()])
-        register(Source("mcp:memory", "Knowledge graph memory server: entities, relations and observations."),
-                 tools=[Tool(name, text, OBJECT, _answer) for name, text in GRAPH_MEMORY.items()])
-
 
 REQUESTS = [
     ("list memories about the user", "memory__list"),
     ("delte the memroy", "memory__forget"),
     ("delete the memory", "memory__forget"),
+    ("forget my preference about PR summaries", "memory__forget"),
     ("tell me what you know about me", "memory__list"),
     ("show everything you remember about me", "memory__list"),
     ("forget that deploys are on Fridays", "memory__forget"),
@@ -69,13 +42,27 @@ REQUESTS = [
 
 
 @pytest.fixture(scope="module")
-def rt() -> Iterator[Runtime]:
-    with Runtime(plugins=[MemoryPlugin(url=NOWHERE), OtherMemoryServers()], index_cache=False) as runtime:
-        assert len(runtime.catalog_tools()) == 4 + len(BASIC_MEMORY) + len(GRAPH_MEMORY)
+def rt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runtime]:
+    config = tmp_path_factory.mktemp("other-stores") / "junior.toml"
+    config.write_text("".join(
+        f'[mcp.servers.{name}]\ncommand = {json.dumps(sys.executable)}\nargs = {json.dumps([str(SERVER), name])}\n\n'
+        for name in OTHERS
+    ))
+    bridge = MCPBridge(load_config(environ={"JUNIOR_CONFIG": str(config)}))
+    with Runtime(plugins=[MemoryPlugin(url=NOWHERE), bridge], index_cache=False) as runtime:
+        for name in OTHERS:  # both servers started and listed their recorded tools
+            listed = {entry.tool_name for entry in runtime.catalog_tools(f"mcp:{name}")}
+            assert listed == {f"mcp__{name}__{tool['name']}" for tool in RECORDED[name]["tools"]}, name
         yield runtime
 
 
 @pytest.mark.parametrize(("query", "tool"), REQUESTS)
 def test_a_memory_request_finds_the_workspaces_own_memory_tool_first(rt: Runtime, query: str, tool: str) -> None:
     ranked = [t["tool_name"] for t in rt.search_tools(query)["tools"]]
+    # junior-memory's tool first: so never another store's tool, its destructive ones included (delete_project).
     assert ranked[0] == tool, ranked[:5]
+
+
+def test_the_other_stores_are_real_servers_answering_through_the_bridge(rt: Runtime) -> None:
+    answer = rt.execute_tool("mcp__memory__read_graph", {})
+    assert answer["ok"] is True and "stand-in" in json.dumps(answer["result"]), answer

@@ -32,6 +32,7 @@ import sys
 import uuid
 from junior_core import Actor, Conversation, Runtime, ToolContext
 from junior_memory import MemoryPlugin
+from junior_memory.scope import write_scope
 from junior_memory.semantic import FastEmbedEmbedder
 
 real_embed = FastEmbedEmbedder.embed
@@ -49,13 +50,15 @@ FastEmbedEmbedder.embed = slow_embed
 runtime = Runtime(plugins=[MemoryPlugin(url=sys.argv[1])])  # the default embedder: the offline model
 actor = Actor("slack", "T1", "UALICE")
 channel = Conversation("slack", "T1", "CGENERAL", visibility="public")
+store = runtime.plugin("memory").store()
+scope = write_scope("knowledge", ToolContext(actor=actor, conversation=channel))
+# Through the store, not the tool: the tool embeds each memory as it writes it (to offer related ones), so only the
+# store's writes leave every vector to the writer, a backlog at exit whatever the machine's load. The model is
+# loaded first, as the tool's first write would: a load begun at exit is another matter.
+assert store.semantic.vectors(["warm up"], wait=60)
 for i in range(int(sys.argv[2])):
-    answer = runtime.execute_tool(
-        "memory__remember",
-        {"content": f"Fact number {i}: the service {uuid.uuid4().hex[:6]} runs on host {i}", "kind": "knowledge"},
-        ToolContext(actor=actor, conversation=channel, tool_call_id=f"call-{i}"),
-    )
-    assert answer["ok"], answer
+    store.remember(content=f"Fact number {i}: the service {uuid.uuid4().hex[:6]} runs on host {i}",
+                   kind="knowledge", scope=scope, actor_key=actor.key, source_key=None, origin="api")
 print("written", flush=True)
 # No close(): the process just exits, and the runtime closes itself at exit with vectors still queued.
 """

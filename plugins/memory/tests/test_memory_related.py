@@ -1,5 +1,6 @@
-"""Related memories: remember offers memories of the same scope that share the new one's telling words; a forget
-that misses names the closest memory (by meaning when vectors exist).
+"""Related memories: remember offers memories of the same scope that share the new one's telling words or, with
+semantic recall, are close in meaning (with the real model: test_memory_semantic_model.py); a forget that misses
+names the closest memory (by meaning when vectors exist).
 
 Nothing is replaced or archived on the model's behalf: the answers only name memories it may act on next.
 """
@@ -88,3 +89,11 @@ def test_a_forget_that_misses_names_the_closest_memory_and_forgets_nothing(make_
     # Another person's preference is never named.
     remember(rt, "Bob prefers espresso from the machine on floor 3", "preference", ctx(BOB, PUBLIC))
     assert "closest" not in err(rt.execute_tool("memory__forget", {"query": "espresso machine"}, ctx()), "not_found")
+
+
+def test_a_memory_found_by_words_and_by_meaning_says_both(make_runtime: Any) -> None:
+    rt: Runtime = make_runtime(embedder=ConceptEmbedder())
+    first = remember(rt, DEPLOYS)
+    (related,) = remember(rt, "prod deploys only Tue/Thu")["related"]
+    assert related["id"] == first["id"] and {"prod", "deploys"} <= set(related["matched"])
+    assert related["similarity"] > 0.3

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from memory_helpers import ctx, ok
+from junior_memory.semantic import FastEmbedEmbedder
+from memory_helpers import ALICE, PRIVATE, ctx, ok
 
 from junior_core import Runtime
 
@@ -182,3 +183,68 @@ def _search_among(make_runtime: Any, model_dir: Path, memories: list[str], query
     assert store.flush_vectors(60)
     found: list[dict[str, Any]] = ok(rt.execute_tool("memory__search", {"query": query}, ctx()))["memories"]
     return found
+
+
+class CountingEmbedder(FastEmbedEmbedder):
+    """The real model's wrapper, counting its calls (each one model run, over however many texts)."""
+
+    def __init__(self, model_dir: Path) -> None:
+        super().__init__("sentence-transformers/all-MiniLM-L6-v2", path=model_dir)
+        self.calls = 0
+
+    def embed(self, texts: Any) -> Any:
+        self.calls += 1
+        return super().embed(texts)
+
+
+# Said before, and said again with no content word in common ("prod" is not "production"): 0.28 similar.
+RELEASES = "production releases happen on Tuesdays and Thursdays"
+PARAPHRASE = "prod deploys only Tue/Thu"
+
+
+@pytest.mark.parametrize("semantic", [True, False], ids=["semantic", "keyword"])
+def test_remember_offers_a_paraphrase_as_related_by_its_meaning(
+    make_runtime: Any, rows: Any, model_dir: Path, semantic: bool
+) -> None:
+    embedder = CountingEmbedder(model_dir) if semantic else False
+    rt: Runtime = make_runtime(embedder=embedder)
+    store = rt.plugin("memory").store()
+    if semantic:
+        store.semantic.wait = 30.0  # the first call loads the model
+    saved = [ok(rt.execute_tool("memory__remember", {"content": text, "kind": "procedure"}, context))
+             for text, context in [(RELEASES, ctx()), ("Lunch orders go in the food channel", ctx()),
+                                   ("production releases happen on Mondays", ctx(ALICE, PRIVATE))]]  # another scope
+    assert store.flush_vectors(60)
+    calls = embedder.calls if semantic else 0
+
+    new = ok(rt.execute_tool("memory__remember", {"content": PARAPHRASE, "kind": "procedure"}, ctx()))
+    assert new["created"] is True
+    if not semantic:
+        assert "related" not in new  # no telling word in common: keywords cannot see it
+        return
+    (related,) = new["related"]  # not the lunch note, not the other conversation's
+    assert related["id"] == saved[0]["id"] and related["content"] == RELEASES
+    assert related["matched"] == [] and 0.25 <= related["similarity"] < 0.5, related  # found by its meaning
+    assert store.flush_vectors(60)
+    # Nothing replaced, and the new memory's vector is the one its related memories were found with: one model
+    # call per remember.
+    assert {r["content"] for r in rows("SELECT content FROM junior_memory_memories WHERE archived_at IS NULL")} == {
+        RELEASES, PARAPHRASE, "Lunch orders go in the food channel", "production releases happen on Mondays"}
+    assert len(rows("SELECT memory_id FROM junior_memory_vectors")) == 4
+    assert embedder.calls == calls + 1
+
+
+def test_one_model_call_per_remember(make_runtime: Any, rows: Any, model_dir: Path) -> None:
+    embedder = CountingEmbedder(model_dir)
+    rt: Runtime = make_runtime(embedder=embedder)
+    store = rt.plugin("memory").store()
+    store.semantic.wait = 30.0  # the first call loads the model
+    for n, (_, content) in enumerate(CASES, start=1):
+        ok(rt.execute_tool("memory__remember", {"content": content, "kind": "knowledge"}, ctx()))
+        assert store.flush_vectors(60)
+        assert embedder.calls == n, content  # related memories found and the vector stored with one model call
+    assert ok(rt.execute_tool("memory__remember", {"content": CASES[0][1], "kind": "knowledge"}, ctx()))[
+        "created"] is False
+    assert store.flush_vectors(60)
+    assert embedder.calls == len(CASES)  # a duplicate is answered from the database: no model call
+    assert len(rows("SELECT memory_id FROM junior_memory_vectors")) == len(CASES)
