@@ -15,7 +15,7 @@ from click.testing import CliRunner, Result
 
 from junior_core import Runtime
 from junior_core import cli as cli_module
-from junior_core.plugins import PluginSet
+from junior_core._plugins.plugin_set import PluginSet
 from tests.helpers import notes_plugin, weather_plugin
 
 
@@ -153,7 +153,7 @@ def _loaded_by_help(tmp_path: Path, prefixes: tuple[str, ...]) -> set[str]:
 def test_junior_help_loads_none_of_the_runtime(tmp_path: Path) -> None:
     """`junior --help` with every installed plugin loads the catalog's values, not what runs or reaches tools."""
     loaded = _loaded_by_help(tmp_path, ("junior_core",))
-    assert {"junior_core.catalog", "junior_core.plugins"} <= loaded  # what the command line does need
+    assert {"junior_core._catalog.catalog", "junior_core._plugins.plugin_set"} <= loaded  # what the command line does need
     runtime = {f"junior_core.{name}" for name in (
         "runtime", "registry", "exposure", "protocol", "dispatch", "execution", "discovery", "search", "signatures",
         "options", "index_cache",

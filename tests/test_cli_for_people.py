@@ -11,7 +11,7 @@ from click.testing import CliRunner, Result
 
 from junior_core import Runtime, Source, Tool, ToolError, hookimpl
 from junior_core import cli as cli_module
-from junior_core.plugins import PluginSet
+from junior_core._plugins.plugin_set import PluginSet
 from tests.helpers import echo, notes_plugin, weather_plugin
 
 LONG = "x" * 1200

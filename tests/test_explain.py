@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from junior_core import Runtime, Source, Tool
 from junior_core import cli as cli_module
-from junior_core.plugins import PluginSet
+from junior_core._plugins.plugin_set import PluginSet
 from tests.helpers import OBJECT, SourcePlugin, echo, notes_plugin
 
 

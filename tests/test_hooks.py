@@ -87,7 +87,7 @@ def test_hook_register_commands(monkeypatch: pytest.MonkeyPatch) -> None:
             def hello() -> None:
                 click.echo("hello from a plugin")
 
-    from junior_core.plugins import PluginSet
+    from junior_core._plugins.plugin_set import PluginSet
 
     def fake_load() -> PluginSet:
         plugin_set = PluginSet(strict=True)
@@ -488,7 +488,7 @@ def test_a_policy_that_never_answers_denies_the_call(
 def test_a_plugin_with_hung_calls_is_not_called_again_until_one_returns(
     make_runtime: Callable[..., Runtime], clock: ManualClock
 ) -> None:
-    from junior_core.plugins import MAX_OVERDUE_CALLS
+    from junior_core._plugins.plugin_set import MAX_OVERDUE_CALLS
 
     release = threading.Event()
     try:
@@ -534,7 +534,7 @@ def test_register_sources_and_shutdown_that_never_return_do_not_hang_the_host(
 def test_hook_deadlines_come_from_the_environment(
     monkeypatch: pytest.MonkeyPatch, make_runtime: Callable[..., Runtime], caplog: pytest.LogCaptureFixture
 ) -> None:
-    from junior_core.plugins import DEFAULT_HOOK_TIMEOUT_S
+    from junior_core._plugins.plugin_set import DEFAULT_HOOK_TIMEOUT_S
 
     monkeypatch.setenv("JUNIOR_HOOK_TIMEOUT_S", "0.5")
     monkeypatch.setenv("JUNIOR_STARTUP_TIMEOUT_S", "7")
@@ -602,7 +602,7 @@ def test_shutdown_still_runs_when_no_new_thread_can_start(make_runtime: Callable
 
 def test_hook_config_files(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from junior_core import cli as cli_module
-    from junior_core.plugins import PluginSet
+    from junior_core._plugins.plugin_set import PluginSet
 
     named = tmp_path / "calc.json"
     named.write_text("{}")

@@ -168,10 +168,10 @@ def test_no_plugin_has_an_import_circle() -> None:
 def test_the_graph_is_read_from_the_real_imports() -> None:
     # Not an empty graph passing the two tests above: known edges of each kind, and the subpackages, are seen.
     graph = core_graph()
-    assert graph["junior_core.runtime"]["junior_core.dispatch"] == RUNTIME
-    assert graph["junior_core.catalog"]["junior_core.signatures"] == RUNTIME  # imported inside a function
-    assert graph["junior_core.dispatch"]["junior_core.plugins"] == TYPE_ONLY
-    assert "junior_core.runtime" in graph["junior_core.llm.agent"]
+    assert graph["junior_core._runtime.runtime"]["junior_core._calls.dispatch"] == RUNTIME
+    assert graph["junior_core._catalog.catalog"]["junior_core._schemas.signatures"] == RUNTIME  # imported inside a function
+    assert graph["junior_core._calls.dispatch"]["junior_core._plugins.plugin_set"] == TYPE_ONLY
+    assert "junior_core._runtime.runtime" in graph["junior_core.llm.agent"]
     assert sum(len(targets) for targets in graph.values()) > 60
 
 

@@ -114,7 +114,7 @@ def test_closed_runtime_runs_no_async_handler(make_runtime: Callable[..., Runtim
 def test_hung_handlers_do_not_grow_threads_without_bound() -> None:
     import time
 
-    from junior_core._workers import DaemonPool, HungCalls
+    from junior_core._base.workers import DaemonPool, HungCalls
 
     pool = DaemonPool(HungCalls(8), max_threads=2)
     release = threading.Event()

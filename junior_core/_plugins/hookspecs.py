@@ -14,10 +14,10 @@ import pluggy
 if TYPE_CHECKING:
     import click
 
-    from junior_core.catalog import Tool
+    from junior_core._catalog.catalog import Tool
+    from junior_core._plugins.registry import Register
+    from junior_core._runtime.runtime import Runtime
     from junior_core.context import Message, ToolContext
-    from junior_core.registry import Register
-    from junior_core.runtime import Runtime
 
 hookspec = pluggy.HookspecMarker("junior")
 hookimpl = pluggy.HookimplMarker("junior")

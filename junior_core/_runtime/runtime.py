@@ -15,19 +15,19 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from junior_core._host import ConversationKind, host_context, implied_kind, utcnow
-from junior_core._workers import BackgroundLoop
-from junior_core.catalog import Catalog, CatalogTool, SourceInfo
+from junior_core._base.errors import RegistrationError
+from junior_core._base.workers import BackgroundLoop
+from junior_core._calls.dispatch import Answered, Dispatch, Prepared
+from junior_core._calls.execution import Execution
+from junior_core._catalog.catalog import Catalog, CatalogTool, SourceInfo
+from junior_core._catalog.exposure import Exposure, ExposurePolicy, ExposureRule, Reach, host_rules
+from junior_core._plugins.plugin_set import PluginInfo, PluginSet, load, strict_from_env
+from junior_core._plugins.registry import Register
+from junior_core._protocol import EXECUTE_DESCRIPTION, EXECUTE_SCHEMA, EXECUTE_TOOL, SEARCH_SCHEMA, SEARCH_TOOLS
+from junior_core._runtime.host import ConversationKind, host_context, implied_kind, utcnow
+from junior_core._runtime.options import RuntimeOptions
 from junior_core.context import Message, ToolContext
 from junior_core.discovery import Discovery
-from junior_core.dispatch import Answered, Dispatch, Prepared
-from junior_core.errors import RegistrationError
-from junior_core.execution import Execution
-from junior_core.exposure import Exposure, ExposurePolicy, ExposureRule, Reach, host_rules
-from junior_core.options import RuntimeOptions
-from junior_core.plugins import PluginInfo, PluginSet, load, strict_from_env
-from junior_core.protocol import EXECUTE_DESCRIPTION, EXECUTE_SCHEMA, EXECUTE_TOOL, SEARCH_SCHEMA, SEARCH_TOOLS
-from junior_core.registry import Register
 
 __all__ = ["Answered", "Prepared", "Runtime", "RuntimeOptions"]
 
@@ -310,7 +310,7 @@ class Runtime:
         hidden = self._reach.hidden_for(context)
         answer = self._discovery.explain(query, source, hidden, max_results)
         if tool is not None and "tools" in answer and answer.get("query"):
-            from junior_core.protocol import DEFAULT_RESULTS
+            from junior_core._protocol import DEFAULT_RESULTS
 
             answer["why_not"] = self._discovery.index.why_not(
                 answer["query"], tool, limit=max_results or DEFAULT_RESULTS, source_id=source, hidden=hidden)

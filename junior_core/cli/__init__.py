@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from junior_core.catalog import tool_name_prefix
+from junior_core._base.errors import ConfigError, PluginError
+from junior_core._catalog.catalog import tool_name_prefix
 from junior_core.context import ToolContext, local_context
-from junior_core.errors import ConfigError, PluginError
 from junior_core.tables import print_table
 
 if TYPE_CHECKING:
-    from junior_core.plugins import PluginSet
-    from junior_core.runtime import Runtime
+    from junior_core._plugins.plugin_set import PluginSet
+    from junior_core._runtime.runtime import Runtime
 
 __all__ = ["cli", "local_context", "main", "print_table"]
 
@@ -34,7 +34,7 @@ def _runtime(ctx: click.Context, need: str | Sequence[str] = ()) -> Runtime:
     """
     obj = ctx.ensure_object(dict)
     if "runtime" not in obj:
-        from junior_core.runtime import Runtime
+        from junior_core._runtime.runtime import Runtime
 
         runtime = Runtime(_plugins(ctx), lazy_sources=True)
         ctx.call_on_close(runtime.close)
@@ -64,7 +64,7 @@ def _plugins(ctx: click.Context) -> PluginSet:
 
 
 def _load() -> PluginSet:
-    from junior_core.plugins import load, strict_from_env
+    from junior_core._plugins.plugin_set import load, strict_from_env
 
     return load(None, strict=strict_from_env())
 
@@ -311,7 +311,7 @@ def exec_(
     as_json: bool,
 ) -> None:
     """Run one tool by its exact tool_name, as executeTool does."""
-    from junior_core._limits import loads
+    from junior_core._protocol.limits import loads
 
     try:
         arguments = loads(args_json)
@@ -503,7 +503,7 @@ def chat(ctx: click.Context, model_spec: str | None, system: str | None, no_memo
               "tools for your message and runs the best match), openai:gpt-4.1 or "
               "openai-compatible:http://127.0.0.1:8080/v1#model")
     if no_memory:
-        from junior_core.runtime import Runtime
+        from junior_core._runtime.runtime import Runtime
 
         plugin_set = _plugins(ctx)
         kept = [plugin_set.pm.get_plugin(name) for name in plugin_set.loaded if name != "memory"]
@@ -552,7 +552,7 @@ def plugin_new(name: str, parent: Path) -> None:
     """
     from importlib.metadata import version
 
-    from junior_core._scaffold import new_plugin
+    from junior_core.cli._scaffold import new_plugin
 
     try:
         root = new_plugin(name, parent, version("junior-core"))
@@ -572,7 +572,7 @@ def config() -> None:
 def config_path_command(ctx: click.Context) -> None:
     """Print every configuration file in effect: junior.toml (JUNIOR_CONFIG, else ./junior.toml, else the one in
     the user config directory), then the files plugins read (e.g. the bridge's mcpServers JSON)."""
-    from junior_core.config import config_path, user_config_dir
+    from junior_core._base.config import config_path, user_config_dir
 
     path = config_path() or Path.cwd() / "junior.toml"
     click.echo(str(path.absolute()))

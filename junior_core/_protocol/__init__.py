@@ -14,16 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from junior_core._limits import MAX_DEPTH, loads
-from junior_core._outline import compact_params as compact_params
-from junior_core._outline import schema_omitted as schema_omitted
-from junior_core._outline import schema_outline as schema_outline
-from junior_core._schema_errors import failures
+from junior_core._protocol.limits import MAX_DEPTH, loads
+from junior_core._schemas.failures import failures
+from junior_core._schemas.outline import compact_params as compact_params
+from junior_core._schemas.outline import schema_omitted as schema_omitted
+from junior_core._schemas.outline import schema_outline as schema_outline
 from junior_core.text import clean_text
 from junior_core.text import clip as _clip
 
 if TYPE_CHECKING:
-    from junior_core.errors import ToolError
+    from junior_core._base.errors import ToolError
 
 __all__ = [
     "EXECUTE_DESCRIPTION",

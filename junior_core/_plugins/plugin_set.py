@@ -16,18 +16,18 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import pluggy
 
-from junior_core import hookspecs
+from junior_core._base.errors import PluginError, RegistrationError
+from junior_core._plugins import hookspecs
 from junior_core.clock import MONOTONIC, Clock
-from junior_core.errors import PluginError, RegistrationError
 
 if TYPE_CHECKING:
     import click
 
-    from junior_core._workers import DaemonPool
-    from junior_core.catalog import CatalogTool, Tool
+    from junior_core._base.workers import DaemonPool
+    from junior_core._catalog.catalog import CatalogTool, Tool
+    from junior_core._plugins.registry import Register
+    from junior_core._runtime.runtime import Runtime
     from junior_core.context import Message, ToolContext
-    from junior_core.registry import Register
-    from junior_core.runtime import Runtime
 
 __all__ = [
     "DEFAULT_HOOK_TIMEOUT_S",
@@ -161,7 +161,7 @@ class PluginSet:
         self._lock = threading.Lock()
         self._overdue: dict[str, int] = {}
         if os.environ.get("JUNIOR_TRACE_PLUGINS", "") not in ("", "0"):
-            from junior_core.tracing import HookTrace  # only when tracing is asked for
+            from junior_core._plugins.tracing import HookTrace  # only when tracing is asked for
 
             trace = HookTrace(self.pm)
             self.pm.add_hookcall_monitoring(trace.before, trace.after)
@@ -379,7 +379,7 @@ class PluginSet:
         kwargs = {"tool": tool, "arguments": arguments, "context": context}
         for plugin, _ in self._impls("before_tool_execute"):
             # Imported here: protocol (what the model reads) is not needed at `junior --help`, which loads plugins.
-            from junior_core import protocol
+            from junior_core import _protocol as protocol
 
             outcome = self._call(plugin, "before_tool_execute", kwargs, self.hook_timeout_s)
             if outcome.timed_out:
@@ -425,7 +425,7 @@ class PluginSet:
                 if answer is False:
                     hidden.add(entry.tool_name)
                 elif answer is not None and answer is not True:
-                    from junior_core.tracing import brief  # only for this log line
+                    from junior_core._plugins.tracing import brief  # only for this log line
 
                     log.error("plugin %r: tool_visible answered %s for %s, not True, False or None; hiding every "
                               "tool", plugin, brief(answer), entry.tool_name)
@@ -545,7 +545,7 @@ class PluginSet:
                 return _Outcome(timed_out=True)
             if self._pool is None:
                 # Imported here: the worker module brings asyncio, which `junior --help` does not need.
-                from junior_core._workers import DaemonPool, HungCalls
+                from junior_core._base.workers import DaemonPool, HungCalls
 
                 self._pool = DaemonPool(HungCalls(MAX_OVERDUE_CALLS), "junior-hook")
             pool = self._pool
