@@ -25,8 +25,8 @@ if TYPE_CHECKING:
 
     from junior_core._base.workers import DaemonPool
     from junior_core._catalog.catalog import CatalogTool, Tool
+    from junior_core._plugins.hookspecs import Host
     from junior_core._plugins.registry import Register
-    from junior_core._runtime.runtime import Runtime
     from junior_core.context import Message, ToolContext
 
 __all__ = [
@@ -349,12 +349,12 @@ class PluginSet:
             files.extend((plugin, str(path)) for path in result if isinstance(path, str | os.PathLike))
         return files
 
-    def startup(self, runtime: Runtime, plugin: str | None = None) -> None:
+    def startup(self, runtime: Host, plugin: str | None = None) -> None:
         """Run every plugin's ``startup`` (or just ``plugin``'s); a failure or overrun is the plugin's error
         (raised in strict mode)."""
         self._each("startup", {"runtime": runtime}, self.startup_timeout_s, fatal_if_strict=True, only=plugin)
 
-    def shutdown(self, runtime: Runtime) -> None:
+    def shutdown(self, runtime: Host) -> None:
         """Run every plugin's ``shutdown``; a failure or overrun is logged and the others still run."""
         self._each("shutdown", {"runtime": runtime}, self.startup_timeout_s)
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from junior_core import _protocol as protocol
 from junior_core._catalog.exposure import NOTHING_HIDDEN
-from junior_core._runtime.options import DEFAULT_MAX_SEARCH_CHARS
+from junior_core._protocol.tools import DEFAULT_MAX_SEARCH_CHARS
 from junior_core.discovery.documents import fields_holding
 from junior_core.discovery.evidence import Evidence, nearest_sources, said_words, weigh
 from junior_core.discovery.index import SearchIndex
