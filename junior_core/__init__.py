@@ -20,7 +20,7 @@ from junior_core.context import Actor, Conversation, Message, ToolContext, local
 
 if TYPE_CHECKING:
     from junior_core._base.config import config_path, plugin_settings
-    from junior_core._plugins.plugin_set import PluginInfo
+    from junior_core._plugins.loading import PluginInfo
     from junior_core._plugins.registry import Register
     from junior_core._runtime.options import RuntimeOptions
     from junior_core._runtime.runtime import Runtime
@@ -99,7 +99,7 @@ def __getattr__(name: str) -> Any:
 
         return getattr(functions, name)
     if name == "PluginInfo":  # what Runtime.plugins lists; the loading machinery (pluggy) comes with it
-        from junior_core._plugins.plugin_set import PluginInfo
+        from junior_core._plugins.loading import PluginInfo
 
         return PluginInfo
     if name in ("config_path", "plugin_settings"):  # for plugins' own settings; read when a plugin configures itself
