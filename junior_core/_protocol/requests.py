@@ -176,3 +176,12 @@ def _object_in_string(text: str, tool_name: str | None) -> dict[str, Any]:
         '{"tool_name": "...", "arguments": {"query": "..."}}.',
         "arguments", "a string that is not a JSON object", tool_name,
     ))
+
+
+def search_arguments(query: str | None, source: str | None, max_results: int | None,
+                     cursor: str | None) -> dict[str, Any]:
+    """searchTools' input from ``Runtime.search_tools``' arguments, to be checked as the model's would be."""
+    arguments: dict[str, Any] = {"query": query, "source": source, "max_results": max_results}
+    if cursor is not None:
+        arguments["cursor"] = cursor
+    return arguments
