@@ -27,7 +27,7 @@ def run(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[CliRunner, Runtime]]:
         plugin_set.add(weather_plugin())
         return plugin_set
 
-    monkeypatch.setattr(cli_module, "_load", fake_load)
+    monkeypatch.setattr("junior_core.cli._common.load_plugins", fake_load)
     reference = Runtime(plugins=[notes_plugin(), weather_plugin()])
     yield CliRunner(), reference
     reference.close()
@@ -196,8 +196,8 @@ def test_the_log_level_holds_for_the_command_and_a_bad_one_is_a_usage_error(
     logger = logging.getLogger("junior")
     before = logger.level
     seen: list[int] = []
-    real = cli_module._runtime
-    monkeypatch.setattr(cli_module, "_runtime", lambda ctx: seen.append(logger.level) or real(ctx))
+    real = cli_module.cli_runtime
+    monkeypatch.setattr(cli_module, "cli_runtime", lambda ctx: seen.append(logger.level) or real(ctx))
     monkeypatch.setenv("JUNIOR_LOG_LEVEL", "ERROR")
     for args in (("sources",), ("-v", "sources"), ("-vv", "sources"), ("--log-level", "info", "sources")):
         assert invoke(runner, *args).exit_code == 0

@@ -45,7 +45,7 @@ def use(monkeypatch: pytest.MonkeyPatch, *plugins: object) -> None:
             plugin_set.add(plugin)
         return plugin_set
 
-    monkeypatch.setattr(cli_module, "_load", fake_load)
+    monkeypatch.setattr("junior_core.cli._common.load_plugins", fake_load)
 
 
 def invoke(*args: str) -> Result:

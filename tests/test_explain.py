@@ -130,7 +130,7 @@ def runner(monkeypatch: pytest.MonkeyPatch) -> Iterator[CliRunner]:
         plugin_set.add(garden())
         return plugin_set
 
-    monkeypatch.setattr(cli_module, "_load", fake_load)
+    monkeypatch.setattr("junior_core.cli._common.load_plugins", fake_load)
     yield CliRunner()
 
 

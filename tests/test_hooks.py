@@ -94,7 +94,7 @@ def test_hook_register_commands(monkeypatch: pytest.MonkeyPatch) -> None:
         plugin_set.add(P(), "hello-plugin")
         return plugin_set
 
-    monkeypatch.setattr(cli_module, "_load", fake_load)
+    monkeypatch.setattr("junior_core.cli._common.load_plugins", fake_load)
     group = cli_module.build_cli()
     try:
         result = CliRunner().invoke(group, ["hello-test"])
@@ -623,7 +623,7 @@ def test_hook_config_files(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> N
         plugin_set.add(Broken(), "broken")
         return plugin_set
 
-    monkeypatch.setattr(cli_module, "_load", fake_load)
+    monkeypatch.setattr("junior_core.cli._common.load_plugins", fake_load)
     monkeypatch.setenv("JUNIOR_CONFIG", str(tmp_path / "junior.toml"))
     group = cli_module.build_cli()
     result = CliRunner().invoke(group, ["config", "path"])

@@ -218,7 +218,7 @@ def test_junior_plugins_warns_of_a_summary_cut_mid_sentence(monkeypatch: pytest.
         plugin_set.add(weather_plugin())
         return plugin_set
 
-    monkeypatch.setattr(cli_module, "_load", fake_load)
+    monkeypatch.setattr("junior_core.cli._common.load_plugins", fake_load)
     result = CliRunner().invoke(cli_module.build_cli(), ["plugins"])
     assert result.exit_code == 0
     warned = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
