@@ -48,18 +48,16 @@ class Answered:
     answer: dict[str, Any]
 
 
+@attrs.define(eq=False)
 class Dispatch:
     """Prepares calls against one catalog, as ``reach`` shows it, with ``plugins``' policies."""
 
-    def __init__(
-        self, catalog: Catalog, reach: Reach, discovery: Discovery, plugins: PluginSet, default_timeout_s: float
-    ) -> None:
-        self._catalog = catalog
-        self._reach = reach
-        self._discovery = discovery
-        self._plugins = plugins
-        self._default_timeout_s = default_timeout_s
-        self._validators: dict[str, tuple[Tool, Check | None, Any]] = {}
+    _catalog: Catalog
+    _reach: Reach
+    _discovery: Discovery
+    _plugins: PluginSet
+    _default_timeout_s: float
+    _validators: dict[str, tuple[Tool, Check | None, Any]] = attrs.field(factory=dict, init=False)
 
     def may_wait(self, name: object) -> bool:
         """Whether preparing a call of ``name`` may block: a search (the index may be built or read from disk),

@@ -144,16 +144,9 @@ def batch_answer(source: str | None, sources: list[dict[str, str]], results: lis
     """searchTools' answer to ``queries``: one result per query, in order (each a search answer without ``ok``,
     ``source``, ``sources``, ``schemas`` and the catalog's counts), the sources its results name, the ``schemas``
     note (``brief``: some row is one line) and the counts once."""
-    answer: dict[str, Any] = {"ok": True}
-    if source is not None:
-        answer["source"] = source
-    if brief:
-        answer["schemas"] = BRIEF_NOTE
-    if sources:
-        answer["sources"] = sources
-    answer.update(counts)
-    answer["results"] = results
-    return answer
+    given = {"source": source, "schemas": BRIEF_NOTE if brief else None, "sources": sources or None}
+    return {"ok": True, **{key: value for key, value in given.items() if value is not None}, **counts,
+            "results": results}
 
 
 def _said(words: Sequence[str]) -> str:
