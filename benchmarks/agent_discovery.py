@@ -59,11 +59,11 @@ sys.path.append(str(Path(__file__).resolve().parent))  # last: benchmarks/mcp.py
 from _data import REPO, DatasetPlugin, livemcpbench
 
 from junior_core import Runtime, ToolContext
+from junior_core._base.errors import ModelError
+from junior_core._protocol import error
 from junior_core.context import Message, local_context
-from junior_core.errors import ModelError
 from junior_core.llm.agent import DEFAULT_INSTRUCTIONS, _system, run_turn
 from junior_core.llm.types import decode_arguments
-from junior_core.protocol import error
 
 DATA = Path(__file__).resolve().parent / "data"
 TRANSCRIPTS = DATA / "transcripts"

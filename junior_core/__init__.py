@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from junior_core.catalog import CatalogTool, Source, SourceInfo, Tool
-from junior_core.context import Actor, Conversation, Message, ToolContext, local_context
-from junior_core.errors import (
+from junior_core._base.errors import (
     ConfigError,
     JuniorError,
     ModelConfigError,
@@ -16,15 +14,17 @@ from junior_core.errors import (
     ToolDefinitionError,
     ToolError,
 )
-from junior_core.hookspecs import hookimpl
+from junior_core._catalog.catalog import CatalogTool, Source, SourceInfo, Tool
+from junior_core._plugins.hookspecs import hookimpl
+from junior_core.context import Actor, Conversation, Message, ToolContext, local_context
 
 if TYPE_CHECKING:
-    from junior_core.config import config_path, plugin_settings
-    from junior_core.functions import Exposure, Param, tool
-    from junior_core.options import RuntimeOptions
-    from junior_core.plugins import PluginInfo
-    from junior_core.registry import Register
-    from junior_core.runtime import Runtime
+    from junior_core._base.config import config_path, plugin_settings
+    from junior_core._plugins.loading import PluginInfo
+    from junior_core._plugins.registry import Register
+    from junior_core._runtime.options import RuntimeOptions
+    from junior_core._runtime.runtime import Runtime
+    from junior_core._schemas.functions import Exposure, Param, tool
 
 # The API: what plugins and hosts may import, listed with the documented submodules in docs/internals.md.
 __all__ = [
@@ -82,28 +82,28 @@ def __getattr__(name: str) -> Any:
     # The runtime pulls in the search and execution machinery; plugins importing
     # ``hookimpl`` and ``Tool`` should not pay for it.
     if name == "Runtime":
-        from junior_core.runtime import Runtime
+        from junior_core._runtime.runtime import Runtime
 
         return Runtime
     if name == "RuntimeOptions":
-        from junior_core.options import RuntimeOptions
+        from junior_core._runtime.options import RuntimeOptions
 
         return RuntimeOptions
     if name == "Register":  # plugins name it in type hints; the runtime loads it before register_sources
-        from junior_core.registry import Register
+        from junior_core._plugins.registry import Register
 
         return Register
     if name in ("tool", "Param", "Exposure"):
-        # Marking costs nothing; the schema generator (junior_core.signatures) loads when a tool is registered.
-        from junior_core import functions
+        # Marking costs nothing; the schema generator (junior_core._schemas.signatures) loads when a tool is registered.
+        from junior_core._schemas import functions
 
         return getattr(functions, name)
     if name == "PluginInfo":  # what Runtime.plugins lists; the loading machinery (pluggy) comes with it
-        from junior_core.plugins import PluginInfo
+        from junior_core._plugins.loading import PluginInfo
 
         return PluginInfo
     if name in ("config_path", "plugin_settings"):  # for plugins' own settings; read when a plugin configures itself
-        from junior_core import config
+        from junior_core._base import config
 
         return getattr(config, name)
     raise AttributeError(f"module 'junior_core' has no attribute {name!r}")

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 import attrs
 
-from junior_core.errors import ToolError
+from junior_core._base.errors import ToolError
 
 __all__ = ["Actor", "Conversation", "Message", "ToolContext", "local_context", "parse_slack_ts"]
 

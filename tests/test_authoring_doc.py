@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from junior_core import Runtime
-from junior_core.catalog import SOURCE_ID, TOOL_LOCAL_NAME
+from junior_core._catalog.catalog import SOURCE_ID, TOOL_LOCAL_NAME
 from junior_core.cli import local_context
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from junior_core import RegistrationError, Runtime, Source, Tool, hookimpl
-from junior_core.catalog import make_tool_name
+from junior_core._catalog.catalog import make_tool_name
 from tests.helpers import OBJECT, SourcePlugin, echo, notes_plugin
 
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -235,7 +235,7 @@ def test_non_json_schema_values_are_refused() -> None:
 
 
 def test_schema_validity_is_cached_by_content() -> None:
-    from junior_core.catalog import _schema_problem
+    from junior_core._catalog.catalog import _schema_problem
 
     _schema_problem.cache_clear()
     for _ in range(3):

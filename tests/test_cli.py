@@ -15,7 +15,7 @@ from click.testing import CliRunner, Result
 
 from junior_core import Runtime
 from junior_core import cli as cli_module
-from junior_core.plugins import PluginSet
+from junior_core._plugins.plugin_set import PluginSet
 from tests.helpers import notes_plugin, weather_plugin
 
 
@@ -27,7 +27,7 @@ def run(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[CliRunner, Runtime]]:
         plugin_set.add(weather_plugin())
         return plugin_set
 
-    monkeypatch.setattr(cli_module, "_load", fake_load)
+    monkeypatch.setattr("junior_core.cli._common.load_plugins", fake_load)
     reference = Runtime(plugins=[notes_plugin(), weather_plugin()])
     yield CliRunner(), reference
     reference.close()
@@ -153,7 +153,7 @@ def _loaded_by_help(tmp_path: Path, prefixes: tuple[str, ...]) -> set[str]:
 def test_junior_help_loads_none_of_the_runtime(tmp_path: Path) -> None:
     """`junior --help` with every installed plugin loads the catalog's values, not what runs or reaches tools."""
     loaded = _loaded_by_help(tmp_path, ("junior_core",))
-    assert {"junior_core.catalog", "junior_core.plugins"} <= loaded  # what the command line does need
+    assert {"junior_core._catalog.catalog", "junior_core._plugins.plugin_set"} <= loaded  # what the command line does need
     runtime = {f"junior_core.{name}" for name in (
         "runtime", "registry", "exposure", "protocol", "dispatch", "execution", "discovery", "search", "signatures",
         "options", "index_cache",
@@ -196,8 +196,8 @@ def test_the_log_level_holds_for_the_command_and_a_bad_one_is_a_usage_error(
     logger = logging.getLogger("junior")
     before = logger.level
     seen: list[int] = []
-    real = cli_module._runtime
-    monkeypatch.setattr(cli_module, "_runtime", lambda ctx: seen.append(logger.level) or real(ctx))
+    real = cli_module.cli_runtime
+    monkeypatch.setattr(cli_module, "cli_runtime", lambda ctx: seen.append(logger.level) or real(ctx))
     monkeypatch.setenv("JUNIOR_LOG_LEVEL", "ERROR")
     for args in (("sources",), ("-v", "sources"), ("-vv", "sources"), ("--log-level", "info", "sources")):
         assert invoke(runner, *args).exit_code == 0

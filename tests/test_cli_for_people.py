@@ -11,7 +11,7 @@ from click.testing import CliRunner, Result
 
 from junior_core import Runtime, Source, Tool, ToolError, hookimpl
 from junior_core import cli as cli_module
-from junior_core.plugins import PluginSet
+from junior_core._plugins.plugin_set import PluginSet
 from tests.helpers import echo, notes_plugin, weather_plugin
 
 LONG = "x" * 1200
@@ -45,7 +45,7 @@ def use(monkeypatch: pytest.MonkeyPatch, *plugins: object) -> None:
             plugin_set.add(plugin)
         return plugin_set
 
-    monkeypatch.setattr(cli_module, "_load", fake_load)
+    monkeypatch.setattr("junior_core.cli._common.load_plugins", fake_load)
 
 
 def invoke(*args: str) -> Result:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from junior_core import Runtime
-from junior_core.config import ConfigError, config_path, plugin_settings
+from junior_core._base.config import ConfigError, config_path, plugin_settings
 from tests.helpers import notes_plugin, weather_plugin
 
 

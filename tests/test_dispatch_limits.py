@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from junior_core import Runtime, Source, Tool
-from junior_core._fastcheck import compile_check
-from junior_core._limits import MAX_DEPTH
-from junior_core.errors import RegistrationError
+from junior_core._base.errors import RegistrationError
+from junior_core._protocol.limits import MAX_DEPTH
+from junior_core._schemas.fastcheck import compile_check
 from junior_core.llm.openai import parse_openai_response
 from junior_core.llm.types import ModelReply, ModelRequest, ToolCall
 from junior_core.testing import ManualClock, wait_until
@@ -93,7 +93,7 @@ def test_hung_async_handlers_count_too(make_runtime: Callable[..., Runtime], rel
 
 
 def test_threads_of_abandoned_calls_leave_room_for_live_work(release: threading.Event) -> None:
-    from junior_core._workers import DaemonPool, HungCalls
+    from junior_core._base.workers import DaemonPool, HungCalls
 
     pool = DaemonPool(HungCalls(8), max_threads=2)
     hung = [pool.call("stuck", release.wait) for _ in range(2)]
@@ -139,9 +139,9 @@ def test_an_async_handler_that_blocks_stalls_only_its_own_source(
 def test_a_blocking_step_of_an_async_handler_is_logged_naming_the_tool(
     make_runtime: Callable[..., Runtime], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    import junior_core.execution
+    import junior_core._calls.execution
 
-    monkeypatch.setattr(junior_core.execution, "SLOW_STEP_S", 0.0)  # every step counts as slow
+    monkeypatch.setattr(junior_core._calls.execution, "SLOW_STEP_S", 0.0)  # every step counts as slow
 
     async def sleeps(arguments: dict[str, Any], context: Any) -> str:
         time.sleep(0.001)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import junior_core
-from junior_core import errors
+from junior_core._base import errors
 
 
 @pytest.mark.parametrize("name", [n for n in errors.__all__ if n != "JuniorError"])
@@ -16,8 +16,8 @@ def test_every_public_exception_is_a_junior_error_exported_by_junior_core(name: 
 
 
 def test_built_in_bases_stay_and_old_import_paths_name_the_same_classes() -> None:
-    from junior_core.config import ConfigError
-    from junior_core.functions import ToolDefinitionError
+    from junior_core._base.config import ConfigError
+    from junior_core._schemas.functions import ToolDefinitionError
     from junior_core.llm import ModelConfigError
 
     assert ConfigError is errors.ConfigError and issubclass(ConfigError, ValueError)

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from junior_core import Runtime, Source, Tool
 from junior_core import cli as cli_module
-from junior_core.plugins import PluginSet
+from junior_core._plugins.plugin_set import PluginSet
 from tests.helpers import OBJECT, SourcePlugin, echo, notes_plugin
 
 
@@ -118,7 +118,7 @@ def runner(monkeypatch: pytest.MonkeyPatch) -> Iterator[CliRunner]:
         plugin_set.add(garden())
         return plugin_set
 
-    monkeypatch.setattr(cli_module, "_load", fake_load)
+    monkeypatch.setattr("junior_core.cli._common.load_plugins", fake_load)
     yield CliRunner()
 
 

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from junior_core._fastcheck import compile_check
+from junior_core._schemas.fastcheck import compile_check
 from tests.helpers import examples
 
 SCALAR_SCHEMAS = st.one_of(

@@ -11,9 +11,9 @@ import attrs
 import pytest
 
 from junior_core import Param, PluginError, Source, Tool, ToolContext, tool
-from junior_core.docstrings import parse_docstring
-from junior_core.functions import ToolDefinitionError
-from junior_core.signatures import analyse
+from junior_core._schemas.docstrings import parse_docstring
+from junior_core._schemas.functions import ToolDefinitionError
+from junior_core._schemas.signatures import analyse
 from junior_core.testing import ContextFactory, RuntimeFactory, assert_error, assert_found, assert_ok
 from tests.helpers import SourcePlugin
 

@@ -86,14 +86,14 @@ def test_hook_register_commands(monkeypatch: pytest.MonkeyPatch) -> None:
             def hello() -> None:
                 click.echo("hello from a plugin")
 
-    from junior_core.plugins import PluginSet
+    from junior_core._plugins.plugin_set import PluginSet
 
     def fake_load() -> PluginSet:
         plugin_set = PluginSet(strict=True)
         plugin_set.add(P(), "hello-plugin")
         return plugin_set
 
-    monkeypatch.setattr(cli_module, "_load", fake_load)
+    monkeypatch.setattr("junior_core.cli._common.load_plugins", fake_load)
     group = cli_module.build_cli()
     try:
         result = CliRunner().invoke(group, ["hello-test"])
@@ -487,7 +487,7 @@ def test_a_policy_that_never_answers_denies_the_call(
 def test_a_plugin_with_hung_calls_is_not_called_again_until_one_returns(
     make_runtime: Callable[..., Runtime], clock: ManualClock
 ) -> None:
-    from junior_core.plugins import MAX_OVERDUE_CALLS
+    from junior_core._plugins.plugin_set import MAX_OVERDUE_CALLS
 
     release = threading.Event()
     try:
@@ -535,7 +535,7 @@ def test_register_sources_and_shutdown_that_never_return_do_not_hang_the_host(
 def test_hook_deadlines_come_from_the_environment(
     monkeypatch: pytest.MonkeyPatch, make_runtime: Callable[..., Runtime], caplog: pytest.LogCaptureFixture
 ) -> None:
-    from junior_core.plugins import DEFAULT_HOOK_TIMEOUT_S
+    from junior_core._plugins.plugin_set import DEFAULT_HOOK_TIMEOUT_S
 
     monkeypatch.setenv("JUNIOR_HOOK_TIMEOUT_S", "0.5")
     monkeypatch.setenv("JUNIOR_STARTUP_TIMEOUT_S", "7")
@@ -603,7 +603,7 @@ def test_shutdown_still_runs_when_no_new_thread_can_start(make_runtime: Callable
 
 def test_hook_config_files(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from junior_core import cli as cli_module
-    from junior_core.plugins import PluginSet
+    from junior_core._plugins.plugin_set import PluginSet
 
     named = tmp_path / "calc.json"
     named.write_text("{}")
@@ -624,7 +624,7 @@ def test_hook_config_files(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> N
         plugin_set.add(Broken(), "broken")
         return plugin_set
 
-    monkeypatch.setattr(cli_module, "_load", fake_load)
+    monkeypatch.setattr("junior_core.cli._common.load_plugins", fake_load)
     monkeypatch.setenv("JUNIOR_CONFIG", str(tmp_path / "junior.toml"))
     group = cli_module.build_cli()
     result = CliRunner().invoke(group, ["config", "path"])

@@ -12,7 +12,7 @@ import attrs
 import pytest
 
 from junior_core import Actor, Conversation, Runtime, Tool, ToolContext, hookimpl
-from junior_core.config import ConfigError
+from junior_core._base.config import ConfigError
 from junior_core.testing import assert_error, assert_ok
 from tests.helpers import notes_plugin, weather_plugin
 

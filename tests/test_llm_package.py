@@ -14,7 +14,7 @@ from junior_core.llm import ModelConfigError, model_from_spec
 def test_core_and_llm_modules_import_no_sdk() -> None:
     code = (
         "import sys\n"
-        "import junior_core, junior_core.runtime, junior_core.cli\n"
+        "import junior_core, junior_core._runtime.runtime, junior_core.cli\n"
         "import junior_core.llm, junior_core.llm.types, junior_core.llm.openai, junior_core.llm.anthropic\n"
         "import junior_core.llm.agent, junior_core.testing\n"
         "loaded = sorted(m for m in ('openai', 'anthropic', 'httpx') if m in sys.modules)\n"

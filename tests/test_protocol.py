@@ -6,8 +6,9 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from junior_core import Runtime, ToolContext, hookimpl, protocol
-from junior_core.runtime import Answered, Prepared
+from junior_core import Runtime, ToolContext, hookimpl
+from junior_core import _protocol as protocol
+from junior_core._runtime.runtime import Answered, Prepared
 from tests.helpers import notes_plugin, weather_plugin
 
 CASES: list[tuple[str, Any]] = [

@@ -112,7 +112,7 @@ def test_closed_runtime_runs_no_async_handler(make_runtime: Callable[..., Runtim
 
 
 def test_hung_handlers_do_not_grow_threads_without_bound() -> None:
-    from junior_core._workers import DaemonPool, HungCalls
+    from junior_core._base.workers import DaemonPool, HungCalls
 
     before = set(threading.enumerate())
     pool = DaemonPool(HungCalls(8), max_threads=2)

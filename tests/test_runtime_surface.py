@@ -116,7 +116,7 @@ def _python_files(root: Path) -> list[Path]:
 def outside_code() -> list[Path]:
     """Code that must use only the surface: other distributions, the CLI, the model adapters."""
     paths = _python_files(REPO / "plugins") + _python_files(REPO / "docs" / "examples")
-    return [*paths, REPO / "junior_core" / "cli.py", *_python_files(REPO / "junior_core" / "llm")]
+    return [*paths, *_python_files(REPO / "junior_core" / "cli"), *_python_files(REPO / "junior_core" / "llm")]
 
 
 def test_no_plugin_cli_or_adapter_reads_an_undocumented_runtime_attribute() -> None:
@@ -134,7 +134,7 @@ def test_the_scan_sees_the_runtimes_the_outside_code_holds() -> None:
     seen = {
         "plugins/example_mcp_bridge/junior_mcp_bridge/gateway.py": "offered_names",
         "plugins/example_mcp_bridge/junior_mcp_bridge/plugin.py": "set_source_unavailable",
-        "junior_core/cli.py": "source_info",
+        "junior_core/cli/__init__.py": "source_info",
         "junior_core/llm/anthropic.py": "visible_tools",
     }
     for path, name in seen.items():

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from typing import Any
 
 from junior_core import Runtime, Source, Tool
-from junior_core.catalog import MAX_SCHEMA_CHARS
-from junior_core.options import DEFAULT_MAX_SEARCH_CHARS
+from junior_core._catalog.catalog import MAX_SCHEMA_CHARS
+from junior_core._protocol.tools import DEFAULT_MAX_SEARCH_CHARS
 from tests.helpers import SourcePlugin, echo
 
 

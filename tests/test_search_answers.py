@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from junior_core import Runtime, Source, Tool
+from junior_core._protocol import NO_MATCH_CHARS, SEARCH_SCHEMA
 from junior_core.discovery.floor import nearest_sources
 from junior_core.discovery.sizing import fit_no_match
 from junior_core.discovery.text import SUMMARY_LIMIT, summarize, summary_cut_early
-from junior_core.protocol import NO_MATCH_CHARS, SEARCH_SCHEMA
 from junior_core.testing import SummaryWarning, summary_warnings
 from tests.helpers import KeptIndex, SourcePlugin, echo, notes_plugin, weather_plugin
 
@@ -208,7 +208,7 @@ def test_junior_plugins_warns_of_a_summary_cut_mid_sentence(monkeypatch: pytest.
     from click.testing import CliRunner
 
     from junior_core import cli as cli_module
-    from junior_core.plugins import PluginSet
+    from junior_core._plugins.plugin_set import PluginSet
 
     long = "Lists every memory " + "that the speaker and the workspace can see in this conversation " * 4 + "."
 
@@ -219,7 +219,7 @@ def test_junior_plugins_warns_of_a_summary_cut_mid_sentence(monkeypatch: pytest.
         plugin_set.add(weather_plugin())
         return plugin_set
 
-    monkeypatch.setattr(cli_module, "_load", fake_load)
+    monkeypatch.setattr("junior_core.cli._common.load_plugins", fake_load)
     result = CliRunner().invoke(cli_module.build_cli(), ["plugins"])
     assert result.exit_code == 0
     warned = [line for line in result.stderr.splitlines() if line.startswith("warning:")]

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 from junior_memory import MemoryPlugin
 
-from junior_core import Runtime, Source, Tool, protocol
-from junior_core.protocol import NO_MATCH_CHARS
+from junior_core import Runtime, Source, Tool
+from junior_core import _protocol as protocol
+from junior_core._protocol import NO_MATCH_CHARS
 from tests.helpers import OBJECT, SourcePlugin, echo, names, notes_plugin, string_params, text_plugin, weather_plugin
 
 NOWHERE = "sqlite:////dev/null/no-such-dir/memory.sqlite3"  # searching never opens the store

@@ -10,9 +10,9 @@ import pytest
 
 import junior_core.discovery.whoosh_parts
 from junior_core import Runtime, Source, Tool
+from junior_core._protocol import corrected_note
 from junior_core.discovery.index import RankingConfig, SearchIndex
 from junior_core.discovery.spelling import candidates
-from junior_core.protocol import corrected_note
 from tests.helpers import OBJECT, SourcePlugin, echo
 
 

@@ -133,8 +133,8 @@ def test_clip_keeps_what_fits_and_marks_what_it_cuts(text: str, limit: int) -> N
 
 
 def test_every_shortening_goes_through_clip() -> None:
-    from junior_core.protocol import clip as message_clip
-    from junior_core.tracing import brief
+    from junior_core._plugins.tracing import brief
+    from junior_core._protocol import clip as message_clip
 
     assert clip("remember the  milk please", 16) == "remember the..."
     assert message_clip("x" * 400) == "x" * 297 + "..."

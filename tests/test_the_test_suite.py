@@ -13,7 +13,7 @@ from pathlib import Path
 import platformdirs
 import pytest
 
-from junior_core.config import user_config_dir
+from junior_core._base.config import user_config_dir
 
 ROOT = Path(__file__).parent.parent
 PROBE = Path(__file__).parent / "isolation_probe.py"

@@ -15,7 +15,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from junior_core import protocol
+from junior_core import _protocol as protocol
+from junior_core._catalog.exposure import NOTHING_HIDDEN
+from junior_core._protocol.tools import DEFAULT_MAX_SEARCH_CHARS
 from junior_core.discovery.documents import fields_holding
 from junior_core.discovery.floor import PARTIAL, Evidence, nearest_sources, partial_matches, weigh
 from junior_core.discovery.index import SearchIndex
@@ -24,12 +26,10 @@ from junior_core.discovery.reasons import Trace
 from junior_core.discovery.sizing import fit, fit_no_match
 from junior_core.discovery.text import summarize
 from junior_core.discovery.view import View
-from junior_core.exposure import NOTHING_HIDDEN
-from junior_core.options import DEFAULT_MAX_SEARCH_CHARS
 
 if TYPE_CHECKING:
-    from junior_core.catalog import Catalog, CatalogTool
-    from junior_core.exposure import Reach
+    from junior_core._catalog.catalog import Catalog, CatalogTool
+    from junior_core._catalog.exposure import Reach
 
 __all__ = ["Discovery"]
 

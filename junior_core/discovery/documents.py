@@ -34,7 +34,7 @@ from junior_core.discovery.text import (
 )
 
 if TYPE_CHECKING:
-    from junior_core.catalog import CatalogTool
+    from junior_core._catalog.catalog import CatalogTool
     from junior_core.discovery.settings import RankingConfig
     from junior_core.discovery.text import Analyzer
 

@@ -29,7 +29,7 @@ from junior_core.discovery.scoring import Reference, holding
 from junior_core.discovery.text import PHRASE_MARK, WORD
 
 if TYPE_CHECKING:
-    from junior_core.catalog import CatalogTool
+    from junior_core._catalog.catalog import CatalogTool
     from junior_core.discovery.index import SearchIndex
     from junior_core.discovery.query import Request
     from junior_core.discovery.reasons import Trace

@@ -26,7 +26,7 @@ from junior_core.discovery.settings import RankingConfig
 from junior_core.discovery.text import Analyzer, param_text
 
 if TYPE_CHECKING:
-    from junior_core.catalog import CatalogTool
+    from junior_core._catalog.catalog import CatalogTool
     from junior_core.discovery.reasons import Trace
     from junior_core.discovery.store import IndexCache
 

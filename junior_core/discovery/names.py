@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from junior_core import protocol
-from junior_core.catalog import tool_name_prefix
+from junior_core import _protocol as protocol
+from junior_core._catalog.catalog import tool_name_prefix
 
 if TYPE_CHECKING:
-    from junior_core.catalog import Catalog, CatalogTool
+    from junior_core._catalog.catalog import Catalog, CatalogTool
     from junior_core.discovery.view import View
 
 __all__ = ["down_source", "named", "sample", "similar"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from junior_core import protocol
+from junior_core import _protocol as protocol
 
 if TYPE_CHECKING:
     from junior_core.discovery.view import View

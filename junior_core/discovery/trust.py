@@ -57,7 +57,7 @@ def default_cache_dir() -> Path:
 
 def default_key_path() -> Path:
     """``index-key`` in junior's config dir (``JUNIOR_CONFIG_DIR``, else platformdirs' user config dir)."""
-    from junior_core.config import user_config_dir
+    from junior_core._base.config import user_config_dir
 
     return user_config_dir() / KEY_FILE
 

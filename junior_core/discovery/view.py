@@ -6,12 +6,12 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from junior_core import protocol
+from junior_core import _protocol as protocol
 from junior_core.discovery.text import SUMMARY_LIMIT, summarize
 
 if TYPE_CHECKING:
-    from junior_core.catalog import Catalog, CatalogTool
-    from junior_core.exposure import Table
+    from junior_core._catalog.catalog import Catalog, CatalogTool
+    from junior_core._catalog.exposure import Table
 
 __all__ = ["View"]
 

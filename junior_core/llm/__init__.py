@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from junior_core.errors import ModelError
+from junior_core._base.errors import ModelError
 from junior_core.llm.types import ModelClient, ModelConfigError
 
 __all__ = ["ModelClient", "ModelConfigError", "ModelError", "model_from_env", "model_from_spec"]

@@ -10,14 +10,14 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import attrs
 
-from junior_core._host import CONVERSATION_KINDS, ConversationKind, host_context, implied_kind, utcnow
+from junior_core._base.errors import ModelError
+from junior_core._protocol import EXECUTE_TOOL, error
+from junior_core._runtime.host import CONVERSATION_KINDS, ConversationKind, host_context, implied_kind, utcnow
 from junior_core.context import Message, ToolContext
-from junior_core.errors import ModelError
 from junior_core.llm.types import ChatItem, ModelClient, ModelReply, ModelRequest, ToolCall
-from junior_core.protocol import EXECUTE_TOOL, error
 
 if TYPE_CHECKING:
-    from junior_core.runtime import Runtime
+    from junior_core._runtime.runtime import Runtime
 
 __all__ = [
     "CONVERSATION_KINDS", "DEFAULT_INSTRUCTIONS", "ConversationKind", "RuntimeToolbox", "StopReason", "ToolCallRecord",

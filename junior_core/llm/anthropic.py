@@ -10,6 +10,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from junior_core._protocol import EXECUTE_TOOL, SEARCH_TOOLS
 from junior_core.context import ToolContext
 from junior_core.llm.adapters import to_anthropic_tools
 from junior_core.llm.agent import ToolResult
@@ -25,7 +26,6 @@ from junior_core.llm.types import (
     dump_response,
     import_sdk,
 )
-from junior_core.protocol import EXECUTE_TOOL, SEARCH_TOOLS
 
 __all__ = [
     "NATIVE_LOADING_NOTE",
@@ -40,8 +40,8 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from junior_core.catalog import CatalogTool
-    from junior_core.runtime import Runtime
+    from junior_core._catalog.catalog import CatalogTool
+    from junior_core._runtime.runtime import Runtime
 
 # The beta flag the Messages API has asked for with ``defer_loading`` and ``tool_reference``.
 TOOL_SEARCH_BETA = "advanced-tool-use-2025-11-20"

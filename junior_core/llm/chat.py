@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from junior_core._base.errors import ModelError
 from junior_core.context import Message, ToolContext
-from junior_core.errors import ModelError
 from junior_core.llm.agent import DEFAULT_INSTRUCTIONS, RuntimeToolbox, ToolResult, Turn, run_turn
 
 if TYPE_CHECKING:
+    from junior_core._runtime.runtime import Runtime
     from junior_core.llm.types import ModelClient
-    from junior_core.runtime import Runtime
 
 __all__ = ["Chat", "describe_call"]
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import attrs
 
-from junior_core.errors import ModelError
+from junior_core._base.errors import ModelError
 from junior_core.llm.types import ChatItem, ModelConfigError, ModelReply, ModelRequest, ToolCall, say
 
 __all__ = ["EchoModel", "ScriptFileModel", "Step"]

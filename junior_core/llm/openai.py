@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import junior_core.llm.types as wire
-from junior_core.errors import ModelError
+from junior_core._base.errors import ModelError
 from junior_core.llm.adapters import to_openai_tools
 from junior_core.llm.types import ChatItem, ModelReply, ModelRequest, TextSink, ToolCall
 

@@ -14,8 +14,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import attrs
 
-from junior_core._limits import loads
-from junior_core.errors import ModelConfigError
+from junior_core._base.errors import ModelConfigError
+from junior_core._protocol.limits import loads
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",

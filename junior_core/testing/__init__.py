@@ -36,7 +36,7 @@ from junior_core.testing.scripted import Script, ScriptedModel, ScriptView
 from junior_core.testing.server import ChatCompletionsServer
 
 if TYPE_CHECKING:
-    from junior_core.runtime import Runtime
+    from junior_core._runtime.runtime import Runtime
 
 __all__ = [
     "CHANNEL_ID",
@@ -147,8 +147,8 @@ class RuntimeFactory:
     ) -> Runtime:
         # Imported here: this module is a pytest plugin loaded at every pytest start, so the runtime loads only
         # when a test makes one.
-        from junior_core.plugins import load
-        from junior_core.runtime import Runtime
+        from junior_core._plugins.plugin_set import load
+        from junior_core._runtime.runtime import Runtime
 
         if entry_points is False:
             runtime = Runtime(plugins=list(plugins), strict=strict, **kwargs)

@@ -16,11 +16,11 @@ from collections import OrderedDict
 from importlib import metadata, resources
 from typing import TYPE_CHECKING, Any
 
-from junior_core.catalog import Source, Tool
-from junior_core.hookspecs import hookimpl
+from junior_core._catalog.catalog import Source, Tool
+from junior_core._plugins.hookspecs import hookimpl
 
 if TYPE_CHECKING:
-    from junior_core.runtime import Runtime
+    from junior_core._runtime.runtime import Runtime
 
 __all__ = ["BACKGROUND_PREFIX", "background", "crowd"]
 
@@ -100,7 +100,7 @@ def crowd(runtime: Runtime) -> Runtime:
         if made is not None and not made.closed:
             _made.move_to_end(key)
             return made
-        from junior_core.runtime import Runtime
+        from junior_core._runtime.runtime import Runtime
 
         ids = {source.id for source, _ in mine}
         plugins: list[object] = [_Sources("plugin-under-test", mine)]

@@ -7,20 +7,34 @@ order inside each), with a deadline; hook wrappers are refused at registration (
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pluggy
 
 if TYPE_CHECKING:
+    import asyncio
+
     import click
 
-    from junior_core.catalog import Tool
+    from junior_core._catalog.catalog import Tool
+    from junior_core._plugins.registry import Register
     from junior_core.context import Message, ToolContext
-    from junior_core.registry import Register
-    from junior_core.runtime import Runtime
 
 hookspec = pluggy.HookspecMarker("junior")
 hookimpl = pluggy.HookimplMarker("junior")
+
+
+class Host(Protocol):
+    """The runtime ``startup`` and ``shutdown`` are given (a ``junior_core.Runtime``), named by what plugins read of
+    it there, so the plugins layer never imports the facade above it."""
+
+    @property
+    def options(self) -> Any:
+        """The runtime's ``RuntimeOptions``."""
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        """The event loop for plugins' long-lived async I/O."""
 
 
 @hookspec
@@ -105,7 +119,7 @@ def config_files() -> Sequence[str] | None:
 
 
 @hookspec
-def startup(runtime: Runtime) -> None:
+def startup(runtime: Host) -> None:
     """Open resources (database engines, MCP sessions) when a runtime starts.
 
     Runs after every plugin registered its sources and before run-time sources
@@ -116,7 +130,7 @@ def startup(runtime: Runtime) -> None:
 
 
 @hookspec
-def shutdown(runtime: Runtime) -> None:
+def shutdown(runtime: Host) -> None:
     """Close what ``startup`` opened; runs once, on ``runtime.close()`` or at interpreter exit.
 
     :param runtime: the closing runtime.

@@ -71,3 +71,11 @@ def host_context(now: datetime, kind: ConversationKind | None) -> str:
 def utcnow() -> datetime:
     """The system's wall clock, in UTC: what a clock without ``utcnow`` of its own reads."""
     return datetime.now(UTC)
+
+
+def clock_utcnow(clock: object) -> datetime:
+    """The wall-clock time in UTC from ``clock`` when it has a ``utcnow`` (``ManualClock`` does), else the system's."""
+    read = getattr(clock, "utcnow", None)
+    now = read() if callable(read) else utcnow()
+    # A clock's naive time is taken as UTC, as its name says, never as the machine's local time.
+    return now.replace(tzinfo=UTC) if now.tzinfo is None else now

@@ -14,17 +14,17 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from junior_core import protocol
-from junior_core._limits import MAX_DEPTH, too_deep, too_long_number
-from junior_core.protocol import EXECUTE_TOOL, SEARCH_TOOLS, Refusal
+from junior_core import _protocol as protocol
+from junior_core._protocol import EXECUTE_TOOL, SEARCH_TOOLS, Refusal
+from junior_core._protocol.limits import MAX_DEPTH, too_deep, too_long_number
 
 if TYPE_CHECKING:
-    from junior_core._fastcheck import Check
-    from junior_core.catalog import Catalog, CatalogTool, Tool
+    from junior_core._catalog.catalog import Catalog, CatalogTool, Tool
+    from junior_core._catalog.exposure import Reach
+    from junior_core._plugins.plugin_set import PluginSet
+    from junior_core._schemas.fastcheck import Check
     from junior_core.context import ToolContext
     from junior_core.discovery import Discovery
-    from junior_core.exposure import Reach
-    from junior_core.plugins import PluginSet
 
 __all__ = ["Answered", "Dispatch", "Prepared"]
 
@@ -48,18 +48,16 @@ class Answered:
     answer: dict[str, Any]
 
 
+@attrs.define(eq=False)
 class Dispatch:
     """Prepares calls against one catalog, as ``reach`` shows it, with ``plugins``' policies."""
 
-    def __init__(
-        self, catalog: Catalog, reach: Reach, discovery: Discovery, plugins: PluginSet, default_timeout_s: float
-    ) -> None:
-        self._catalog = catalog
-        self._reach = reach
-        self._discovery = discovery
-        self._plugins = plugins
-        self._default_timeout_s = default_timeout_s
-        self._validators: dict[str, tuple[Tool, Check | None, Any]] = {}
+    _catalog: Catalog
+    _reach: Reach
+    _discovery: Discovery
+    _plugins: PluginSet
+    _default_timeout_s: float
+    _validators: dict[str, tuple[Tool, Check | None, Any]] = attrs.field(factory=dict, init=False)
 
     def may_wait(self, name: object) -> bool:
         """Whether preparing a call of ``name`` may block: a search (the index may be built or read from disk),
@@ -168,8 +166,8 @@ class Dispatch:
         if cached is None or cached[0] is not entry.tool:  # compiled per Tool object: providers replace tools
             from referencing import Registry
 
-            from junior_core._fastcheck import compile_check
-            from junior_core._patterns import validator_for
+            from junior_core._schemas.fastcheck import compile_check
+            from junior_core._schemas.patterns import validator_for
 
             # An empty registry: a $ref is resolved inside the schema or not at all, never fetched from a URL.
             validator = validator_for()(entry.tool.input_schema, registry=Registry())

@@ -14,15 +14,15 @@ from collections.abc import Callable
 from concurrent.futures import Future, wait
 from typing import TYPE_CHECKING, Any
 
-from junior_core import protocol
-from junior_core._workers import BackgroundLoop, Call, Closed, DaemonPool, Guarded, HandlerExit, HungCalls, Ticket
+from junior_core import _protocol as protocol
+from junior_core._base.errors import ToolError
+from junior_core._base.workers import BackgroundLoop, Call, Closed, DaemonPool, Guarded, HandlerExit, HungCalls, Ticket
 from junior_core.clock import MONOTONIC, Clock
-from junior_core.errors import ToolError
 from junior_core.text import clean_json, is_clean_json_text
 
 if TYPE_CHECKING:
-    from junior_core.catalog import CatalogTool
-    from junior_core.dispatch import Prepared
+    from junior_core._calls.dispatch import Prepared
+    from junior_core._catalog.catalog import CatalogTool
 
 __all__ = ["SLOW_STEP_S", "Execution"]
 

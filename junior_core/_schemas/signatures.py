@@ -1,7 +1,7 @@
 """What a typed function says as a tool: its JSON Schema (from its type hints), its description (from its
 docstring), and the handler calling it with keyword arguments.
 
-Data only: ``Tool.from_function`` (``junior_core.catalog``) builds the ``Tool`` from it. Imported only when a
+Data only: ``Tool.from_function`` (``junior_core._catalog.catalog``) builds the ``Tool`` from it. Imported only when a
 function becomes a tool; each function is analysed once and the result cached, however many runtimes register it.
 """
 
@@ -20,10 +20,10 @@ from typing import Any, Literal
 
 import attrs
 
+from junior_core._base.errors import ToolDefinitionError, ToolError
+from junior_core._schemas.docstrings import parse_docstring
+from junior_core._schemas.functions import Param
 from junior_core.context import ToolContext
-from junior_core.docstrings import parse_docstring
-from junior_core.errors import ToolDefinitionError, ToolError
-from junior_core.functions import Param
 
 __all__ = ["Argument", "Signature", "analyse", "handler"]
 

@@ -1,33 +1,44 @@
-"""Loading plugins and calling their hooks: one plugin at a time, in pluggy's order, each call with a deadline."""
+"""A set of plugins and their hooks called: one plugin at a time, in pluggy's order, each call with a deadline."""
 
 from __future__ import annotations
 
 import contextvars
 import logging
-import math
 import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from importlib import metadata
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import attrs
 import pluggy
 
-from junior_core import hookspecs
+from junior_core._base.errors import PluginError, RegistrationError
+from junior_core._plugins import hookspecs
+from junior_core._plugins.loading import (
+    DEFAULT_HOOK_TIMEOUT_S,
+    DEFAULT_STARTUP_TIMEOUT_S,
+    ENTRY_POINT_GROUP,
+    HOOK_TIMEOUT_ENV,
+    STARTUP_TIMEOUT_ENV,
+    PluginInfo,
+    did_you_mean,
+    env_list,
+    plugin_name,
+    seconds,
+    strict_from_env,
+)
 from junior_core.clock import MONOTONIC, Clock
-from junior_core.errors import PluginError, RegistrationError
 
 if TYPE_CHECKING:
     import click
 
-    from junior_core._workers import DaemonPool
-    from junior_core.catalog import CatalogTool, Tool
+    from junior_core._base.workers import DaemonPool
+    from junior_core._catalog.catalog import CatalogTool, Tool
+    from junior_core._plugins.hookspecs import Host
+    from junior_core._plugins.registry import Register
     from junior_core.context import Message, ToolContext
-    from junior_core.registry import Register
-    from junior_core.runtime import Runtime
 
 __all__ = [
     "DEFAULT_HOOK_TIMEOUT_S",
@@ -36,33 +47,15 @@ __all__ = [
     "PluginInfo",
     "PluginSet",
     "Veto",
+    "load",
     "plugin_name",
+    "strict_from_env",
 ]
 
 log = logging.getLogger("junior.plugins")
-ENTRY_POINT_GROUP = "junior"
-DEFAULT_HOOK_TIMEOUT_S = 10.0
-DEFAULT_STARTUP_TIMEOUT_S = 60.0
-HOOK_TIMEOUT_ENV = "JUNIOR_HOOK_TIMEOUT_S"
-STARTUP_TIMEOUT_ENV = "JUNIOR_STARTUP_TIMEOUT_S"
 # A plugin with this many calls still running past their deadline is not called again until one returns, so
 # a hook that never answers holds a few abandoned threads, not one per call.
 MAX_OVERDUE_CALLS = 4
-
-
-@attrs.define
-class PluginInfo:
-    """What ``junior plugins`` reports about one plugin."""
-
-    name: str
-    distribution: str | None = None
-    version: str | None = None
-    status: str = "loaded"
-    error: str | None = None
-    hooks: list[str] = attrs.Factory(list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return attrs.asdict(self)
 
 
 @attrs.frozen
@@ -79,55 +72,6 @@ class _Outcome:
     error: BaseException | None = None
     timed_out: bool = False
 
-
-def plugin_name(plugin: object) -> str:
-    """A readable name for an in-process plugin: its module name, or its class's."""
-    if isinstance(plugin, ModuleType):
-        return plugin.__name__
-    explicit = getattr(plugin, "junior_plugin_name", None)
-    if isinstance(explicit, str):
-        return explicit
-    cls = plugin if isinstance(plugin, type) else type(plugin)
-    return f"{cls.__module__}.{cls.__qualname__}"
-
-
-def _env_list(name: str) -> set[str] | None:
-    raw = os.environ.get(name)
-    if raw is None:
-        return None
-    return {part.strip() for part in raw.split(",") if part.strip()}
-
-
-def strict_from_env() -> bool:
-    return os.environ.get("JUNIOR_STRICT_PLUGINS", "") not in ("", "0", "false", "no")
-
-
-def seconds(value: float | None, env: str, default: float) -> float:
-    """A hook deadline: ``value`` if given, else the environment variable ``env``, else ``default``.
-
-    An invalid argument raises; an invalid environment variable is logged and the default used, so a typo in a
-    deployment's environment cannot stop the host from starting.
-    """
-    if value is None:
-        raw = os.environ.get(env, "").strip()
-        try:
-            parsed = float(raw) if raw else default
-        except ValueError:
-            parsed = math.nan
-        if not 0 < parsed < math.inf:
-            log.warning("%s=%r is not a number of seconds greater than 0; using %g s", env, raw, default)
-            return default
-        return parsed
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (0 < value < math.inf):
-        raise ValueError(f"a hook deadline must be a number of seconds greater than 0, not {value!r}")
-    return float(value)
-
-
-def _did_you_mean(name: str) -> str:
-    import difflib  # only for a misspelled hook
-
-    close = difflib.get_close_matches(name, hookspecs.HOOK_NAMES, n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else f"; junior's hooks are {', '.join(hookspecs.HOOK_NAMES)}"
 
 
 class PluginSet:
@@ -161,7 +105,7 @@ class PluginSet:
         self._lock = threading.Lock()
         self._overdue: dict[str, int] = {}
         if os.environ.get("JUNIOR_TRACE_PLUGINS", "") not in ("", "0"):
-            from junior_core.tracing import HookTrace  # only when tracing is asked for
+            from junior_core._plugins.tracing import HookTrace  # only when tracing is asked for
 
             trace = HookTrace(self.pm)
             self.pm.add_hookcall_monitoring(trace.before, trace.after)
@@ -224,7 +168,7 @@ class PluginSet:
             if not c.has_spec() and any(i.plugin is plugin and not i.optionalhook for i in c.get_hookimpls())
         ]
         if unknown:
-            raise RegistrationError(name, f"unknown hook {unknown[0]!r}{_did_you_mean(unknown[0])}")
+            raise RegistrationError(name, f"unknown hook {unknown[0]!r}{did_you_mean(unknown[0])}")
         self.pm.check_pending()
         for caller in callers:
             for impl in caller.get_hookimpls():
@@ -240,8 +184,8 @@ class PluginSet:
 
     def load_entry_points(self) -> None:
         """Load every ``junior`` entry point, sorted by distribution name, one at a time."""
-        allow = _env_list("JUNIOR_LOAD_PLUGINS")
-        deny = _env_list("JUNIOR_DISABLE_PLUGINS") or set()
+        allow = env_list("JUNIOR_LOAD_PLUGINS")
+        deny = env_list("JUNIOR_DISABLE_PLUGINS") or set()
         found: list[tuple[str, str, metadata.EntryPoint, metadata.Distribution | None]] = []
         for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
             dist = getattr(ep, "dist", None)
@@ -349,12 +293,12 @@ class PluginSet:
             files.extend((plugin, str(path)) for path in result if isinstance(path, str | os.PathLike))
         return files
 
-    def startup(self, runtime: Runtime, plugin: str | None = None) -> None:
+    def startup(self, runtime: Host, plugin: str | None = None) -> None:
         """Run every plugin's ``startup`` (or just ``plugin``'s); a failure or overrun is the plugin's error
         (raised in strict mode)."""
         self._each("startup", {"runtime": runtime}, self.startup_timeout_s, fatal_if_strict=True, only=plugin)
 
-    def shutdown(self, runtime: Runtime) -> None:
+    def shutdown(self, runtime: Host) -> None:
         """Run every plugin's ``shutdown``; a failure or overrun is logged and the others still run."""
         self._each("shutdown", {"runtime": runtime}, self.startup_timeout_s)
 
@@ -379,7 +323,7 @@ class PluginSet:
         kwargs = {"tool": tool, "arguments": arguments, "context": context}
         for plugin, _ in self._impls("before_tool_execute"):
             # Imported here: protocol (what the model reads) is not needed at `junior --help`, which loads plugins.
-            from junior_core import protocol
+            from junior_core import _protocol as protocol
 
             outcome = self._call(plugin, "before_tool_execute", kwargs, self.hook_timeout_s)
             if outcome.timed_out:
@@ -425,7 +369,7 @@ class PluginSet:
                 if answer is False:
                     hidden.add(entry.tool_name)
                 elif answer is not None and answer is not True:
-                    from junior_core.tracing import brief  # only for this log line
+                    from junior_core._plugins.tracing import brief  # only for this log line
 
                     log.error("plugin %r: tool_visible answered %s for %s, not True, False or None; hiding every "
                               "tool", plugin, brief(answer), entry.tool_name)
@@ -545,7 +489,7 @@ class PluginSet:
                 return _Outcome(timed_out=True)
             if self._pool is None:
                 # Imported here: the worker module brings asyncio, which `junior --help` does not need.
-                from junior_core._workers import DaemonPool, HungCalls
+                from junior_core._base.workers import DaemonPool, HungCalls
 
                 self._pool = DaemonPool(HungCalls(MAX_OVERDUE_CALLS), "junior-hook")
             pool = self._pool

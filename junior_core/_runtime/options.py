@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from junior_core._protocol.tools import DEFAULT_MAX_SEARCH_CHARS
+
 if TYPE_CHECKING:
     from junior_core.clock import Clock
     from junior_core.discovery.index import SearchIndex
@@ -25,8 +27,6 @@ DEFAULT_MAX_HUNG_PER_SOURCE = 8
 """Calls of one source that may still run after their callers gave up, before that source answers ``unavailable``."""
 DEFAULT_MAX_RESULT_CHARS = 100_000
 """Longest tool result, as JSON text, given to the model; a longer one is cut and marked ``truncated``."""
-DEFAULT_MAX_SEARCH_CHARS = 65_536
-"""Longest searchTools answer, as JSON text (64 KiB): past it the largest schemas are shortened first."""
 
 
 def _exposure(value: Mapping[str, str] | None) -> dict[str, str] | None:

@@ -11,29 +11,25 @@ import asyncio
 import atexit
 import contextlib
 import weakref
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from datetime import UTC, datetime
+from collections.abc import AsyncIterator, Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
-from junior_core._host import ConversationKind, host_context, implied_kind, utcnow
-from junior_core._workers import BackgroundLoop
-from junior_core.catalog import Catalog, CatalogTool, SourceInfo
+from junior_core._base.workers import BackgroundLoop
+from junior_core._calls.answering import Calls
+from junior_core._calls.dispatch import Answered, Prepared
+from junior_core._catalog.catalog import CatalogTool, SourceInfo
+from junior_core._catalog.exposure import Exposure, ExposureRule
+from junior_core._plugins.plugin_set import PluginInfo
+from junior_core._protocol import EXECUTE_DESCRIPTION, EXECUTE_SCHEMA, EXECUTE_TOOL, SEARCH_SCHEMA, SEARCH_TOOLS
+from junior_core._protocol.requests import search_arguments
+from junior_core._runtime.assembly import Plugins, assemble, register_sources
+from junior_core._runtime.host import ConversationKind, clock_utcnow, host_context, implied_kind
+from junior_core._runtime.options import RuntimeOptions
 from junior_core.context import Message, ToolContext
-from junior_core.discovery import Discovery
-from junior_core.dispatch import Answered, Dispatch, Prepared
-from junior_core.errors import RegistrationError
-from junior_core.execution import Execution
-from junior_core.exposure import Exposure, ExposurePolicy, ExposureRule, Reach, host_rules
-from junior_core.options import RuntimeOptions
-from junior_core.plugins import PluginInfo, PluginSet, load, strict_from_env
-from junior_core.protocol import EXECUTE_DESCRIPTION, EXECUTE_SCHEMA, EXECUTE_TOOL, SEARCH_SCHEMA, SEARCH_TOOLS
-from junior_core.registry import Register
 
 __all__ = ["Answered", "Prepared", "Runtime", "RuntimeOptions"]
 
-_NO_CONTEXT = ToolContext()
-Plugins = Sequence[object] | PluginSet | None
-"""What a runtime loads: these plugins (``()``, the default, is none), or None for the installed entry points."""
 
 
 class Runtime:
@@ -90,24 +86,11 @@ class Runtime:
     def _build(self, plugins: Plugins, options: RuntimeOptions) -> None:
         """Everything but the ``startup`` hooks: plugins loaded, their sources registered."""
         self._options = options
-        self._catalog = Catalog()
-        self._policy = ExposurePolicy(host_rules(options.config, options.exposure))
-        if isinstance(plugins, PluginSet):
-            self._plugins = plugins
-        else:
-            strict = options.strict
-            if strict is None:
-                strict = strict_from_env() if plugins is None else True
-            self._plugins = load(None if plugins is None else list(plugins), strict=strict)
-        self._plugins.set_deadlines(hook_timeout_s=options.hook_timeout_s, startup_timeout_s=options.startup_timeout_s,
-                                     clock=options.clock)
-        self._reach = Reach(self._catalog, self._policy, self._plugins)
-        index = options.index_factory() if options.index_factory is not None else None
-        self._discovery = Discovery(self._catalog, self._reach, index_cache=options.index_cache, index=index,
-                                    max_answer_chars=options.max_search_chars)
-        self._dispatch = Dispatch(self._catalog, self._reach, self._discovery, self._plugins,
-                                  options.default_timeout_s)
-        self._execution = Execution(options.max_hung_per_source, options.max_result_chars, options.clock)
+        parts = assemble(plugins, options)
+        self._catalog, self._policy, self._plugins = parts.catalog, parts.policy, parts.plugins
+        self._reach, self._discovery, self._dispatch, self._execution = (
+            parts.reach, parts.discovery, parts.dispatch, parts.execution)
+        self._calls = Calls(parts.dispatch, parts.execution)
         self._clock = options.clock
         self._loop = BackgroundLoop("junior-io")
         ref = weakref.ref(self)
@@ -120,7 +103,7 @@ class Runtime:
         self._atexit = close_at_exit
         atexit.register(close_at_exit)
         try:
-            self._register_sources()
+            register_sources(self._plugins, self._catalog)
         except BaseException:
             self.close()
             raise
@@ -161,22 +144,6 @@ class Runtime:
         For a problem the plugin has logged already (an MCP server that failed to start); nothing is logged.
         """
         self._plugins.note(plugin, problem)
-
-    def _register_sources(self) -> None:
-        for name in self._plugins.implementers("register_sources"):
-            register = Register(name)
-            try:
-                self._plugins.register_sources(name, register)
-                for reg in register.registrations:
-                    self._catalog.add_source(name, reg.source, reg.tools, reg.provider)
-            except Exception as exc:  # noqa: BLE001 - a broken plugin is reported and skipped
-                self._catalog.remove_plugin(name)
-                if isinstance(exc, RegistrationError):
-                    refused = exc
-                else:
-                    refused = RegistrationError(name, f"register_sources failed: {type(exc).__name__}: {exc}")
-                    refused.__cause__ = exc
-                self._plugins.fail_loaded(name, str(refused), refused)
 
     # -- sources -------------------------------------------------------------------------------
     @property
@@ -298,7 +265,7 @@ class Runtime:
     def search_tools(self, query: str | None = None, source: str | None = None, max_results: int | None = None,
                      context: ToolContext | None = None, cursor: str | None = None) -> dict[str, Any]:
         """Exactly what the searchTools tool returns in ``context`` (tools hidden there are left out)."""
-        return self.call_model_tool(SEARCH_TOOLS, _search(query, source, max_results, cursor), context)
+        return self.call_model_tool(SEARCH_TOOLS, search_arguments(query, source, max_results, cursor), context)
 
     def explain(self, query: str, source: str | None = None, max_results: int | None = None,
                 context: ToolContext | None = None, tool: str | None = None) -> dict[str, Any]:
@@ -310,7 +277,7 @@ class Runtime:
         hidden = self._reach.hidden_for(context)
         answer = self._discovery.explain(query, source, hidden, max_results)
         if tool is not None and "tools" in answer and answer.get("query"):
-            from junior_core.protocol import DEFAULT_RESULTS
+            from junior_core._protocol import DEFAULT_RESULTS
 
             answer["why_not"] = self._discovery.index.why_not(
                 answer["query"], tool, limit=max_results or DEFAULT_RESULTS, source_id=source, hidden=hidden)
@@ -319,23 +286,23 @@ class Runtime:
     async def asearch_tools(self, query: str | None = None, source: str | None = None, max_results: int | None = None,
                             context: ToolContext | None = None, cursor: str | None = None) -> dict[str, Any]:
         """Async twin of ``search_tools``; the search runs on a worker thread (the first one builds the index)."""
-        return await self.acall_model_tool(SEARCH_TOOLS, _search(query, source, max_results, cursor), context)
+        return await self.acall_model_tool(SEARCH_TOOLS, search_arguments(query, source, max_results, cursor), context)
 
     def execute_tool(
         self, tool_name: str, arguments: Mapping[str, Any] | None = None, context: ToolContext | None = None
     ) -> dict[str, Any]:
         """Exactly what the executeTool tool returns; never raises for anything the model could send."""
-        return self._answer(self._dispatch.execute, tool_name, arguments or {}, context)
+        return self._calls.answer(self._dispatch.execute, tool_name, arguments or {}, context)
 
     async def aexecute_tool(
         self, tool_name: str, arguments: Mapping[str, Any] | None = None, context: ToolContext | None = None
     ) -> dict[str, Any]:
         """Async twin of ``execute_tool``."""
-        return await self._aanswer(self._dispatch.execute, EXECUTE_TOOL, tool_name, arguments or {}, context)
+        return await self._calls.aanswer(self._dispatch.execute, EXECUTE_TOOL, tool_name, arguments or {}, context)
 
     def call_model_tool(self, name: str, arguments: Any, context: ToolContext | None = None) -> dict[str, Any]:
         """Dispatch any ``model_tools()`` entry by name; ``arguments`` is a dict or the model's JSON text."""
-        return self._answer(self._dispatch.model_call, name, arguments, context)
+        return self._calls.answer(self._dispatch.model_call, name, arguments, context)
 
     async def acall_model_tool(self, name: str, arguments: Any, context: ToolContext | None = None) -> dict[str, Any]:
         """Async twin of ``call_model_tool``; handlers run where they do for it, never on the caller's loop.
@@ -343,7 +310,7 @@ class Runtime:
         Preparing the call moves to a worker thread whenever it may wait: a search (the index may be built or
         read from disk) or policy and visibility hooks (each may take up to ``hook_timeout_s``).
         """
-        return await self._aanswer(self._dispatch.model_call, name, name, arguments, context)
+        return await self._calls.aanswer(self._dispatch.model_call, name, name, arguments, context)
 
     def call_tool(
         self, tool_name: str, arguments: Mapping[str, Any] | None = None, context: ToolContext | None = None
@@ -354,27 +321,13 @@ class Runtime:
         are still validated and ``before_tool_execute`` policies still asked. ``KeyError`` for an unknown
         tool_name: a host's typo is a bug to see, not an answer to pass on.
         """
-        return self._answer(self._dispatch.host_call, tool_name, arguments, context)
+        return self._calls.answer(self._dispatch.host_call, tool_name, arguments, context)
 
     async def acall_tool(
         self, tool_name: str, arguments: Mapping[str, Any] | None = None, context: ToolContext | None = None
     ) -> dict[str, Any]:
         """Async twin of ``call_tool``."""
-        return await self._aanswer(self._dispatch.host_call, EXECUTE_TOOL, tool_name, arguments, context)
-
-    def _answer(self, prepare: Callable[[Any, Any, ToolContext], Prepared | Answered], name: Any, arguments: Any,
-                context: ToolContext | None) -> dict[str, Any]:
-        step = prepare(name, arguments, context or _NO_CONTEXT)
-        return step.answer if isinstance(step, Answered) else self._execution.run(step)
-
-    async def _aanswer(self, prepare: Callable[[Any, Any, ToolContext], Prepared | Answered], kind: Any, name: Any,
-                       arguments: Any, context: ToolContext | None) -> dict[str, Any]:
-        ctx = context or _NO_CONTEXT
-        if self._dispatch.may_wait(kind):
-            step = await asyncio.to_thread(prepare, name, arguments, ctx)
-        else:
-            step = prepare(name, arguments, ctx)
-        return step.answer if isinstance(step, Answered) else await self._execution.arun(step)
+        return await self._calls.aanswer(self._dispatch.host_call, EXECUTE_TOOL, tool_name, arguments, context)
 
     # -- turn hooks ----------------------------------------------------------------------------
     def prompt_context(
@@ -396,10 +349,7 @@ class Runtime:
     def utcnow(self) -> datetime:
         """The wall-clock time, in UTC, from ``RuntimeOptions.clock`` when it has a ``utcnow`` (``ManualClock``
         does), else from the system."""
-        read = getattr(self._clock, "utcnow", None)
-        now = read() if callable(read) else utcnow()
-        # A clock's naive time is taken as UTC, as its name says, never as the machine's local time.
-        return now.replace(tzinfo=UTC) if now.tzinfo is None else now
+        return clock_utcnow(self._clock)
 
     def after_turn(self, context: ToolContext, transcript: Sequence[Message]) -> None:
         """Let plugins observe a finished turn; a failing or late plugin is logged and skipped."""
@@ -446,10 +396,3 @@ class Runtime:
                   f"plugins={len(self._plugins.loaded)}")
         return f"<Runtime {counts}>"
 
-
-def _search(query: str | None, source: str | None, max_results: int | None, cursor: str | None) -> dict[str, Any]:
-    """searchTools' input from ``search_tools``' arguments; checked as the model's would be."""
-    arguments = {"query": query, "source": source, "max_results": max_results}
-    if cursor is not None:
-        arguments["cursor"] = cursor
-    return arguments

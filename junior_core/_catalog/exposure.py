@@ -4,7 +4,7 @@ A tool's own ``exposure`` says how the model meets it; the host's rules (``Runti
 ``set_exposure``, ``[tools]`` in ``junior.toml``) override it; ``tool_visible`` hooks hide tools from one actor or
 conversation. ``Reach`` puts the three together and is the one place asked "which tools can this context see"
 and "may it call this one": by searchTools, executeTool, ``model_tools``, the MCP gateway and
-``AnthropicToolSearch``. The exposure words themselves are defined in ``junior_core.functions``, beneath the
+``AnthropicToolSearch``. The exposure words themselves are defined in ``junior_core._schemas.functions``, beneath the
 catalog (a ``Tool`` checks its own), and named here as well.
 """
 
@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING, Literal, Protocol, cast
 
 import attrs
 
-from junior_core.catalog import tool_name_prefix
+from junior_core._base.errors import ConfigError
+from junior_core._catalog.catalog import tool_name_prefix
+from junior_core._schemas.functions import EXPOSURES, Exposure, check_exposure
 from junior_core.context import Actor, Conversation, ToolContext
-from junior_core.errors import ConfigError
-from junior_core.functions import EXPOSURES, Exposure, check_exposure
 
 if TYPE_CHECKING:
-    from junior_core.catalog import Catalog, CatalogTool
+    from junior_core._catalog.catalog import Catalog, CatalogTool
 
 __all__ = [
     "EXPOSURES",
@@ -118,7 +118,7 @@ def tool_rules(path: Path | None) -> list[ExposureRule]:
     """The exposure rules of ``[tools]`` in ``path`` (none without a file or table); raises ``ConfigError``."""
     if path is None:
         return []
-    from junior_core.config import read_file
+    from junior_core._base.config import read_file
 
     table = read_file(path).get("tools", {})
     if not isinstance(table, dict):
@@ -146,7 +146,7 @@ def tool_rules(path: Path | None) -> list[ExposureRule]:
 def host_rules(config: bool | str | os.PathLike[str], exposure: Mapping[str, str] | None) -> list[ExposureRule]:
     """The ``[tools]`` rules of ``config`` (True: the file in effect, a path: that file, False: none), then those of
     ``exposure`` (which win a tie)."""
-    from junior_core.config import config_path
+    from junior_core._base.config import config_path
 
     rules = tool_rules(config_path() if config is True else Path(config) if config is not False else None)
     return rules + [ExposureRule(pattern, value, origin="api") for pattern, value in (exposure or {}).items()]  # type: ignore[arg-type]
@@ -269,6 +269,6 @@ class Reach:
 
     def offered(self, context: ToolContext | None = None) -> list[str]:
         """The names of the model's tools in ``context``: searchTools, executeTool, then the direct tools."""
-        from junior_core.protocol import EXECUTE_TOOL, SEARCH_TOOLS  # not needed at `junior --help`
+        from junior_core._protocol import EXECUTE_TOOL, SEARCH_TOOLS  # not needed at `junior --help`
 
         return [SEARCH_TOOLS, EXECUTE_TOOL, *(t.tool_name for t in self.visible(context, "direct"))]

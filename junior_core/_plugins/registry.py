@@ -7,8 +7,8 @@ from typing import Any
 
 import attrs
 
-from junior_core.catalog import Provider, Source, Tool
-from junior_core.errors import RegistrationError, ToolDefinitionError
+from junior_core._base.errors import RegistrationError, ToolDefinitionError
+from junior_core._catalog.catalog import Provider, Source, Tool
 
 __all__ = ["Register", "Registration"]
 

@@ -14,8 +14,8 @@ from typing import Any, Unpack
 
 import attrs
 
-from junior_core.errors import RegistrationError, ToolDefinitionError
-from junior_core.functions import MARK, Exposure, ToolSettings, check_exposure, check_settings
+from junior_core._base.errors import RegistrationError, ToolDefinitionError
+from junior_core._schemas.functions import MARK, Exposure, ToolSettings, check_exposure, check_settings
 from junior_core.text import clean_json, clean_text
 
 __all__ = [
@@ -102,8 +102,8 @@ def _schema_problem(text: str) -> str | None:
     from jsonschema import Draft202012Validator, FormatChecker
     from jsonschema.exceptions import SchemaError
 
-    # Patterns are enforced with RE2 (junior_core._patterns), so a pattern RE2 runs ("\\p{L}+", "\\z") is a valid
-    # one even where Python's re, which the metaschema's "regex" format would use, cannot compile it.
+    # Patterns are enforced with RE2 (junior_core._schemas.patterns), so a pattern RE2 runs ("\\p{L}+", "\\z") is a
+    # valid one even where Python's re, which the metaschema's "regex" format would use, cannot compile it.
     checker = FormatChecker()
     checker.checks("regex", raises=(re.error,))(_regex_ok)
     try:
@@ -116,7 +116,7 @@ def _schema_problem(text: str) -> str | None:
 def _regex_ok(pattern: object) -> bool:
     if not isinstance(pattern, str):
         return True
-    from junior_core._patterns import searcher  # RE2 loads with the first schema that has a pattern
+    from junior_core._schemas.patterns import searcher  # RE2 loads with the first schema that has a pattern
 
     if searcher(pattern) is not None:
         return True
@@ -230,12 +230,13 @@ class Tool:
     def from_function(cls, fn: Callable[..., Any], **settings: Unpack[ToolSettings]) -> Tool:
         """A tool whose ``input_schema`` comes from ``fn``'s type hints and description from its docstring.
 
-        Settings given here win over ``@tool(...)``'s (``junior_core.functions.tool``), which win over the defaults.
+        Settings given here win over ``@tool(...)``'s (``junior_core._schemas.functions.tool``), which win over
+        the defaults.
         """
         check_settings(settings, "Tool.from_function()")
         # Imported here: reading type hints and docstrings is needed only once a function becomes a tool, and
         # `junior --help` registers none.
-        from junior_core import signatures
+        from junior_core._schemas import signatures
 
         marked = getattr(fn, MARK, None)
         base: dict[str, Any] = marked if isinstance(marked, dict) else {}

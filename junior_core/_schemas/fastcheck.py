@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from junior_core._patterns import searcher
+from junior_core._schemas.patterns import searcher
 
 __all__ = ["compile_check"]
 

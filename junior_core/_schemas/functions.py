@@ -1,8 +1,8 @@
 """Tools from plain typed functions: ``@tool`` and ``Param``, and the words of their settings.
 
 This module only marks functions, so a plugin importing it costs nothing at ``junior --help``; the JSON Schema
-and handler are read by ``junior_core.signatures`` and made a ``Tool`` by ``Tool.from_function`` when a function
-is registered, once per function.
+and handler are read by ``junior_core._schemas.signatures`` and made a ``Tool`` by ``Tool.from_function`` when a
+function is registered, once per function.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar, Unpack, overload
 
-from junior_core.errors import ToolDefinitionError
+from junior_core._base.errors import ToolDefinitionError
 
 if TYPE_CHECKING:
     import attrs
@@ -22,7 +22,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 MARK = "__junior_tool__"
 
 # The exposure words: here, beneath the catalog, so that ``Tool`` can check its own exposure without importing
-# ``junior_core.exposure`` (the host's rules and ``Reach``, which name the catalog's types).
+# ``junior_core._catalog.exposure`` (the host's rules and ``Reach``, which name the catalog's types).
 Exposure = Literal["deferred", "direct", "hidden"]
 # Also the order the [tools] table is read in, and a later rule wins a tie: of two equally specific patterns,
 # hidden beats direct and direct beats deferred (hiding is the safe side of a tie; direct is a host's choice).

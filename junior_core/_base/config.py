@@ -1,5 +1,5 @@
 """``junior.toml``: where it is, reading it, and plugins' ``[plugins.<name>]`` tables (``[tools]`` is read in
-``junior_core.exposure``)."""
+``junior_core._catalog.exposure``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from junior_core.errors import ConfigError
+from junior_core._base.errors import ConfigError
 
 __all__ = [
     "CONFIG_DIR_ENV", "CONFIG_ENV", "ConfigError", "config_path", "plugin_settings", "read_file", "user_config_dir",
