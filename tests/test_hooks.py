@@ -28,8 +28,8 @@ from junior_core import (
     Tool,
     ToolContext,
     hookimpl,
-    hookspecs,
 )
+from junior_core._plugins import hookspecs
 from junior_core.testing import ManualClock, wait_until
 from tests.helpers import OBJECT, echo, notes_plugin
 
