@@ -33,6 +33,7 @@ NEUTRAL: dict[str, float] = {
     "text_b": 0.0,
     "typo_ratio": 1.0,
     "english_count": 1,
+    "payload_weight": 1.0,
 }
 """Per setting, the value its ablation sets (a setting not named here is an error: every one is measured)."""
 

@@ -85,6 +85,10 @@ def test_an_installed_plugin_comes_first_on_a_near_tie(rt: Runtime) -> None:
     answer = names(rt.search_tools("forget the preference", max_results=10))
     assert answer[0] == "memory__forget"
     assert answer.index("memory__forget") < min(answer.index(n) for n in answer if n.startswith("mcp__evil__"))
+    # What the request is about ("PR summaries") is what to forget, not which tool: the server that says "forget"
+    # in every tool does not take the request over (``about_payload``).
+    answer = names(rt.search_tools("forget my preference about PR summaries", max_results=10))
+    assert answer[0] == "memory__forget"
     assert names(rt.search_tools("remember that I like tabs"))[0] == "memory__remember"
 
 

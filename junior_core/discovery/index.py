@@ -179,7 +179,8 @@ class SearchIndex:
         query = fixed.text
         with snapshot.lock:
             request = read_request(query, self._analyzer, fixed,
-                                   scoring.action_words(snapshot, self.config, self._analyzer))
+                                   scoring.action_words(snapshot, self.config, self._analyzer),
+                                   self.config.payload_weight)
         if request is None:
             return SearchResult([], 0, fixed.fixes)
         allowed: set[int] | None = None
@@ -305,7 +306,8 @@ class SearchIndex:
             return False
         with snapshot.lock:
             request = read_request(query, self._analyzer, spelling.Correction(query),
-                                   scoring.action_words(snapshot, self.config, self._analyzer))
+                                   scoring.action_words(snapshot, self.config, self._analyzer),
+                                   self.config.payload_weight)
             if request is None:
                 return False
             scored, tally = scoring.score_tools(snapshot, request, self.config, self._analyzer,

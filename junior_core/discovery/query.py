@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from junior_core.discovery.rules import AUX, OPENERS, PRONOUNS, SUBJECTS, WH, on
+from junior_core.discovery.rules import AUX, OPENERS, PRONOUNS, SUBJECTS, TOPIC, WH, on
 from junior_core.discovery.text import WORD, phrases
 
 if TYPE_CHECKING:
     from junior_core.discovery.spelling import Correction
     from junior_core.discovery.text import Analyzer
 
-__all__ = ["Intent", "Request", "clauses", "read_request"]
+__all__ = ["Intent", "Request", "clauses", "payload", "read_request"]
 
 _CLAUSE = re.compile(r"[,;:.!?]+\s+|\s+[—–-]+\s+|\s+(?:and then|then|and)\s+|[,;:!?]+$", re.IGNORECASE)
 
@@ -96,7 +96,8 @@ class Request:
     weights: dict[str, float]
     """Each distinct term's weight in the score: 1, less for a corrected typo."""
     clauses: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]
-    """Per clause: the terms that ask, and the keyword phrases it says (they count only when matched)."""
+    """Per clause: the terms that ask, and its payload's terms and the keyword phrases it says (they count only
+    when matched)."""
     phrases: frozenset[str]
     """Keyword-phrase terms the request says ("keep in mind")."""
     intent: Intent
@@ -108,20 +109,43 @@ class Request:
     only the tools whose name or keywords say it."""
 
 
+def payload(clause: str) -> tuple[str, str]:
+    """A clause's ask and its payload: in a clause that asks (a verb or a question), what follows a topic word
+    among its first words is what the request is about, not which tool it wants ("forget my preference about PR
+    summaries", "what did I save about the standup": its first five words); not in a statement ("that thing about
+    the DB is wrong")."""
+    found = list(WORD.finditer(clause))
+    words = _words(clause)
+    verb, question = _verb(words)
+    if not on("about_payload") or (verb is None and not question):
+        return clause, ""
+    skipped = len(found) - len(words)
+    for number in range(1, min(len(words) - 1, 5)):
+        if words[number] in TOPIC:
+            at = found[skipped + number]
+            return clause[: at.start()], clause[at.end() :]
+    return clause, ""
+
+
 def read_request(query: str, analyze: Analyzer, fixed: Correction,
-                 is_action: Callable[[str], bool] | None = None) -> Request | None:
-    """``query`` (typos corrected) as terms and clauses; None when no clause has a word to search for."""
+                 is_action: Callable[[str], bool] | None = None, payload_weight: float = 1.0) -> Request | None:
+    """``query`` (typos corrected) as terms and clauses; None when no clause has a word to search for. Payload
+    terms weigh ``payload_weight`` and count only when a tool holds them."""
     parts: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
     said: set[str] = set()
+    weights: dict[str, float] = {}
     for clause in clauses(query):
-        ask = tuple(dict.fromkeys(analyze(clause)))
+        asked, handed = payload(clause)
+        ask = tuple(dict.fromkeys(analyze(asked)))
+        extra = tuple(t for t in dict.fromkeys(analyze(handed)) if t not in ask)
         if ask:
             spoken = tuple(phrases(clause))
             said.update(spoken)
-            parts.append((ask, spoken))
+            parts.append((ask, extra + spoken))
+            weights.update({term: payload_weight * fixed.boost(term) for term in extra})
     if not parts:
         return None
-    weights = {term: fixed.boost(term) for ask, _ in parts for term in ask}
+    weights.update({term: fixed.boost(term) for ask, _ in parts for term in ask})
     weights.update(dict.fromkeys(said, 1.0))
     intent = Intent.of(query, is_action)
     verbs = [verb for verb in intent.verbs if is_action is None or is_action(verb)]

@@ -21,6 +21,7 @@ __all__ = [
     "PRONOUNS",
     "SUBJECTS",
     "SWITCHES",
+    "TOPIC",
     "WH",
     "on",
     "switched_off",
@@ -31,6 +32,7 @@ SWITCHES: dict[str, str] = {
     "openers": "courtesy before the request (OPENERS: hey, please, just, ...) is skipped when reading its verb",
     "questions": "a clause opening with a question word or an auxiliary (WH, AUX, SUBJECTS) is a question, "
                  "its verb the one after the subject",
+    "about_payload": "\"forget my preference about X\": X after a topic word (TOPIC) in a clause that asks is payload",
     # Text analysis (``text``): these change the index's terms.
     "clitics": "English clitics come off their words (\"don't\" -> do; NEGATION_BASES: can't -> can)",
     "stop_words": "Whoosh's English stop list is not searched for",
@@ -80,6 +82,10 @@ WH = frozenset("what which who whom whose when where why how".split())
 AUX = frozenset("do does did is are was were have has had".split())
 
 SUBJECTS = frozenset("you i we there it anything something any".split())
+
+# "what did I save about the standup", "forget what I said regarding Jonas": what follows is what the request is
+# about, not which tool it wants.
+TOPIC = frozenset("about regarding concerning".split())
 
 PRONOUNS = frozenset("i i'm i've i'd i'll my me we we're our us he she they it it's this that the a an".split())
 

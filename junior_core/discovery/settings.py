@@ -60,6 +60,10 @@ class RankingConfig:
     """A bridged server's tool (source ``mcp:...``) ranks as if its score were this share lower: on a tie or near
     tie an installed plugin's tool comes first. Then the score, then tool_name."""
 
+    payload_weight: float = 0.5
+    """What a word of the request's payload ("forget my preference about <...>") counts for in the score: it says
+    what to look for or drop, not which tool. It never counts toward the floor's coverage."""
+
     def weight(self, field: str) -> float:
         """BM25F weight of ``field``; declared keywords weigh as description words do."""
         return float(getattr(self, f"{field}_weight", 1.0))
