@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
@@ -30,7 +30,6 @@ from junior_core.discovery.text import PHRASE_MARK, WORD
 
 if TYPE_CHECKING:
     from junior_core._catalog.catalog import CatalogTool
-    from junior_core.discovery.index import SearchIndex
     from junior_core.discovery.query import Request
     from junior_core.discovery.reasons import Trace
     from junior_core.discovery.scoring import Snapshot, Sources, Tally
@@ -39,6 +38,20 @@ if TYPE_CHECKING:
 
 __all__ = ["PARTIAL", "Evidence", "admit", "installed_holders", "nearest_sources", "partial_matches", "said_words",
            "telling", "weigh"]
+
+
+class IndexReading(Protocol):
+    """What the floor reads of ``index.SearchIndex`` (named by its shape: the index calls the floor)."""
+
+    config: RankingConfig
+
+    @property
+    def snapshot(self) -> Snapshot | None: ...
+
+    @property
+    def analyzer(self) -> Analyzer: ...
+
+    def analyze(self, text: str) -> list[str]: ...
 
 
 def admit(snapshot: Snapshot, request: Request, score: dict[int, float], tally: Tally | None,
@@ -136,7 +149,7 @@ def partial_matches(passed: Sequence[CatalogTool], below: Sequence[CatalogTool],
     return [t for t in below if t.tool_name not in shown and terms & held(t.tool_name)]
 
 
-def installed_holders(index: SearchIndex, terms: Sequence[str]) -> dict[str, int]:
+def installed_holders(index: IndexReading, terms: Sequence[str]) -> dict[str, int]:
     """Per term, how many installed tools hold it in their own text (not only through their source)."""
     snapshot = index.snapshot
     if snapshot is None:
@@ -146,7 +159,7 @@ def installed_holders(index: SearchIndex, terms: Sequence[str]) -> dict[str, int
         return {term: reader.doc_frequency("terms", term) - reader.doc_frequency("sourced", term) for term in terms}
 
 
-def weigh(index: SearchIndex, query: str, asked: Sequence[str], names: Sequence[str],
+def weigh(index: IndexReading, query: str, asked: Sequence[str], names: Sequence[str],
           held_of: Callable[[str], frozenset[str]], exact: str | None = None,
           whole_catalog: bool = True) -> Evidence:
     """The evidence of an answer returning ``names`` for ``query`` (typos corrected), whose request asked with
@@ -174,7 +187,7 @@ def weigh(index: SearchIndex, query: str, asked: Sequence[str], names: Sequence[
     return Evidence(matched, unmatched, True, unheld, elsewhere)
 
 
-def _rarity(index: SearchIndex, asked: Sequence[str]) -> tuple[dict[str, float], set[str], set[str]]:
+def _rarity(index: IndexReading, asked: Sequence[str]) -> tuple[dict[str, float], set[str], set[str]]:
     """The rarity (idf, as the ranking reckons it) of each asked word some installed or reference tool uses, the
     asked keyword phrases some tool declares, and the asked words only the reference uses (no installed tool's
     own text)."""
@@ -202,7 +215,7 @@ def _rarity(index: SearchIndex, asked: Sequence[str]) -> tuple[dict[str, float],
     return rarity, phrases, unknown
 
 
-def nearest_sources(index: SearchIndex, query: str, source_ids: Sequence[str], count: int) -> list[str]:
+def nearest_sources(index: IndexReading, query: str, source_ids: Sequence[str], count: int) -> list[str]:
     """At most ``count`` of ``source_ids`` whose id or description shares words with ``query``, the most telling
     share first (rarity summed over the shared words; ties by id)."""
     snapshot = index.snapshot

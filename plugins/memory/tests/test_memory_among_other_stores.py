@@ -33,7 +33,8 @@ REQUESTS = [
     ("delte the memroy", "memory__forget"),
     ("delete the memory", "memory__forget"),
     ("forget my preference about PR summaries", "memory__forget"),
-    ("tell me what you know about me", "memory__list"),
+    # Nothing to search for: reading every memory or searching them both answer it.
+    ("tell me what you know about me", ("memory__list", "memory__search")),
     ("show everything you remember about me", "memory__list"),
     ("forget that deploys are on Fridays", "memory__forget"),
     ("remember that I prefer tabs", "memory__remember"),
@@ -57,10 +58,11 @@ def rt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runtime]:
 
 
 @pytest.mark.parametrize(("query", "tool"), REQUESTS)
-def test_a_memory_request_finds_the_workspaces_own_memory_tool_first(rt: Runtime, query: str, tool: str) -> None:
+def test_a_memory_request_finds_the_workspaces_own_memory_tool_first(
+        rt: Runtime, query: str, tool: str | tuple[str, ...]) -> None:
     ranked = [t["tool_name"] for t in rt.search_tools(query)["tools"]]
     # junior-memory's tool first: so never another store's tool, its destructive ones included (delete_project).
-    assert ranked[0] == tool, ranked[:5]
+    assert ranked[0] in ((tool,) if isinstance(tool, str) else tool), ranked[:5]
 
 
 def test_the_other_stores_are_real_servers_answering_through_the_bridge(rt: Runtime) -> None:
