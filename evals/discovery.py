@@ -19,7 +19,11 @@ __all__ = ["CASES", "REQUESTS"]
 
 # Findings of this suite kept failing on purpose until fixed: ``{case key: what is wrong}``. The check goes
 # red once a marked case passes, so the marker is removed with the fix.
-KNOWN_ISSUES: dict[str, str] = {}
+KNOWN_ISSUES: dict[str, str] = {
+    "remember-save[all]": "across all sources memory__search (19.3) edges out memory__remember (18.7): the words after "
+                          "the colon count toward search since the colon-payload grammar was deleted (it paid nothing "
+                          "on the model's transcripts); inside source memory remember is first",
+}
 
 REQUESTS: list[tuple[str, str, str]] = [
     ("remember-preference", "Please remember that I prefer terse PR summaries.", "memory__remember"),
