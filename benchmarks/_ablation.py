@@ -1,5 +1,5 @@
 """The ablation variants ``retrieval.py --ablate``, ``memory_intent.py --ablate`` and ``agent_discovery.py ablate``
-measure: every rule switch of ``junior_core.discovery.rules`` off in turn, and every setting of ``RankingConfig`` at
+measure: every rule switch of ``junior_core._discovery.switches`` off in turn, and every setting of ``RankingConfig`` at
 its neutral value. ``agent_discovery.py ablate`` replays the searches a model wrote (the kept transcripts).
 
 A setting's neutral value is what the score would be without it: a field weight at 1 (the description's), or 0 for
@@ -42,15 +42,15 @@ def variants() -> list[tuple[str, tuple[str, ...], dict[str, Any]]]:
     """``(label, rules switched off, settings changed)``: everything on first, then one thing off at a time."""
     import attrs
 
-    from junior_core.discovery import rules
-    from junior_core.discovery.settings import RankingConfig
+    from junior_core._discovery import switches
+    from junior_core._discovery.settings import RankingConfig
 
     fields = [f.name for f in attrs.fields(RankingConfig)]
     unknown = sorted(set(fields) - set(NEUTRAL))
     if unknown:
         raise SystemExit(f"benchmarks/_ablation.py: no neutral value for setting(s) {unknown}")
     out: list[tuple[str, tuple[str, ...], dict[str, Any]]] = [("all on", (), {})]
-    out += [(f"rule {name} off", (name,), {}) for name in rules.SWITCHES]
+    out += [(f"rule {name} off", (name,), {}) for name in switches.SWITCHES]
     out += [(f"{name} = {NEUTRAL[name]:g}", (), {name: NEUTRAL[name]}) for name in fields]
     return out
 
@@ -58,11 +58,11 @@ def variants() -> list[tuple[str, tuple[str, ...], dict[str, Any]]]:
 @contextlib.contextmanager
 def applied(off: tuple[str, ...], changes: dict[str, Any]) -> Iterator[Callable[[], Any]]:
     """Inside the block, the named rules are off; yields an index factory with the changed settings."""
-    from junior_core.discovery import rules
-    from junior_core.discovery.index import SearchIndex
-    from junior_core.discovery.settings import RankingConfig
+    from junior_core._discovery import switches
+    from junior_core._discovery.index import SearchIndex
+    from junior_core._discovery.settings import RankingConfig
 
-    with rules.switched_off(*off):
+    with switches.switched_off(*off):
         yield functools.partial(SearchIndex, RankingConfig(**changes))
 
 
@@ -137,9 +137,9 @@ def merge(paths: list[str]) -> dict[str, Any]:
 
 def gone(label: str) -> bool:
     """Whether ``label`` is a rule switch's variant whose rule has since been deleted."""
-    from junior_core.discovery import rules
+    from junior_core._discovery import switches
 
-    return label.startswith("rule ") and label[len("rule "):-len(" off")] not in rules.SWITCHES
+    return label.startswith("rule ") and label[len("rule "):-len(" off")] not in switches.SWITCHES
 
 
 def markdown(merged: dict[str, Any]) -> str:
@@ -214,16 +214,16 @@ def doc_tables(merged: dict[str, Any]) -> str:
     """The two tables of docs/discovery.md: every rule switch and every setting, with what its ablation moved."""
     import attrs
 
-    from junior_core.discovery import rules
-    from junior_core.discovery.settings import RankingConfig
+    from junior_core._discovery import switches
+    from junior_core._discovery.settings import RankingConfig
 
     by = {e["variant"]: e for e in merged["variants"]}
     out = ["| switch | what it does while on | switched off (points, − worse) |", "|---|---|---|"]
-    for name, text in rules.SWITCHES.items():
+    for name, text in switches.SWITCHES.items():
         entry = by.get(f"rule {name} off")
         out.append(f"| `{name}` | {text} | {measured(entry) if entry else 'not measured'} |")
     gone = [(label[len("rule "):-len(" off")], e) for label, e in by.items()
-            if label.startswith("rule ") and label[len("rule "):-len(" off")] not in rules.SWITCHES]
+            if label.startswith("rule ") and label[len("rule "):-len(" off")] not in switches.SWITCHES]
     if gone:
         out += ["", "Deleted after measuring (switched off, nothing got worse by 0.5 points):", ""]
         out += [f"- `{name}`: {measured(e)}" for name, e in gone]

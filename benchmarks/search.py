@@ -35,8 +35,8 @@ sys.path.append(str(Path(__file__).resolve().parent))  # last: benchmarks/mcp.py
 import _data
 
 from junior_core import Runtime, Source, Tool, ToolContext, hookimpl
-from junior_core.discovery import index as search_module
-from junior_core.discovery.text import param_text
+from junior_core._discovery import index as search_module
+from junior_core._discovery.analysis import param_text
 
 _WORD = re.compile(r"\w+")
 
@@ -113,7 +113,7 @@ def warm_open(entries: Sequence[Any], sources: dict[str, str], query: str, modul
         return {}
     import tempfile
 
-    from junior_core.discovery.store import IndexCache
+    from junior_core._discovery.store import IndexCache
 
     with tempfile.TemporaryDirectory() as tmp:
         def cold() -> Any:
@@ -284,7 +284,7 @@ def load_module(path: str | None) -> ModuleType:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--index-module", help="path of an index.py to measure instead of junior_core.discovery.index")
+    parser.add_argument("--index-module", help="path of an index.py to measure instead of junior_core._discovery.index")
     parser.add_argument("--skip-10k", action="store_true",
                         help="only the 527-tool catalog (no 10,000-tool search, no 100,000-tool registration)")
     parser.add_argument("--queries", type=int, default=300)

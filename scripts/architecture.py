@@ -33,7 +33,7 @@ LAYERS: list[tuple[str, tuple[str, ...], str]] = [
     ("llm", ("junior_core.llm",), "model clients and the agent loop (public)"),
     ("runtime", ("junior_core._runtime",), "the facade a bot embeds, its settings, the host's context"),
     ("calls", ("junior_core._calls",), "a call prepared (dispatch) and run (execution)"),
-    ("discovery", ("junior_core.discovery",), "everything behind searchTools"),
+    ("discovery", ("junior_core._discovery",), "everything behind searchTools"),
     ("plugins", ("junior_core._plugins",), "hooks, loading plugins, calling their hooks, `register`"),
     ("catalog", ("junior_core._catalog",), "what is registered, and who may reach it"),
     ("protocol", ("junior_core._protocol",), "what the model sees: the two tools, their input, every answer"),
@@ -139,7 +139,7 @@ def violations(graph: dict[str, dict[str, str]], face: str = FACE) -> list[str]:
 
 
 def _short(module: str) -> str:
-    if module.startswith("junior_core.discovery"):
+    if module.startswith("junior_core._discovery"):
         return "discovery"
     return module.removeprefix(PACKAGE + ".")
 
@@ -161,7 +161,7 @@ def render(graph: dict[str, dict[str, str]] | None = None) -> str:
     out += ["", "Each module, by layer, with the first paragraph of its docstring:", "",
             "| module | holds |", "|---|---|"]
     shown = [m for m in sorted(paths, key=lambda m: (layer_of(m) if layer_of(m) is not None else -1, m))
-             if not m.startswith("junior_core.discovery.")]
+             if not m.startswith("junior_core._discovery.")]
     for module in shown:
         path = paths[module]
         out.append(f"| `{path.relative_to(ROOT)}` | {_summary(path)} |")

@@ -194,7 +194,7 @@ class KeptIndex:
         self.made: list[Any] = []
 
     def __call__(self) -> Any:
-        from junior_core.discovery.index import SearchIndex
+        from junior_core._discovery.index import SearchIndex
 
         self.made.append(SearchIndex())
         return self.made[-1]

@@ -1,5 +1,5 @@
 """A bridged server cannot take over search: repeated words saturate, one source cannot fill an answer across
-sources, and an installed plugin's tool comes first on a near tie (``junior_core.discovery.index.ordered``)."""
+sources, and an installed plugin's tool comes first on a near tie (``junior_core._discovery.index.ordered``)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from junior_memory import MemoryPlugin
 
 from junior_core import Runtime, Source, Tool
-from junior_core.discovery.index import SearchIndex
-from junior_core.discovery.settings import RankingConfig
+from junior_core._discovery.index import SearchIndex
+from junior_core._discovery.settings import RankingConfig
 from tests.helpers import OBJECT, SourcePlugin, echo, names
 
 NOWHERE = "sqlite:////dev/null/no-such-dir/memory.sqlite3"  # searching never opens the store

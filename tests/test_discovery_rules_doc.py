@@ -8,8 +8,8 @@ from pathlib import Path
 import attrs
 import pytest
 
-from junior_core.discovery import rules
-from junior_core.discovery.settings import RankingConfig
+from junior_core._discovery import switches
+from junior_core._discovery.settings import RankingConfig
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "discovery.md"
 _ROW = re.compile(r"^\| `([a-z_0-9]+)` \|(.+)\|\s*$", re.MULTILINE)
@@ -26,9 +26,9 @@ def _documented(heading: str) -> dict[str, str]:
 
 def test_every_rule_switch_is_documented_with_its_measured_cost() -> None:
     documented = _documented("## Rule switches")
-    assert set(rules.SWITCHES) <= set(documented), sorted(set(rules.SWITCHES) - set(documented))
-    assert set(documented) <= set(rules.SWITCHES), f"documented but gone: {sorted(set(documented) - set(rules.SWITCHES))}"
-    for name in rules.SWITCHES:
+    assert set(switches.SWITCHES) <= set(documented), sorted(set(switches.SWITCHES) - set(documented))
+    assert set(documented) <= set(switches.SWITCHES), f"documented but gone: {sorted(set(documented) - set(switches.SWITCHES))}"
+    for name in switches.SWITCHES:
         cells = [cell.strip() for cell in documented[name].split("|")]
         assert len(cells) >= 2 and all(cells[:2]), f"{name}: says what it does and what its ablation measured"
 
@@ -44,10 +44,10 @@ def test_every_setting_is_documented_with_its_measured_cost() -> None:
 
 
 def test_a_switch_is_on_unless_switched_off_and_unknown_names_are_refused() -> None:
-    name = next(iter(rules.SWITCHES))
-    assert rules.on(name)
-    with rules.switched_off(name):
-        assert not rules.on(name)
-    assert rules.on(name)
-    with pytest.raises(ValueError, match="unknown rule switch"), rules.switched_off("no_such_rule"):
+    name = next(iter(switches.SWITCHES))
+    assert switches.on(name)
+    with switches.switched_off(name):
+        assert not switches.on(name)
+    assert switches.on(name)
+    with pytest.raises(ValueError, match="unknown rule switch"), switches.switched_off("no_such_rule"):
         pass

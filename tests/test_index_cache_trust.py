@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
-import junior_core.discovery.store
-import junior_core.discovery.trust
-import junior_core.discovery.whoosh_parts
+import junior_core._discovery.store
+import junior_core._discovery.trust
+import junior_core._discovery.whoosh_parts
 from junior_core import Runtime
-from junior_core.discovery.store import KEEP, IndexCache
-from junior_core.discovery.trust import sign
+from junior_core._discovery.store import KEEP, IndexCache
+from junior_core._discovery.trust import sign
 from junior_core.testing import assert_error
 from tests.helpers import notes_plugin, weather_plugin
 
@@ -56,7 +56,7 @@ def forbid_building(monkeypatch: pytest.MonkeyPatch) -> None:
     def fail(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("the index was rebuilt")
 
-    monkeypatch.setattr(junior_core.discovery.whoosh_parts, "write_documents", fail)
+    monkeypatch.setattr(junior_core._discovery.whoosh_parts, "write_documents", fail)
 
 
 # A later process: a fresh interpreter opening the cache the way every start does.
@@ -223,7 +223,7 @@ def test_a_cache_of_another_user_is_not_used_uid_check(cache_dir: Path, make_run
                                                        monkeypatch: pytest.MonkeyPatch,
                                                        caplog: pytest.LogCaptureFixture) -> None:
     built(cache_dir, make_runtime)
-    monkeypatch.setattr(junior_core.discovery.trust, "current_uid", lambda: os.geteuid() + 1)
+    monkeypatch.setattr(junior_core._discovery.trust, "current_uid", lambda: os.geteuid() + 1)
     with caplog.at_level(logging.WARNING, logger="junior.search"):
         rt = make_runtime(notes_plugin(), weather_plugin())
         assert answers(rt) == EXPECTED
@@ -421,7 +421,7 @@ def test_an_index_that_keeps_raising_fails_the_search_after_one_rebuild(
     rt = make_runtime(notes_plugin(), weather_plugin(), index_cache=False)
     assert answers(rt) == EXPECTED
     builds: list[int] = []
-    real = junior_core.discovery.whoosh_parts.write_documents
+    real = junior_core._discovery.whoosh_parts.write_documents
 
     def counting(*args: Any, **kwargs: Any) -> None:
         builds.append(1)
@@ -430,7 +430,7 @@ def test_an_index_that_keeps_raising_fails_the_search_after_one_rebuild(
     def broken(self: Any, *args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("damaged block")
 
-    monkeypatch.setattr(junior_core.discovery.whoosh_parts, "write_documents", counting)
+    monkeypatch.setattr(junior_core._discovery.whoosh_parts, "write_documents", counting)
     from whoosh.reading import SegmentReader
 
     monkeypatch.setattr(SegmentReader, "postings", broken)

@@ -40,7 +40,7 @@ def test_the_layer_check_reads_the_real_imports() -> None:
     graph = architecture.import_graph()
     assert graph["junior_core._runtime.runtime"]["junior_core._calls.dispatch"] == architecture.LOAD
     assert graph["junior_core._catalog.catalog"]["junior_core._schemas.signatures"] == architecture.LAZY
-    assert graph["junior_core._calls.dispatch"]["junior_core.discovery"] == architecture.TYPE
+    assert graph["junior_core._calls.dispatch"]["junior_core._discovery"] == architecture.TYPE
     assert {architecture.layer_of(m) for m in graph} - {None} == set(range(len(architecture.LAYERS)))
 
 
@@ -60,14 +60,12 @@ def test_an_import_up_a_layer_is_refused() -> None:
 def test_modules_outside_the_documented_surface_are_private_by_name() -> None:
     documented = set(documented_modules())
     public_packages = ("junior_core.llm", "junior_core.testing")  # documented whole (docs/internals.md)
-    # discovery keeps its name until its own regrouping lands (its inside is another change's); it is one layer.
-    left = ("junior_core.discovery",)
     named = []
     for module in architecture.modules():
         parts = module.split(".")[1:]
         if module in documented or module == "junior_core.__main__" or any(p.startswith("_") for p in parts):
             continue
-        if any(module == p or module.startswith(p + ".") for p in (*public_packages, *left)):
+        if any(module == p or module.startswith(p + ".") for p in public_packages):
             continue
         named.append(module)
     assert named == []

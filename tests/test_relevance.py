@@ -1,5 +1,5 @@
 """The relevance floor, fair action words, keyword phrases and clauses: which tools may answer at all, and in
-what order (``junior_core.discovery.scoring``, ``junior_core.discovery.index``)."""
+what order (``junior_core._discovery.scoring``, ``junior_core._discovery.index``)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from collections.abc import Callable
 import pytest
 
 from junior_core import Runtime, Source, Tool
-from junior_core.discovery.index import SearchIndex
-from junior_core.discovery.settings import RankingConfig
-from junior_core.discovery.text import leading_verbs, phrase_words
+from junior_core._discovery.analysis import leading_verbs, phrase_words
+from junior_core._discovery.index import SearchIndex
+from junior_core._discovery.settings import RankingConfig
 from tests.helpers import OBJECT, READS, REMOVES, WRITES, KeptIndex, SourcePlugin, echo, names, notebook
 
 
@@ -125,7 +125,7 @@ def test_rarity_counts_the_reference_catalog(make_runtime: Callable[..., Runtime
     rt = make_runtime(notebook(), index_cache=False, index_factory=kept)
     assert names(rt.search_tools("forget it"))
     index = kept.index
-    from junior_core.discovery.scoring import rarity
+    from junior_core._discovery.scoring import rarity
 
     idf = rarity(index.config, index._analyzer, 4)
     assert idf("forget", 1) > idf("list", 1) + 1
@@ -178,7 +178,7 @@ def test_the_verb_a_description_opens_with_decides_between_siblings(make_runtime
 def test_without_the_reference_catalog_search_still_answers(make_runtime: Callable[..., Runtime],
                                                             monkeypatch: pytest.MonkeyPatch,
                                                             caplog: pytest.LogCaptureFixture) -> None:
-    from junior_core.discovery.scoring import Reference
+    from junior_core._discovery.scoring import Reference
 
     monkeypatch.setattr(Reference, "resource", ("data", "no-such-file.txt"))
     monkeypatch.setattr(Reference, "_loaded", {})
@@ -210,8 +210,8 @@ def test_only_an_action_word_in_a_verbs_place_is_the_requests_verb(make_runtime:
     # "lol" opens the first clause, but no tool says it does "lol": it is filler, not what is asked.
     assert names(rt.search_tools("lol sorry. forget the Friday merge rule"))[0] == "notebook__forget"
     index = kept.index
-    from junior_core.discovery import scoring, spelling
-    from junior_core.discovery.query import read_request
+    from junior_core._discovery import scoring, spelling
+    from junior_core._discovery.query import read_request
 
     snapshot = index.snapshot
     assert snapshot is not None

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-import junior_core.discovery.store
-import junior_core.discovery.trust
-import junior_core.discovery.whoosh_parts
+import junior_core._discovery.store
+import junior_core._discovery.trust
+import junior_core._discovery.whoosh_parts
 from junior_core import Runtime, Source, Tool, hookimpl
-from junior_core.discovery.store import KEEP
+from junior_core._discovery.store import KEEP
 from tests.helpers import OBJECT, SourcePlugin, echo, notes_plugin, weather_plugin
 
 
@@ -40,7 +40,7 @@ def forbid_building(monkeypatch: pytest.MonkeyPatch) -> None:
     def fail(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("the index was rebuilt")
 
-    monkeypatch.setattr(junior_core.discovery.whoosh_parts, "write_documents", fail)
+    monkeypatch.setattr(junior_core._discovery.whoosh_parts, "write_documents", fail)
 
 
 def test_a_search_leaves_a_whoosh_index_under_the_cache_dir(cache_dir: Path, make_runtime: Callable[..., Runtime]) -> None:
@@ -131,7 +131,7 @@ def test_an_unwritable_cache_dir_searches_from_memory(
 def test_a_full_disk_leaves_no_partial_index(
     cache_dir: Path, monkeypatch: pytest.MonkeyPatch, make_runtime: Callable[..., Runtime]
 ) -> None:
-    real_write = junior_core.discovery.trust.write_file
+    real_write = junior_core._discovery.trust.write_file
     written: list[str] = []
 
     def full(dir_fd: int, name: str, data: bytes) -> None:
@@ -140,7 +140,7 @@ def test_a_full_disk_leaves_no_partial_index(
             raise OSError(28, "No space left on device")
         real_write(dir_fd, name, data)
 
-    monkeypatch.setattr(junior_core.discovery.trust, "write_file", full)
+    monkeypatch.setattr(junior_core._discovery.trust, "write_file", full)
     rt = make_runtime(notes_plugin(), weather_plugin())
     assert top(rt, "weather forecast") == "weather__get_forecast"
     assert len(written) == 2, "the store was attempted and failed part-way"
@@ -154,7 +154,7 @@ def test_a_read_only_cache_still_opens(cache_dir: Path, make_runtime: Callable[.
     def read_only(*args: Any, **kwargs: Any) -> None:
         raise PermissionError(13, "Read-only file system")
 
-    monkeypatch.setattr(junior_core.discovery.store.os, "utime", read_only)
+    monkeypatch.setattr(junior_core._discovery.store.os, "utime", read_only)
     forbid_building(monkeypatch)
     rt = make_runtime(notes_plugin(), weather_plugin())
     assert top(rt, "weather forecast") == "weather__get_forecast"
@@ -270,14 +270,14 @@ def test_a_refresh_builds_beside_the_old_index_and_searches_do_not_wait(
     rt = make_runtime(dynamic, index_cache=False)
     assert top(rt, "current time") == "mcp__clock__get_time"
     building, release = threading.Event(), threading.Event()
-    real = junior_core.discovery.whoosh_parts.write_documents
+    real = junior_core._discovery.whoosh_parts.write_documents
 
     def slow(index: Any, documents: Any) -> None:
         building.set()
         assert release.wait(30)
         real(index, documents)
 
-    monkeypatch.setattr(junior_core.discovery.whoosh_parts, "write_documents", slow)
+    monkeypatch.setattr(junior_core._discovery.whoosh_parts, "write_documents", slow)
     dynamic.listing.append(Tool("convert_timezone", "Convert a time between two timezones.", OBJECT, echo))
     rt.refresh_source("mcp:clock")
     assert building.wait(30), "the refresh started a rebuild"

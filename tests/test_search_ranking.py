@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from junior_core import Runtime, Source, Tool, ToolContext, hookimpl
-from junior_core.discovery.index import SearchIndex
-from junior_core.discovery.text import split_identifier, summarize
+from junior_core._discovery.analysis import split_identifier, summarize
+from junior_core._discovery.index import SearchIndex
 
 
 def _noop(arguments: dict[str, Any], context: ToolContext) -> dict[str, Any]:
@@ -170,7 +170,7 @@ def test_summary_is_cut_at_180_characters_with_an_ellipsis() -> None:
 
 
 def test_analysis_cache_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    import junior_core.discovery.text as analysis
+    import junior_core._discovery.analysis as analysis
 
     monkeypatch.setattr(analysis, "_CACHE_LIMIT", 50)
     index = SearchIndex()

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-import junior_core.discovery.whoosh_parts
+import junior_core._discovery.whoosh_parts
 from junior_core import Runtime, Source, Tool
+from junior_core._discovery.index import RankingConfig, SearchIndex
+from junior_core._discovery.spelling import candidates
 from junior_core._protocol import corrected_note
-from junior_core.discovery.index import RankingConfig, SearchIndex
-from junior_core.discovery.spelling import candidates
 from tests.helpers import OBJECT, SourcePlugin, echo
 
 
@@ -121,7 +121,7 @@ def test_a_stored_index_corrects_too(tmp_path: Path, monkeypatch: pytest.MonkeyP
     def fail(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("the index was rebuilt")
 
-    monkeypatch.setattr(junior_core.discovery.whoosh_parts, "write_documents", fail)
+    monkeypatch.setattr(junior_core._discovery.whoosh_parts, "write_documents", fail)
     answer = make_runtime(plugin).search_tools("rember")
     assert names(answer) == ["kit__keep"]
     assert answer["note"] == "Searched for remember (you wrote rember)."

@@ -112,8 +112,8 @@ def test_the_junior_command_prints_no_escape_even_from_a_plugins_own_command(tmp
 
 
 def test_english_clitics_are_not_words_of_their_own() -> None:
-    from junior_core.discovery.settings import RankingConfig
-    from junior_core.discovery.text import Analyzer
+    from junior_core._discovery.analysis import Analyzer
+    from junior_core._discovery.settings import RankingConfig
 
     analyze = Analyzer(RankingConfig())
     assert analyze("I'm sure it's Twitter's, don't") == ["sure", "twitter"]

@@ -10,7 +10,7 @@ import random
 from importlib.metadata import version
 from typing import Any
 
-from junior_core.discovery.whoosh_parts import JuniorCodec, MemoryStorage, schema, write_documents
+from junior_core._discovery.whoosh_parts import JuniorCodec, MemoryStorage, schema, write_documents
 
 
 def test_the_whoosh_version_is_in_the_pinned_range() -> None:

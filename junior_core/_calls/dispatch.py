@@ -21,10 +21,10 @@ from junior_core._protocol.limits import MAX_DEPTH, too_deep, too_long_number
 if TYPE_CHECKING:
     from junior_core._catalog.catalog import Catalog, CatalogTool, Tool
     from junior_core._catalog.exposure import Reach
+    from junior_core._discovery import Discovery
     from junior_core._plugins.plugin_set import PluginSet
     from junior_core._schemas.fastcheck import Check
     from junior_core.context import ToolContext
-    from junior_core.discovery import Discovery
 
 __all__ = ["Answered", "Dispatch", "Prepared"]
 

@@ -12,10 +12,10 @@ from junior_core._calls.dispatch import Dispatch
 from junior_core._calls.execution import Execution
 from junior_core._catalog.catalog import Catalog
 from junior_core._catalog.exposure import ExposurePolicy, Reach, host_rules
+from junior_core._discovery import Discovery
 from junior_core._plugins.plugin_set import PluginSet, load, strict_from_env
 from junior_core._plugins.registry import Register
 from junior_core._runtime.options import RuntimeOptions
-from junior_core.discovery import Discovery
 
 Plugins = Sequence[object] | PluginSet | None
 """What a runtime loads: these plugins (``()``, the default, is none), or None for the installed entry points."""

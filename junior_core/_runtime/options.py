@@ -11,8 +11,8 @@ import attrs
 from junior_core._protocol.tools import DEFAULT_MAX_SEARCH_CHARS
 
 if TYPE_CHECKING:
+    from junior_core._discovery.index import SearchIndex
     from junior_core.clock import Clock
-    from junior_core.discovery.index import SearchIndex
 
 __all__ = [
     "DEFAULT_MAX_HUNG_PER_SOURCE",

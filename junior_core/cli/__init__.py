@@ -139,7 +139,7 @@ def index(ctx: click.Context, rebuild: bool, clear: bool, as_json: bool) -> None
     if rebuild and clear:
         fail("use --rebuild or --clear, not both")
     if clear:
-        from junior_core.discovery.store import IndexCache
+        from junior_core._discovery.store import IndexCache
 
         cache = IndexCache()
         removed = cache.clear()

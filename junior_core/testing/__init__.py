@@ -114,7 +114,7 @@ class SummaryWarning(UserWarning):
 def summary_warnings(runtime: Runtime, plugins: Sequence[str] | None = None) -> list[str]:
     """One message per source and tool (of ``plugins``, by name, or all) whose summary is cut before its first
     sentence ends, naming the plugin: a model sees only the first 180 characters of the first paragraph."""
-    from junior_core.discovery.text import summary_cut_early
+    from junior_core._discovery.analysis import summary_cut_early
 
     out: list[str] = []
     for info in runtime.source_info():

@@ -430,7 +430,7 @@ def test_a_lone_surrogate_never_reaches_the_database(rt: Runtime, rows: Any, con
 def test_each_summary_reads_whole_and_says_who_will_see_the_result() -> None:
     from junior_memory.tools import MemoryTools
 
-    from junior_core.discovery.text import SUMMARY_LIMIT, summarize
+    from junior_core._discovery.analysis import SUMMARY_LIMIT, summarize
 
     tools = {tool.name: tool for tool in MemoryTools(lambda: None).tools()}  # type: ignore[arg-type, return-value]
     for name, tool in tools.items():

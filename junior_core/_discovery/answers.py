@@ -17,15 +17,15 @@ from typing import TYPE_CHECKING, Any
 
 from junior_core import _protocol as protocol
 from junior_core._catalog.exposure import NOTHING_HIDDEN
+from junior_core._discovery.analysis import summarize
+from junior_core._discovery.documents import fields_holding
+from junior_core._discovery.floor import PARTIAL, Evidence, nearest_sources, partial_matches, weigh
+from junior_core._discovery.index import SearchIndex
+from junior_core._discovery.names import down_source, named, sample, similar
+from junior_core._discovery.reasons import Trace
+from junior_core._discovery.sizing import fit, fit_no_match
+from junior_core._discovery.view import View
 from junior_core._protocol.tools import DEFAULT_MAX_SEARCH_CHARS
-from junior_core.discovery.documents import fields_holding
-from junior_core.discovery.floor import PARTIAL, Evidence, nearest_sources, partial_matches, weigh
-from junior_core.discovery.index import SearchIndex
-from junior_core.discovery.names import down_source, named, sample, similar
-from junior_core.discovery.reasons import Trace
-from junior_core.discovery.sizing import fit, fit_no_match
-from junior_core.discovery.text import summarize
-from junior_core.discovery.view import View
 
 if TYPE_CHECKING:
     from junior_core._catalog.catalog import Catalog, CatalogTool
@@ -47,7 +47,7 @@ class Discovery:
         self.max_answer_chars = max_answer_chars
         self.reach = reach
         if index is None and index_cache is not False:
-            from junior_core.discovery.store import IndexCache  # here: a runtime storing no index never needs it
+            from junior_core._discovery.store import IndexCache  # here: a runtime storing no index never needs it
 
             index = SearchIndex(cache=IndexCache(None if index_cache is True else Path(index_cache)))
         self.index = index if index is not None else SearchIndex(cache=None)

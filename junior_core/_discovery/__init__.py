@@ -2,7 +2,7 @@
 
 The runtime uses ``Discovery`` (``answers``). Each stage writes its part of ``explain`` into ``reasons.Trace``:
 
-- analyse: ``text`` (text to index terms), ``documents`` (a tool's fields, BM25F weights, fingerprint),
+- analyse: ``analysis`` (text to index terms), ``documents`` (a tool's fields, BM25F weights, fingerprint),
   ``whoosh_parts`` (junior's Whoosh posting format, schema and writer), ``index`` (the Whoosh snapshot per catalog
   version, built or reopened), ``store`` and ``trust`` (indexes kept on disk, checked before Whoosh reads one).
 - read: ``query`` (a request read once: clauses, terms, verbs, question), ``spelling`` (typos).
@@ -11,9 +11,9 @@ The runtime uses ``Discovery`` (``answers``). Each stage writes its part of ``ex
 - order: ``index.ordered`` (readers first, a source's share, a bridged server's margin).
 - answer: ``answers`` (searchTools, explain, executeTool's misses), ``sizing``, ``names``, ``view``.
 
-``settings`` (``RankingConfig``) holds every ranking parameter, ``rules`` every English word list.
+``settings`` (``RankingConfig``) holds every ranking parameter, ``switches`` every rule switch and English word list.
 """
 
-from junior_core.discovery.answers import Discovery
+from junior_core._discovery.answers import Discovery
 
 __all__ = ["Discovery"]

@@ -38,16 +38,16 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from junior_core.discovery.documents import MENTION
-from junior_core.discovery.rules import on
+from junior_core._discovery.documents import MENTION
+from junior_core._discovery.switches import on
 
 if TYPE_CHECKING:
-    from junior_core.discovery.documents import IndexedDocs
-    from junior_core.discovery.query import Request
-    from junior_core.discovery.reasons import Trace
-    from junior_core.discovery.settings import RankingConfig
-    from junior_core.discovery.spelling import Correction
-    from junior_core.discovery.text import Analyzer
+    from junior_core._discovery.analysis import Analyzer
+    from junior_core._discovery.documents import IndexedDocs
+    from junior_core._discovery.query import Request
+    from junior_core._discovery.reasons import Trace
+    from junior_core._discovery.settings import RankingConfig
+    from junior_core._discovery.spelling import Correction
 
 __all__ = [
     "Reference",

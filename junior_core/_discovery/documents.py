@@ -3,7 +3,7 @@
 Every tool is a document with fields ``name`` (local name and annotation title), ``keywords`` (the words a tool
 declares for what it does, analysed like its text; a phrase is one term), ``description`` (the full text),
 ``params`` (parameter names, titles, descriptions and enum values) and ``source`` (source id and description).
-Text analysis is ``text``'s.
+Text analysis is ``analysis``'.
 
 Scoring is BM25F (Robertson & Zaragoza 2009): per field, the term frequency over the field's length norm times
 the field's weight, summed into one pseudo-frequency per term and document, then saturated once per term, so a
@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from junior_core.discovery import rules
-from junior_core.discovery.text import (
+from junior_core._discovery import switches
+from junior_core._discovery.analysis import (
     PHRASE_MARK,
     leading_verbs,
     param_text,
@@ -35,8 +35,8 @@ from junior_core.discovery.text import (
 
 if TYPE_CHECKING:
     from junior_core._catalog.catalog import CatalogTool
-    from junior_core.discovery.settings import RankingConfig
-    from junior_core.discovery.text import Analyzer
+    from junior_core._discovery.analysis import Analyzer
+    from junior_core._discovery.settings import RankingConfig
 
 __all__ = ["FIELDS", "MENTION", "IndexedDocs", "fields_holding", "fingerprint", "postings", "writes"]
 
@@ -108,7 +108,7 @@ def fingerprint(tools: Sequence[CatalogTool], source_descriptions: Mapping[str, 
 
     digest = hashlib.sha256()
     head = [_FORMAT_VERSION, dist_version("junior-core"), dist_version("whoosh-reloaded"), attrs.asdict(config),
-            sorted(rules.OFF)]
+            sorted(switches.OFF)]
     digest.update(json.dumps(head, sort_keys=True).encode())
     digest.update(json.dumps(sorted(source_descriptions.items())).encode())
     for entry, params in zip(tools, param_texts, strict=True):
@@ -199,7 +199,7 @@ def postings(config: RankingConfig, analyze: Analyzer, entries: Sequence[Catalog
         # a telling word.
         words = [t for t in dict.fromkeys(name_terms + keyword_terms) if "_" not in t and not t.isdigit()]
         named.append(words + keyword_phrases)
-        leading = analyze(leading_verbs(tool.description)) if rules.on("leading_verbs") else []
+        leading = analyze(leading_verbs(tool.description)) if switches.on("leading_verbs") else []
         opens.append(list(dict.fromkeys(leading + [t for t in keyword_terms if "_" not in t])))
         identities.append(list(dict.fromkeys(
                 [*words, *keyword_phrases,

@@ -13,10 +13,10 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from junior_core.discovery.rules import EXTRA_STOP_WORDS, NEGATION_BASES, on
+from junior_core._discovery.switches import EXTRA_STOP_WORDS, NEGATION_BASES, on
 
 if TYPE_CHECKING:
-    from junior_core.discovery.settings import RankingConfig
+    from junior_core._discovery.settings import RankingConfig
 
 __all__ = [
     "PHRASE_MARK",
@@ -52,7 +52,7 @@ _CACHE_LIMIT = 200_000
 WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 """A word as a request's parse and a keyword phrase read it: letters and digits, an apostrophe inside."""
 ANALYSIS_RULES = ("clitics", "stop_words", "extra_stop_words", "stemming", "identifier_splitting", "cjk_ngrams")
-"""The rule switches (``rules``) that change the terms a text gives."""
+"""The rule switches (``switches``) that change the terms a text gives."""
 
 def has_unspaced(text: str) -> bool:
     """Whether ``text`` has characters of a script written without spaces between words (CJK)."""

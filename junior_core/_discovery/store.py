@@ -30,8 +30,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from junior_core.discovery import trust
-from junior_core.discovery.documents import IndexedDocs
+from junior_core._discovery import trust
+from junior_core._discovery.documents import IndexedDocs
 
 __all__ = ["IndexCache", "IndexedDocs"]
 
@@ -181,7 +181,7 @@ class IndexCache:
         stored = IndexedDocs.from_json(meta)
         if stored.names != docs.names or stored.sources != docs.sources:
             raise ValueError("documents do not match the catalog")
-        from junior_core.discovery.whoosh_parts import (
+        from junior_core._discovery.whoosh_parts import (
             MemoryStorage,  # Whoosh loads with the first index opened or built
         )
 

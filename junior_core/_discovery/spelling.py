@@ -41,7 +41,7 @@ from typing import Any
 
 import attrs
 
-from junior_core.discovery.text import has_unspaced, split_identifier
+from junior_core._discovery.analysis import has_unspaced, split_identifier
 
 __all__ = ["FIELD", "Correction", "Speller", "correct", "english", "vocabulary", "with_vocabulary"]
 

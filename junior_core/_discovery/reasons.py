@@ -22,7 +22,7 @@ from typing import Any
 
 import attrs
 
-from junior_core.discovery.text import PHRASE_MARK
+from junior_core._discovery.analysis import PHRASE_MARK
 
 __all__ = ["Trace"]
 

@@ -1,5 +1,5 @@
 """Every English word list and rule discovery reads, each under a named switch (``SWITCHES``): how a request is
-parsed (``query``), which words are not searched for and how text becomes terms (``text``), and which rules order
+parsed (``query``), which words are not searched for and how text becomes terms (``analysis``), and which rules order
 and admit tools (``scoring``, ``index``). Data only; the code that reads each list says what it does with it.
 
 A switch is on unless named in ``OFF``; ``switched_off`` turns some off for a while. Only the benchmarks' ablation
@@ -33,7 +33,7 @@ SWITCHES: dict[str, str] = {
     "questions": "a clause opening with a question word or an auxiliary (WH, AUX, SUBJECTS) is a question, "
                  "its verb the one after the subject",
     "about_payload": "\"forget my preference about X\": X after a topic word (TOPIC) in a clause that asks is payload",
-    # Text analysis (``text``): these change the index's terms.
+    # Text analysis (``analysis``): these change the index's terms.
     "clitics": "English clitics come off their words (\"don't\" -> do; NEGATION_BASES: can't -> can)",
     "stop_words": "Whoosh's English stop list is not searched for",
     "extra_stop_words": "English function words and request fillers (EXTRA_STOP_WORDS) are not searched for",

@@ -16,19 +16,19 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from junior_core.discovery import scoring, spelling
-from junior_core.discovery.documents import IndexedDocs, fields_holding, fingerprint, postings, writes
-from junior_core.discovery.floor import admit
-from junior_core.discovery.query import read_request
-from junior_core.discovery.rules import on
-from junior_core.discovery.scoring import Reference, Snapshot
-from junior_core.discovery.settings import RankingConfig
-from junior_core.discovery.text import Analyzer, param_text
+from junior_core._discovery import scoring, spelling
+from junior_core._discovery.analysis import Analyzer, param_text
+from junior_core._discovery.documents import IndexedDocs, fields_holding, fingerprint, postings, writes
+from junior_core._discovery.floor import admit
+from junior_core._discovery.query import read_request
+from junior_core._discovery.scoring import Reference, Snapshot
+from junior_core._discovery.settings import RankingConfig
+from junior_core._discovery.switches import on
 
 if TYPE_CHECKING:
     from junior_core._catalog.catalog import CatalogTool
-    from junior_core.discovery.reasons import Trace
-    from junior_core.discovery.store import IndexCache
+    from junior_core._discovery.reasons import Trace
+    from junior_core._discovery.store import IndexCache
 
 __all__ = ["RankingConfig", "SearchIndex", "SearchResult", "Snapshot"]
 
@@ -128,7 +128,7 @@ class SearchIndex:
             )
             if opened is not None:
                 return opened
-        from junior_core.discovery.whoosh_parts import MemoryStorage, schema
+        from junior_core._discovery.whoosh_parts import MemoryStorage, schema
 
         storage = MemoryStorage()
         index = storage.create_index(schema())
@@ -140,7 +140,7 @@ class SearchIndex:
 
     def _write(self, index: Any, entries: Sequence[CatalogTool], source_descriptions: Mapping[str, str],
                param_texts: Sequence[str]) -> None:
-        from junior_core.discovery.whoosh_parts import write_documents
+        from junior_core._discovery.whoosh_parts import write_documents
 
         # Documents are added in tool_name order, so a doc number is also the tie-break order.
         seen: set[str] = set()  # typos: the raw words analysed, for the vocabulary
@@ -229,8 +229,8 @@ class SearchIndex:
         """Why ``tool_name`` is or is not among the ``limit`` tools ``query`` returns: the request's words it
         holds (and where) and lacks, the floor per clause (what it held, what it needed), its telling word if
         any, and its place among every tool that passed the floor."""
-        from junior_core.discovery.reasons import Trace
-        from junior_core.discovery.text import WORD
+        from junior_core._discovery.analysis import WORD
+        from junior_core._discovery.reasons import Trace
 
         snapshot = self._snapshot
         out: dict[str, Any] = {"tool_name": tool_name}

@@ -23,18 +23,18 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
-from junior_core.discovery import scoring
-from junior_core.discovery.rules import on
-from junior_core.discovery.scoring import Reference, holding
-from junior_core.discovery.text import PHRASE_MARK, WORD
+from junior_core._discovery import scoring
+from junior_core._discovery.analysis import PHRASE_MARK, WORD
+from junior_core._discovery.scoring import Reference, holding
+from junior_core._discovery.switches import on
 
 if TYPE_CHECKING:
     from junior_core._catalog.catalog import CatalogTool
-    from junior_core.discovery.query import Request
-    from junior_core.discovery.reasons import Trace
-    from junior_core.discovery.scoring import Snapshot, Sources, Tally
-    from junior_core.discovery.settings import RankingConfig
-    from junior_core.discovery.text import Analyzer
+    from junior_core._discovery.analysis import Analyzer
+    from junior_core._discovery.query import Request
+    from junior_core._discovery.reasons import Trace
+    from junior_core._discovery.scoring import Snapshot, Sources, Tally
+    from junior_core._discovery.settings import RankingConfig
 
 __all__ = ["PARTIAL", "Evidence", "admit", "installed_holders", "nearest_sources", "partial_matches", "said_words",
            "telling", "weigh"]

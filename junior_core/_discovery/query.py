@@ -1,7 +1,7 @@
 """Read: a request read once, into its clauses' terms and weights, its verbs, and whether it is a question.
 
 Which words are verbs is not known here: ``read_request`` keeps, of the words in a verb's place, those that are
-some tool's action words (``scoring.action_words``). The word lists are ``rules``'.
+some tool's action words (``scoring.action_words``). The word lists are ``switches``'.
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from junior_core.discovery.rules import AUX, OPENERS, PRONOUNS, SUBJECTS, TOPIC, WH, on
-from junior_core.discovery.text import WORD, phrases
+from junior_core._discovery.analysis import WORD, phrases
+from junior_core._discovery.switches import AUX, OPENERS, PRONOUNS, SUBJECTS, TOPIC, WH, on
 
 if TYPE_CHECKING:
-    from junior_core.discovery.spelling import Correction
-    from junior_core.discovery.text import Analyzer
+    from junior_core._discovery.analysis import Analyzer
+    from junior_core._discovery.spelling import Correction
 
 __all__ = ["Intent", "Request", "clauses", "payload", "read_request"]
 

@@ -10,7 +10,7 @@ from junior_core._catalog.catalog import tool_name_prefix
 
 if TYPE_CHECKING:
     from junior_core._catalog.catalog import Catalog, CatalogTool
-    from junior_core.discovery.view import View
+    from junior_core._discovery.view import View
 
 __all__ = ["down_source", "named", "sample", "similar"]
 

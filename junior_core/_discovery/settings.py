@@ -1,6 +1,6 @@
 """How searchTools ranks: the parameters of the BM25F score, the relevance floor and the request's intent.
 
-Its own module so that text analysis (``text``) and the index (``index``, ``documents``, ``scoring``) can all
+Its own module so that text analysis (``analysis``) and the index (``index``, ``documents``, ``scoring``) can all
 read it without importing each other.
 """
 

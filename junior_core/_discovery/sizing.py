@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from junior_core import _protocol as protocol
 
 if TYPE_CHECKING:
-    from junior_core.discovery.view import View
+    from junior_core._discovery.view import View
 
 __all__ = ["fit", "fit_no_match"]
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from junior_core import _protocol as protocol
-from junior_core.discovery.text import SUMMARY_LIMIT, summarize
+from junior_core._discovery.analysis import SUMMARY_LIMIT, summarize
 
 if TYPE_CHECKING:
     from junior_core._catalog.catalog import Catalog, CatalogTool
