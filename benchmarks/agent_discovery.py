@@ -533,12 +533,54 @@ def replay_records(records: Sequence[Mapping[str, Any]], folder: Path,
     return out
 
 
+def bm25_records(records: Sequence[Mapping[str, Any]], folder: Path) -> list[dict[str, Any]]:
+    """Each request with its searchTools queries ranked instead by rank-bm25's ``BM25Okapi`` over the same tools
+    (name, description, parameters; ``benchmarks/search.py``'s text and tokens), top 5 per query, inside
+    ``source`` when one is given: the baseline junior's ranking is compared with. A call without query text (a
+    source's listing, ``tool_names``) keeps the answer junior gives it, so only ranking differs."""
+    import numpy
+    from rank_bm25 import BM25Okapi
+    from search import bm25_tokens, document
+
+    out = []
+    with catalog(folder) as rt:
+        entries = sorted(rt.catalog_tools(), key=lambda e: e.tool_name)
+        bm25 = BM25Okapi([bm25_tokens(document(e)) for e in entries])
+        sources = numpy.array([e.source_id for e in entries])
+
+        def top(query: str, source: Any) -> list[str]:
+            scores = bm25.get_scores(bm25_tokens(query))
+            if isinstance(source, str) and source:
+                scores = numpy.where(sources == source, scores, -numpy.inf)
+            order = [int(i) for i in numpy.argsort(-scores, kind="stable")[:TOP] if numpy.isfinite(scores[i])]
+            return [entries[i].tool_name for i in order if scores[i] > 0]
+
+        for record in records:
+            context = conversation(str(record["id"]))
+            calls = []
+            for n, call in enumerate(c for c in record["calls"] if c["name"] == "searchTools"):
+                arguments = call["arguments"] if isinstance(call["arguments"], Mapping) else {}
+                texts = [arguments["query"]] if isinstance(arguments.get("query"), str) else []
+                texts += [q for q in arguments.get("queries") or () if isinstance(q, str)]
+                texts = [t for t in texts if t.strip()]
+                if texts:
+                    ranked = [top(t, arguments.get("source")) for t in texts]
+                    answer: dict[str, Any] = {"queries": [{"tools": [{"tool_name": t} for t in r]} for r in ranked]}
+                else:
+                    answer = rt.call_model_tool("searchTools", call["arguments"], context.for_call(f"bm25_{n}"))
+                calls.append(call_record("searchTools", call["arguments"], answer))
+            out.append({**record, "calls": calls})
+    return out
+
+
 def replay(path: Path, *, missed: list[str] | None = None,
-           index_factory: Callable[[], Any] | None = None) -> dict[str, Any]:
-    """The figures of ``path``'s searches re-run today; ``missed`` collects the lines of ``misses``."""
+           index_factory: Callable[[], Any] | None = None, baseline: bool = False) -> dict[str, Any]:
+    """The figures of ``path``'s searches re-run today (``baseline``: ranked by rank-bm25 instead, ``bm25_records``);
+    ``missed`` collects the lines of ``misses``."""
     _, records = read_transcript(path)
     with tempfile.TemporaryDirectory(prefix="junior-agent-replay-") as scratch:
-        replayed = replay_records(records, Path(scratch), index_factory)
+        replayed = (bm25_records(records, Path(scratch)) if baseline
+                    else replay_records(records, Path(scratch), index_factory))
     if missed is not None:
         missed.extend(misses(replayed))
     return figures(replayed, with_execution=False)
@@ -644,6 +686,8 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
     p_replay.add_argument("--json", action="store_true")
     p_replay.add_argument("--misses", action="store_true", help="list requests whose intended tool was in no top 5")
     p_replay.add_argument("--check", action="store_true", help="exit 1 when a figure misses the transcript's floors")
+    p_replay.add_argument("--baseline", action="store_true",
+                          help="rank the same queries with rank-bm25 instead (only the top-5 figures compare)")
     p_ablate = sub.add_parser("ablate", help="replay the kept transcripts with each rule and setting off in turn")
     p_ablate.add_argument("labels", nargs="*", help="only the variants whose label holds one of these")
     p_ablate.add_argument("--json", default=None, metavar="PATH", help="write the rows here after each variant")
@@ -681,11 +725,12 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], None] = print) 
             out(f"{row['variant']}: " + "; ".join(cells))
     elif args.command == "replay":
         missed: list[str] = []
-        found = replay(args.file, missed=missed)
-        out(json.dumps(found, indent=2) if args.json else render(f"{args.file} replayed today", found))
+        found = replay(args.file, missed=missed, baseline=args.baseline)
+        title = f"{args.file} replayed with rank-bm25" if args.baseline else f"{args.file} replayed today"
+        out(json.dumps(found, indent=2) if args.json else render(title, found))
         if args.misses:
             out("\n".join(missed) or f"every intended tool was in some top {TOP}")
-        below = check_floors(found, floors_of(args.file))
+        below = [] if args.baseline else check_floors(found, floors_of(args.file))
         if below:
             out("below floor: " + "; ".join(below))
             if args.check:
