@@ -1,12 +1,12 @@
-"""searchTools over the view of the catalog a model may reach: searched, listed and paged; executeTool's misses.
-
-What the answers say is ``protocol``'s; what goes in them is decided here.
-"""
+"""searchTools over the view of the catalog a model may reach: searched, listed, paged and fitted to a size; explain;
+executeTool's misses. What the answers say is ``protocol``'s; what goes in them is decided here."""
 
 from __future__ import annotations
 
 import difflib
 import functools
+import itertools
+import json
 import logging
 import os
 import re
@@ -16,24 +16,167 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from junior_core import _protocol as protocol
+from junior_core._catalog.catalog import tool_name_prefix
 from junior_core._catalog.exposure import NOTHING_HIDDEN
-from junior_core._discovery.analysis import summarize
+from junior_core._discovery.analysis import SUMMARY_LIMIT, summarize
 from junior_core._discovery.documents import fields_holding
 from junior_core._discovery.floor import PARTIAL, Evidence, nearest_sources, partial_matches, weigh
 from junior_core._discovery.index import SearchIndex
-from junior_core._discovery.names import down_source, named, sample, similar
 from junior_core._discovery.reasons import Trace
-from junior_core._discovery.sizing import fit, fit_no_match
-from junior_core._discovery.view import View
 from junior_core._protocol.tools import DEFAULT_MAX_SEARCH_CHARS
 
 if TYPE_CHECKING:
     from junior_core._catalog.catalog import Catalog, CatalogTool
-    from junior_core._catalog.exposure import Reach
+    from junior_core._catalog.exposure import Reach, Table
 
-__all__ = ["Discovery"]
+__all__ = ["Discovery", "View", "fit_no_match"]
 
 log = logging.getLogger("junior.search")
+
+_MAX_FILTERED = 256
+"""Filtered tool lists kept per view: one per (tools hidden for some actor, source) seen."""
+
+
+class View:
+    """What searchTools answers from, made once per exposure table (catalog and policy version)."""
+
+    def __init__(self, catalog: Catalog, table: Table) -> None:
+        self.table, self.version, self.visible = table, table.version, table.visible
+        sources = catalog.sources
+        self.by_name = {t.tool_name: t for t in self.visible}
+        self.by_source: dict[str, list[CatalogTool]] = {entry.source.id: [] for entry in sources}
+        self.local: dict[tuple[str, str], CatalogTool] = {}
+        for entry in self.visible:
+            self.by_source.setdefault(entry.source_id, []).append(entry)
+            self.local.setdefault((entry.source_id, entry.tool.name), entry)
+        # A source the host hides is not advertised: all of its tools are hidden, or, before it has any tools
+        # (a run-time source not listed yet), a rule hides the source id itself.
+        has_tools = {t.source_id for t in table.tools}
+        self.source_dicts = {
+            e.source.id: {"id": e.source.id, "description": summarize(e.source.description)} for e in sources
+            if self.by_source.get(e.source.id) or (e.source.id not in has_tools and not table.hides_source(e.source.id))
+        }
+        self.source_ids = list(self.source_dicts)
+        self.source_texts = {entry.source.id: entry.source.description for entry in sources}
+        self.description = protocol.search_description([(s, d["description"]) for s, d in self.source_dicts.items()])
+        self.held: dict[str, frozenset[str]] = {}  # Discovery._held's, per tool_name
+        self._rows: dict[tuple[str, bool, bool], tuple[dict[str, Any], int]] = {}
+        self._filtered: dict[tuple[frozenset[str], str | None], list[CatalogTool]] = {}
+
+    def eligible(self, source_id: str | None, hidden: frozenset[str]) -> list[CatalogTool]:
+        """The tools searchTools may show (of one source, or all), without ``hidden``; filtered once per set."""
+        tools = self.visible if source_id is None else self.by_source.get(source_id, [])
+        if not hidden:
+            return tools
+        found = self._filtered.get((hidden, source_id))
+        if found is None:
+            if len(self._filtered) >= _MAX_FILTERED:
+                self._filtered.clear()
+            found = self._filtered[(hidden, source_id)] = [t for t in tools if t.tool_name not in hidden]
+        return found
+
+    def _row(self, entry: CatalogTool, with_source: bool, full: bool) -> tuple[dict[str, Any], int]:
+        """A tool's answer row (full: with schema and annotations; else its parameters in one line) and
+        ``len(json.dumps(row))``, made once per view."""
+        key = (entry.tool_name, with_source, full)
+        if key not in self._rows:
+            tool, source = entry.tool, entry.source_id if with_source else None
+            annotations = dict(tool.annotations or {})
+            title = annotations.get("title")
+            if isinstance(title, str) and len(title) > SUMMARY_LIMIT:  # shown with every answer naming the tool
+                annotations["title"] = summarize(title)
+            row = protocol.tool_row(entry.tool_name, summarize(tool.description), source, tool.input_schema,
+                                    annotations)
+            if not full:
+                row = protocol.brief_row(row, protocol.compact_params(tool.input_schema))
+            self._rows[key] = (row, len(json.dumps(row)))
+        return self._rows[key]
+
+    def row(self, entry: CatalogTool, with_source: bool, full: bool = True) -> dict[str, Any]:
+        """A copy of a tool's answer row (its annotations copied too)."""
+        return {key: dict(value) if key == "annotations" else value
+                for key, value in self._row(entry, with_source, full)[0].items()}
+
+    def row_size(self, row: dict[str, Any]) -> int:
+        """``len(json.dumps(row))`` of a row ``row`` made (its ``matched`` measured per answer)."""
+        size = self._row(self.by_name[row["tool_name"]], "source" in row, "input_schema" in row)[1]
+        return size + (len(', "matched": ') + len(json.dumps(row["matched"])) if "matched" in row else 0)
+
+    def sources(self, ids: list[str] | None = None) -> list[dict[str, str]]:
+        return [dict(self.source_dicts[sid]) for sid in (self.source_ids if ids is None else ids)
+                if sid in self.source_dicts]
+
+
+def _fit(view: View, answer: dict[str, Any], offset: int, budget: int) -> dict[str, Any]:
+    """``answer`` within ``budget`` characters of ``json.dumps`` (the most a host sends for it): the largest schemas
+    shortened first, then the last tools left to the next page, as ``shortened`` says. Without tools,
+    ``fit_no_match``."""
+    rows: list[dict[str, Any]] = list(answer["tools"])
+    if not rows:
+        return fit_no_match(answer)
+    sizes = [view.row_size(row) for row in rows]
+    base = len(json.dumps({**answer, "tools": []}))
+    if base + sum(sizes) + 2 * len(rows) <= budget:
+        return answer
+    names = [row["tool_name"] for row in rows]
+    # Room for the note, counted as if it named every tool.
+    size = base + sum(sizes) + 2 * len(rows) + len(json.dumps({"shortened": protocol.shortened_note(
+        budget, names, len(rows), protocol.encode_cursor(offset + len(rows)))}))
+    shortened: dict[str, str] = {}
+    largest_first = sorted(range(len(rows)), key=lambda i: (-sizes[i], names[i]))
+    for how, shorten in (("outline", protocol.schema_outline), ("omitted", protocol.schema_omitted)):
+        for i in largest_first:
+            if size <= budget:
+                break
+            if "input_schema" not in rows[i]:
+                continue
+            row = {**rows[i], "input_schema": shorten(rows[i]["input_schema"]), "input_schema_shortened": how}
+            new_size = len(json.dumps(row))
+            if new_size < sizes[i]:  # an outline of a schema that is already small saves nothing
+                size += new_size - sizes[i]
+                rows[i], sizes[i], shortened[names[i]] = row, new_size, how
+    while True:
+        dropped = len(names) - len(rows)
+        out = {**answer, "tools": rows}
+        cursor = ""
+        if dropped and ("query" in answer or "source" in answer):
+            cursor = out["next_cursor"] = protocol.encode_cursor(offset + len(rows))
+        listed = [row["tool_name"] for row in rows if row["tool_name"] in shortened]
+        out["shortened"] = protocol.shortened_note(budget, listed, dropped, cursor)
+        if len(rows) == 1 or len(json.dumps(out)) <= budget:
+            return out
+        rows = rows[:-1]  # past every schema: the last tools wait for the next page
+
+
+def fit_no_match(answer: dict[str, Any]) -> dict[str, Any]:
+    """An answer without tools within ``protocol.NO_MATCH_CHARS``: the query it repeats shortened first (its hint
+    quotes it), then the farthest of its sources left out."""
+    if len(json.dumps(answer)) <= protocol.NO_MATCH_CHARS:
+        return answer
+    out = dict(answer)
+    if "query" in out:
+        out["query"] = protocol.clip(out["query"], 200)
+    while out.get("sources") and len(json.dumps(out)) > protocol.NO_MATCH_CHARS:
+        out["sources"] = out["sources"][:-1]
+        if not out["sources"]:
+            del out["sources"]
+    return out
+
+
+def _sample(eligible: list[CatalogTool], limit: int) -> list[CatalogTool]:
+    """Round-robin across sources (by id), each source's tools in their order."""
+    groups: dict[str, list[CatalogTool]] = {}
+    for entry in eligible:
+        groups.setdefault(entry.source_id, []).append(entry)
+    rounds = itertools.chain.from_iterable(itertools.zip_longest(*(groups[sid] for sid in sorted(groups))))
+    return [entry for entry in rounds if entry is not None][:limit]
+
+
+def _corrected(query: str, fixes: tuple[tuple[str, str], ...]) -> str:
+    """``query`` with each corrected word as it was searched for."""
+    for word, fixed in fixes:
+        query = re.sub(rf"(?<!\w){re.escape(word)}(?!\w)", fixed, query)
+    return query
 
 
 class Discovery:
@@ -43,9 +186,7 @@ class Discovery:
                  index: SearchIndex | None = None, max_answer_chars: int = DEFAULT_MAX_SEARCH_CHARS) -> None:
         """``index_cache``: True stores indexes in the user cache directory, a path there, False nowhere; an
         ``index`` given is used as it is."""
-        self.catalog = catalog
-        self.max_answer_chars = max_answer_chars
-        self.reach = reach
+        self.catalog, self.reach, self.max_answer_chars = catalog, reach, max_answer_chars
         if index is None and index_cache is not False:
             from junior_core._discovery.store import IndexCache  # here: a runtime storing no index never needs it
 
@@ -65,23 +206,22 @@ class Discovery:
         """The current view, remade only when the exposure table (the catalog or the policy) changed."""
         table = self.reach.table()
         view = self._view
-        if view is not None and view.table is table:
-            return view
-        with self._view_lock:
-            view = self._view
-            if view is None or view.table is not table:
-                view = self._view = View(self.catalog, table)
+        if view is None or view.table is not table:
+            with self._view_lock:
+                view = self._view
+                if view is None or view.table is not table:
+                    view = self._view = View(self.catalog, table)
         return view
 
-    def visible(self, source_id: str | None = None) -> list[CatalogTool]:
+    def visible(self) -> list[CatalogTool]:
         """Searchable tools (deferred and direct, never hidden), by tool_name."""
-        view = self.view()
-        return list(view.visible if source_id is None else view.by_source.get(source_id, []))
+        return list(self.view().visible)
 
     def source_summaries(self) -> list[dict[str, str]]:
         """Every catalog source's id and summary, sorted by id, whatever the host hides."""
         return [{"id": e.source.id, "description": summarize(e.source.description)} for e in self.catalog.sources]
 
+    # -- the index -------------------------------------------------------------------------------
     def _build_index(self, view: View) -> None:
         self.index.build(view.visible, view.source_texts, view.version)
 
@@ -134,10 +274,7 @@ class Discovery:
             "stored_indexes": len(cache.entries()) if cache is not None else 0,
         }
 
-    def _ensure_index(self, view: View) -> None:
-        if self.index.version != view.version:  # with no index yet, nothing to answer from: build it now
-            self._build_index(view) if self.index.snapshot is None else self.refresh_index()
-
+    # -- searchTools -----------------------------------------------------------------------------
     def search(self, request: protocol.SearchRequest, hidden: frozenset[str] = NOTHING_HIDDEN) -> dict[str, Any]:
         """Exactly what the searchTools tool returns for a checked request; tools in ``hidden`` (from the caller's
         actor or conversation) are left out of the tools and of every count, as if not in the catalog."""
@@ -148,24 +285,34 @@ class Discovery:
         return self._one(request, hidden, self.max_answer_chars)
 
     def _named(self, tool_names: tuple[str, ...], hidden: frozenset[str]) -> dict[str, Any]:
-        """Exactly the tools named, each in full, in the order asked (a name twice, once); a name that is no
-        tool the caller may see comes back with close tool_names, and nothing else is added."""
+        """Exactly the tools named, each in full, in the order asked (a name twice, once); a name that is no tool
+        the caller may see comes back with close tool_names (or why its source is down)."""
         view = self.view()
-        rows, unknown = named(view, tool_names, hidden, lambda name: self.unknown_tool(name, hidden)["error"])
-        answer = protocol.tool_names_answer(rows, unknown)
-        if not rows:
-            return fit_no_match(answer)
-        return fit(view, answer, 0, self.max_answer_chars)
+        rows: list[dict[str, Any]] = []
+        unknown: list[dict[str, Any]] = []
+        for name in dict.fromkeys(tool_names):
+            entry = view.by_name.get(name)
+            if entry is not None and name not in hidden:
+                rows.append(view.row(entry, with_source=True))
+                continue
+            error = self.unknown_tool(name, hidden)["error"]
+            row: dict[str, Any] = {"tool_name": protocol.clip(name, 100)}
+            if error.get("suggestions"):
+                row["suggestions"] = list(error["suggestions"])
+            if error.get("code") == "unavailable":
+                row["unavailable"] = error["message"]
+            unknown.append(row)
+        return _fit(view, protocol.tool_names_answer(rows, unknown), 0, self.max_answer_chars)
 
     def _batch(self, request: protocol.SearchRequest, hidden: frozenset[str]) -> dict[str, Any]:
-        """One answer per query of ``request.queries``, each within its share of the size limit; a tool an earlier
-        query already showed is named again (with its ``matched``) without its schema, unless this query shows it
-        in full and the earlier ones only in one line (its schema would be given nowhere)."""
+        """One answer per query, each within its share of the size limit; a tool an earlier query already showed is
+        named again (with its ``matched``) without its schema, unless this query shows it in full and the earlier
+        ones only in one line (its schema would be given nowhere)."""
         view = self.view()
         share = self.max_answer_chars // len(request.queries)
         results: list[dict[str, Any]] = []
         shown: dict[str, bool] = {}  # tool_name -> shown with its schema
-        sources: list[str] = []
+        sources: dict[str, None] = {}
         counts: dict[str, int] = {}
         brief = False
         for query in request.queries:
@@ -174,20 +321,18 @@ class Discovery:
             answer.pop("source", None)
             brief = answer.pop("schemas", None) is not None or brief  # said once, for every result
             counts = {key: answer.pop(key) for key in ("total_catalog_tools", "total_eligible_tools")}
-            for sid in [row["id"] for row in answer.pop("sources", [])]:
-                if sid not in sources:
-                    sources.append(sid)
+            sources.update((row["id"], None) for row in answer.pop("sources", []))
             rows = []
             for row in answer["tools"]:
                 name, full = row["tool_name"], "input_schema" in row
                 if name in shown and (shown[name] or not full):
-                    row = {"tool_name": name, **({"matched": row["matched"]} if "matched" in row else {}),
-                           "shown_above": True}
+                    row = {key: row[key] for key in ("tool_name", "matched") if key in row} | {"shown_above": True}
                 shown[name] = shown.get(name, False) or full
                 rows.append(row)
             answer["tools"] = rows
             results.append(answer)
-        return protocol.batch_answer(request.source, view.sources(sources), results, brief=brief, **counts)
+        return protocol.batch_answer(request.source, view.sources(list(sources)), results, brief=brief,
+                                     **counts)
 
     def _one(self, request: protocol.SearchRequest, hidden: frozenset[str], budget: int) -> dict[str, Any]:
         query, source_id, limit, offset = request.query, request.source, request.limit, request.offset
@@ -196,90 +341,67 @@ class Discovery:
         if source_id is not None and source_id not in view.source_dicts:
             return protocol.search_answer(
                 query, source_id, view.sources(), catalog_tools=in_catalog, eligible_tools=0, matches=0, tools=[],
-                hint=protocol.unknown_source_hint(source_id, view.source_ids),
-            )
+                hint=protocol.unknown_source_hint(source_id, view.source_ids))
         eligible = view.eligible(source_id, hidden)
-        hint: str | None = None
-        corrected: tuple[tuple[str, str], ...] = ()
-        weak = False
-        matched: Mapping[str, list[str]] = {}
-        unmatched: tuple[str, ...] | None = None
-        full: frozenset[str] = frozenset()  # tool_names shown with their schema
-        near: list[str] = []
-        if not query:
-            # A listing asks what is there: one compact row per tool, page by page.
-            if source_id is not None:
-                picked = eligible[offset : offset + limit]
-                more = offset + limit < len(eligible)
-            else:
-                picked, more = sample(eligible, limit), False
-            total = len(eligible)
+        full: str | None
+        matched: Mapping[str, list[str]]
+        said: dict[str, Any] = {}  # search_answer's words on what was found
+        if not query:  # a listing asks what is there: one compact row per tool, page by page
+            picked = eligible[offset:offset + limit] if source_id is not None else _sample(eligible, limit)
+            total, full, matched = len(eligible), None, {}
+            more = source_id is not None and offset + limit < total
+            sources = view.sources([source_id] if source_id is not None else None)
         else:
-            picked, total, corrected, weigh_page, below = self._found(view, query, source_id, limit, offset,
-                                                                     hidden)
-            full = frozenset(t.tool_name for t in picked[:1])  # the first-ranked: the exact tool_name if any
-            picked = picked[offset : offset + limit]
+            picked, total, corrected, weigh_page, below = self._found(view, query, source_id, limit, offset, hidden)
+            full = picked[0].tool_name if picked else None  # the first-ranked (the exact tool_name if any) in full
+            picked = picked[offset:offset + limit]
             more = offset + limit < total
             found = weigh_page([t.tool_name for t in picked])
-            matched, unmatched = found.matched, found.unmatched
+            matched = found.matched
+            said.update(unmatched=found.unmatched, note=protocol.corrected_note(corrected) if corrected else None)
             flagged = any(t.tool_name in below for t in picked)  # below the floor: shown, never unflagged
             if (found.weak and offset == 0) or flagged:
-                weak, hint = True, protocol.weak_hint(found.unheld, found.elsewhere, flagged)
+                said.update(weak=True, hint=protocol.weak_hint(found.unheld, found.elsewhere, flagged))
+            near: list[str] = []
             if not picked and offset == 0:
                 near = [source_id] if source_id is not None else nearest_sources(
                     self.index, query, view.source_ids, protocol.NEAREST_SOURCES)
-                hint = protocol.no_match_hint(query, source_id, len(eligible), bool(near))
-        # An answer that returns tools describes no source: inside one the model named it, and across sources each
-        # row names its own, whose summary is a line of this tool's description already.
-        sources: list[dict[str, str]] = []
-        if not query:
-            sources = view.sources([source_id] if source_id is not None else None)
-        elif not picked:
+                said["hint"] = protocol.no_match_hint(query, source_id, len(eligible), bool(near))
+            # An answer that returns tools describes no source: inside one the model named it, and across sources
+            # each row names its own, whose summary is a line of this tool's description already.
             sources = view.sources(near)
-        rows = []
-        for entry in picked:
-            if entry.tool_name in full:
-                row = view.tool_dict(entry, with_source=source_id is None)
-            else:
-                row = view.brief_dict(entry, with_source=source_id is None)
-            rows.append(protocol.with_matched(row, matched.get(entry.tool_name, ())))
+        rows = [protocol.with_matched(view.row(t, source_id is None, t.tool_name == full), matched.get(t.tool_name, ()))
+                for t in picked]
         answer = protocol.search_answer(
             query, source_id, sources, catalog_tools=in_catalog, eligible_tools=len(eligible), matches=total,
-            tools=rows,
-            next_offset=offset + len(picked) if more and picked else None, hint=hint,
-            note=protocol.corrected_note(corrected) if corrected else None, weak=weak,
-            brief=any("input_schema" not in row for row in rows), unmatched=unmatched,
-        )
-        if not rows:
-            return fit_no_match(answer)
-        return fit(view, answer, offset, budget)
+            tools=rows, next_offset=offset + len(picked) if more and picked else None,
+            brief=any("input_schema" not in row for row in rows), **said)
+        return _fit(view, answer, offset, budget)
 
-    def _found(self, view: View, query: str, source_id: str | None, limit: int, offset: int,
-               hidden: frozenset[str],
+    def _found(self, view: View, query: str, source_id: str | None, limit: int, offset: int, hidden: frozenset[str],
                ) -> tuple[list[CatalogTool], int, tuple[tuple[str, str], ...], Callable[[list[str]], Evidence],
                           frozenset[str]]:
         """The tools of a search's pages up to ``offset + limit``, the total, the corrections, how to weigh the
         evidence of a page of them, and which of them are below the floor.
 
-        Past the floor first; when those are none or weak, the tools below the floor whose own text holds a word
-        of the query follow them (by score), and an answer showing one is weak: a partial match shown with its
-        evidence serves better than silence. The query equal to a tool_name is that tool alone."""
+        When those past the floor are none or weak, the tools below it whose own text holds a word of the query
+        follow them (by score), and an answer showing one is weak: a partial match shown with its evidence serves
+        better than silence. The query equal to a tool_name is that tool alone."""
         picked, total, corrected, asked, exact = self._ranked(view, query, source_id, offset + limit, hidden)
-        searched = _corrected(query, corrected)
-        whole = source_id is None
+        searched, whole = _corrected(query, corrected), source_id is None
+        held = functools.partial(self._held, view)
 
         def weigh_names(names: list[str], asked: tuple[str, ...] = asked) -> Evidence:
-            return weigh(self.index, searched, asked, names, lambda name: self._held(view, name), exact,
-                         whole)
+            return weigh(self.index, searched, asked, names, held, exact, whole)
 
-        if exact is not None and source_id is None:
+        if exact is not None and whole:
             picked, total = picked[:1], 1
         if not whole or exact is not None or len(picked) >= offset + limit or (
                 picked and not weigh_names([t.tool_name for t in picked[:limit]]).weak):
             return picked, total, corrected, weigh_names, frozenset()
         window = offset + limit + len(picked) + protocol.MAX_RESULTS
         below, _, _, below_asked, _ = self._ranked(view, query, source_id, window, hidden, floor=False)
-        extra = partial_matches(picked, below, searched, self.index.analyze, lambda name: self._held(view, name))
+        extra = partial_matches(picked, below, searched, self.index.analyze, held)
         if not extra:
             return picked, total, corrected, weigh_names, frozenset()
         page_weigh = functools.partial(weigh_names, asked=asked or below_asked)
@@ -287,12 +409,11 @@ class Discovery:
 
     def _held(self, view: View, tool_name: str) -> frozenset[str]:
         """Every term a tool's own text holds, its source's left out (read once per view)."""
-        def terms() -> tuple[frozenset[str], ...]:
-            entry = view.by_name[tool_name]
-            fields = fields_holding(self.index.config, self.index.analyzer, entry, None)
-            return (frozenset().union(*(held for field, held in fields.items() if field != "source")),)
-
-        return view.held(tool_name, terms)[0]
+        held = view.held.get(tool_name)
+        if held is None:
+            fields = fields_holding(self.index.config, self.index.analyzer, view.by_name[tool_name], None)
+            held = view.held[tool_name] = frozenset().union(*(t for field, t in fields.items() if field != "source"))
+        return held
 
     def explain(self, query: str, source_id: str | None = None, hidden: frozenset[str] = NOTHING_HIDDEN,
                 limit: int | None = None) -> dict[str, Any]:
@@ -310,7 +431,7 @@ class Discovery:
         if not query:
             return {**out, "tools": [], "hint": "An empty query lists tools without ranking them: give words."}
         trace = Trace()
-        picked, total, *_ = self._ranked(view, query, source_id, limit, hidden, trace)
+        picked = self._ranked(view, query, source_id, limit, hidden, trace)[0]
         shown = {t.tool_name for t in picked}
         if trace.searched is not None:
             out["searched"] = trace.searched
@@ -325,16 +446,18 @@ class Discovery:
                      if t.tool_name in partial and t.tool_name in by_name]
         return {**out, "total_matches": total, "tools": rows}
 
-    def _ranked(self, view: View, query: str, source_id: str | None, limit: int,
-                hidden: frozenset[str] = NOTHING_HIDDEN, trace: Trace | None = None, floor: bool = True,
+    def _ranked(self, view: View, query: str, source_id: str | None, limit: int, hidden: frozenset[str],
+                trace: Trace | None = None, floor: bool = True,
                 ) -> tuple[list[CatalogTool], int, tuple[tuple[str, str], ...], tuple[str, ...], str | None]:
         """The tools for ``query`` in rank order, how many matched, the typos corrected, the terms the request asked
-        with (``SearchResult.asked``), and the tool_name the query is, if any."""
-        self._ensure_index(view)
+        with (``SearchResult.asked``), and the tool_name the query is, if any (put first)."""
+        if self.index.version != view.version:  # with no index yet, nothing to answer from: build it now
+            self._build_index(view) if self.index.snapshot is None else self.refresh_index()
         result = self.index.search(query, limit=limit, source_id=source_id, hidden=hidden, trace=trace, floor=floor)
-        names = list(result.tool_names)
-        total = result.total
-        exact = self._exact(view, query, source_id)
+        names, total = list(result.tool_names), result.total
+        exact = view.by_name.get(query)
+        if source_id is not None and (exact is None or exact.source_id != source_id):
+            exact = view.local.get((source_id, query))
         if exact is not None and exact.tool_name in hidden:
             exact = None
         if exact is not None:
@@ -349,23 +472,13 @@ class Discovery:
         picked = [t for t in (view.by_name.get(name) for name in names[:limit]) if t is not None]
         return picked, total, result.corrections, result.asked, exact.tool_name if exact is not None else None
 
-    @staticmethod
-    def _exact(view: View, query: str, source_id: str | None) -> CatalogTool | None:
-        entry = view.by_name.get(query)
-        if entry is not None and (source_id is None or entry.source_id == source_id):
-            return entry
-        if source_id is not None:
-            return view.local.get((source_id, query))
-        return None
-
-    # -- executeTool ---------------------------------------------------------------------------
+    # -- executeTool -----------------------------------------------------------------------------
     def unknown_tool(self, tool_name: str, hidden: frozenset[str] = NOTHING_HIDDEN) -> dict[str, Any]:
         """``unknown_tool`` with close names, or ``unavailable`` when the name's source exists but is down.
 
-        A tool in ``hidden`` is neither suggested nor told apart from a name that does not exist.
-        """
+        A tool in ``hidden`` is neither suggested nor told apart from a name that does not exist."""
         view = self.view()
-        down = down_source(self.catalog, view, tool_name)
+        down = self._down_source(view, tool_name)
         if down is not None:
             return protocol.source_unavailable(tool_name, *down)
         names = [name for name in view.by_name if name not in hidden] if hidden else list(view.by_name)
@@ -374,13 +487,20 @@ class Discovery:
             words = tool_name.replace("__", " ").replace("_", " ")[:protocol.MAX_QUERY]
             wanted = set(self.index.analyze(words))
             found = self._ranked(view, words, None, 10, hidden)[0] if wanted else []
-            suggestions = [t.tool_name for t in found if similar(self.index.analyze, wanted, t)][:3]
+            own = {t.tool_name: set(self.index.analyze(" ".join([t.tool_name, *t.tool.keywords]))) for t in found}
+            # A suggestion holds most of the asked name's terms in its name and keywords.
+            suggestions = [name for name, terms in own.items() if len(wanted & terms) * 2 > len(wanted)][:3]
         return protocol.unknown_tool(tool_name, suggestions)
 
-
-
-def _corrected(query: str, fixes: tuple[tuple[str, str], ...]) -> str:
-    """``query`` with each corrected word as it was searched for."""
-    for word, fixed in fixes:
-        query = re.sub(rf"(?<!\w){re.escape(word)}(?!\w)", fixed, query)
-    return query
+    def _down_source(self, view: View, tool_name: str) -> tuple[str, str] | None:
+        """The source a tool_name belongs to by its prefix (the longest), with why it is down; None if up or none."""
+        best = max((sid for sid in view.source_ids if tool_name.startswith(tool_name_prefix(sid))), key=len,
+                   default=None)
+        entry = self.catalog.source(best) if best is not None else None
+        if best is None or entry is None:
+            return None
+        if entry.unavailable:
+            return best, entry.unavailable
+        if not view.by_source.get(best) and entry.provider is not None:
+            return best, "it lists no tools at the moment"
+        return None
