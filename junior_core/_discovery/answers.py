@@ -32,9 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["Discovery", "View", "fit_no_match"]
 
 log = logging.getLogger("junior.search")
-
-_MAX_FILTERED = 256
-"""Filtered tool lists kept per view: one per (tools hidden for some actor, source) seen."""
+_MAX_FILTERED = 256  # filtered tool lists a view keeps: one per (tools hidden for some actor, source) seen
 
 
 class View:
@@ -44,8 +42,8 @@ class View:
         self.table, self.version, self.visible = table, table.version, table.visible
         sources = catalog.sources
         self.by_name = {t.tool_name: t for t in self.visible}
-        self.by_source: dict[str, list[CatalogTool]] = {entry.source.id: [] for entry in sources}
-        self.local: dict[tuple[str, str], CatalogTool] = {}
+        self.by_source: dict[str, list[CatalogTool]] = {}
+        self.local: dict[tuple[str, str], CatalogTool] = {}  # (source_id, the tool's own name) -> tool
         for entry in self.visible:
             self.by_source.setdefault(entry.source_id, []).append(entry)
             self.local.setdefault((entry.source_id, entry.tool.name), entry)
@@ -66,51 +64,41 @@ class View:
     def eligible(self, source_id: str | None, hidden: frozenset[str]) -> list[CatalogTool]:
         """The tools searchTools may show (of one source, or all), without ``hidden``; filtered once per set."""
         tools = self.visible if source_id is None else self.by_source.get(source_id, [])
-        if not hidden:
-            return tools
-        found = self._filtered.get((hidden, source_id))
+        found = self._filtered.get((hidden, source_id)) if hidden else tools
         if found is None:
             if len(self._filtered) >= _MAX_FILTERED:
                 self._filtered.clear()
             found = self._filtered[(hidden, source_id)] = [t for t in tools if t.tool_name not in hidden]
         return found
 
-    def _row(self, entry: CatalogTool, with_source: bool, full: bool) -> tuple[dict[str, Any], int]:
-        """A tool's answer row (full: with schema and annotations; else its parameters in one line) and
-        ``len(json.dumps(row))``, made once per view."""
+    def row(self, entry: CatalogTool, with_source: bool, full: bool = True) -> dict[str, Any]:
+        """A copy of a tool's answer row, in full (schema, annotations) or with its parameters in one line; each
+        row is made and measured once per view."""
         key = (entry.tool_name, with_source, full)
         if key not in self._rows:
-            tool, source = entry.tool, entry.source_id if with_source else None
-            annotations = dict(tool.annotations or {})
+            tool, annotations = entry.tool, dict(entry.tool.annotations or {})
             title = annotations.get("title")
             if isinstance(title, str) and len(title) > SUMMARY_LIMIT:  # shown with every answer naming the tool
                 annotations["title"] = summarize(title)
-            row = protocol.tool_row(entry.tool_name, summarize(tool.description), source, tool.input_schema,
-                                    annotations)
+            row = protocol.tool_row(entry.tool_name, summarize(tool.description),
+                                    entry.source_id if with_source else None, tool.input_schema, annotations)
             if not full:
                 row = protocol.brief_row(row, protocol.compact_params(tool.input_schema))
             self._rows[key] = (row, len(json.dumps(row)))
-        return self._rows[key]
-
-    def row(self, entry: CatalogTool, with_source: bool, full: bool = True) -> dict[str, Any]:
-        """A copy of a tool's answer row (its annotations copied too)."""
-        return {key: dict(value) if key == "annotations" else value
-                for key, value in self._row(entry, with_source, full)[0].items()}
+        return {k: dict(v) if k == "annotations" else v for k, v in self._rows[key][0].items()}
 
     def row_size(self, row: dict[str, Any]) -> int:
-        """``len(json.dumps(row))`` of a row ``row`` made (its ``matched`` measured per answer)."""
-        size = self._row(self.by_name[row["tool_name"]], "source" in row, "input_schema" in row)[1]
+        """``len(json.dumps(row))`` of a row ``row`` gave, its ``matched`` added."""
+        size = self._rows[(row["tool_name"], "source" in row, "input_schema" in row)][1]
         return size + (len(', "matched": ') + len(json.dumps(row["matched"])) if "matched" in row else 0)
 
     def sources(self, ids: list[str] | None = None) -> list[dict[str, str]]:
-        return [dict(self.source_dicts[sid]) for sid in (self.source_ids if ids is None else ids)
-                if sid in self.source_dicts]
+        return [dict(self.source_dicts[s]) for s in (self.source_ids if ids is None else ids) if s in self.source_dicts]
 
 
 def _fit(view: View, answer: dict[str, Any], offset: int, budget: int) -> dict[str, Any]:
     """``answer`` within ``budget`` characters of ``json.dumps`` (the most a host sends for it): the largest schemas
-    shortened first, then the last tools left to the next page, as ``shortened`` says. Without tools,
-    ``fit_no_match``."""
+    shortened first, then the last tools left to the next page, as ``shortened`` says."""
     rows: list[dict[str, Any]] = list(answer["tools"])
     if not rows:
         return fit_no_match(answer)
@@ -123,22 +111,19 @@ def _fit(view: View, answer: dict[str, Any], offset: int, budget: int) -> dict[s
     size = base + sum(sizes) + 2 * len(rows) + len(json.dumps({"shortened": protocol.shortened_note(
         budget, names, len(rows), protocol.encode_cursor(offset + len(rows)))}))
     shortened: dict[str, str] = {}
-    largest_first = sorted(range(len(rows)), key=lambda i: (-sizes[i], names[i]))
+    with_schema = [i for i in range(len(rows)) if "input_schema" in rows[i]]
+    largest_first = sorted(with_schema, key=lambda i: (-sizes[i], names[i]))
     for how, shorten in (("outline", protocol.schema_outline), ("omitted", protocol.schema_omitted)):
         for i in largest_first:
             if size <= budget:
                 break
-            if "input_schema" not in rows[i]:
-                continue
             row = {**rows[i], "input_schema": shorten(rows[i]["input_schema"]), "input_schema_shortened": how}
             new_size = len(json.dumps(row))
             if new_size < sizes[i]:  # an outline of a schema that is already small saves nothing
                 size += new_size - sizes[i]
                 rows[i], sizes[i], shortened[names[i]] = row, new_size, how
     while True:
-        dropped = len(names) - len(rows)
-        out = {**answer, "tools": rows}
-        cursor = ""
+        out, dropped, cursor = {**answer, "tools": rows}, len(names) - len(rows), ""
         if dropped and ("query" in answer or "source" in answer):
             cursor = out["next_cursor"] = protocol.encode_cursor(offset + len(rows))
         listed = [row["tool_name"] for row in rows if row["tool_name"] in shortened]
@@ -193,29 +178,16 @@ class Discovery:
             index = SearchIndex(cache=IndexCache(None if index_cache is True else Path(index_cache)))
         self.index = index if index is not None else SearchIndex(cache=None)
         self._view: View | None = None
-        self._view_lock = threading.Lock()
+        self._view_lock, self._rebuild_lock = threading.Lock(), threading.Lock()
         self._rebuild: threading.Thread | None = None
-        self._rebuild_lock = threading.Lock()
-
-    @property
-    def version(self) -> int:
-        """Increases whenever the catalog or the policy changes."""
-        return self.reach.version
 
     def view(self) -> View:
         """The current view, remade only when the exposure table (the catalog or the policy) changed."""
         table = self.reach.table()
-        view = self._view
-        if view is None or view.table is not table:
-            with self._view_lock:
-                view = self._view
-                if view is None or view.table is not table:
-                    view = self._view = View(self.catalog, table)
-        return view
-
-    def visible(self) -> list[CatalogTool]:
-        """Searchable tools (deferred and direct, never hidden), by tool_name."""
-        return list(self.view().visible)
+        with self._view_lock:
+            if self._view is None or self._view.table is not table:
+                self._view = View(self.catalog, table)
+            return self._view
 
     def source_summaries(self) -> list[dict[str, str]]:
         """Every catalog source's id and summary, sorted by id, whatever the host hides."""
@@ -231,31 +203,28 @@ class Discovery:
         if self.index.snapshot is None:
             return
         with self._rebuild_lock:
-            if self._rebuild is not None and self._rebuild.is_alive():
-                return  # the running rebuild re-reads the catalog when it finishes
-            self._rebuild = threading.Thread(target=self._rebuild_until_current, name="junior-index", daemon=True)
-            self._rebuild.start()
+            if self._rebuild is None or not self._rebuild.is_alive():  # a running one re-reads the catalog at its end
+                self._rebuild = threading.Thread(target=self._rebuild_until_current, name="junior-index", daemon=True)
+                self._rebuild.start()
 
     def _rebuild_until_current(self) -> None:
         try:
-            while self.index.version != self.version:
+            while self.index.version != self.reach.version:
                 self._build_index(self.view())
         except Exception:
             log.exception("rebuilding the search index failed")
 
     def wait_for_index(self, timeout: float | None = None) -> bool:
         """Block until the index matches the catalog (after a refresh); whether it does."""
-        thread = self._rebuild
-        if thread is not None:
-            thread.join(timeout)
-        if self.index.version != self.version:
+        if self._rebuild is not None:
+            self._rebuild.join(timeout)
+        if self.index.version != self.reach.version:
             self._build_index(self.view())
-        return self.index.version == self.version
+        return self.index.version == self.reach.version
 
     def index_info(self, rebuild: bool = False) -> dict[str, Any]:
         """Where the index for the current catalog is, its fingerprint and size (for ``junior index``)."""
-        view = self.view()
-        cache = self.index.cache
+        view, cache = self.view(), self.index.cache
         if rebuild:
             if cache is not None and self.index.snapshot is not None and self.index.snapshot.path:
                 cache.remove(self.index.snapshot.fingerprint)
@@ -264,15 +233,10 @@ class Discovery:
         snapshot = self.index.snapshot
         assert snapshot is not None
         size = sum(f.stat().st_size for f in Path(snapshot.path).iterdir()) if snapshot.path is not None else None
-        return {
-            "state": "stored" if snapshot.path else "in memory",
-            "cache_dir": str(cache.directory) if cache is not None else None,
-            "path": snapshot.path,
-            "fingerprint": snapshot.fingerprint,
-            "tools": len(snapshot.docs.names),
-            "bytes": size,
-            "stored_indexes": len(cache.entries()) if cache is not None else 0,
-        }
+        return {"state": "stored" if snapshot.path else "in memory",
+                "cache_dir": str(cache.directory) if cache is not None else None, "path": snapshot.path,
+                "fingerprint": snapshot.fingerprint, "tools": len(snapshot.docs.names), "bytes": size,
+                "stored_indexes": len(cache.entries()) if cache is not None else 0}
 
     # -- searchTools -----------------------------------------------------------------------------
     def search(self, request: protocol.SearchRequest, hidden: frozenset[str] = NOTHING_HIDDEN) -> dict[str, Any]:
@@ -280,13 +244,11 @@ class Discovery:
         actor or conversation) are left out of the tools and of every count, as if not in the catalog."""
         if request.tool_names:
             return self._named(request.tool_names, hidden)
-        if request.queries:
-            return self._batch(request, hidden)
-        return self._one(request, hidden, self.max_answer_chars)
+        return self._batch(request, hidden) if request.queries else self._one(request, hidden, self.max_answer_chars)
 
     def _named(self, tool_names: tuple[str, ...], hidden: frozenset[str]) -> dict[str, Any]:
-        """Exactly the tools named, each in full, in the order asked (a name twice, once); a name that is no tool
-        the caller may see comes back with close tool_names (or why its source is down)."""
+        """The tools named, each in full, in the order asked (a name twice, once); a name that is no tool the caller
+        may see comes back with close tool_names (or why its source is down)."""
         view = self.view()
         rows: list[dict[str, Any]] = []
         unknown: list[dict[str, Any]] = []
@@ -296,20 +258,16 @@ class Discovery:
                 rows.append(view.row(entry, with_source=True))
                 continue
             error = self.unknown_tool(name, hidden)["error"]
-            row: dict[str, Any] = {"tool_name": protocol.clip(name, 100)}
-            if error.get("suggestions"):
-                row["suggestions"] = list(error["suggestions"])
-            if error.get("code") == "unavailable":
-                row["unavailable"] = error["message"]
-            unknown.append(row)
+            said = {"suggestions": list(error.get("suggestions", [])),
+                    "unavailable": error["message"] if error["code"] == "unavailable" else None}
+            unknown.append({"tool_name": protocol.clip(name, 100), **{k: v for k, v in said.items() if v}})
         return _fit(view, protocol.tool_names_answer(rows, unknown), 0, self.max_answer_chars)
 
     def _batch(self, request: protocol.SearchRequest, hidden: frozenset[str]) -> dict[str, Any]:
         """One answer per query, each within its share of the size limit; a tool an earlier query already showed is
         named again (with its ``matched``) without its schema, unless this query shows it in full and the earlier
         ones only in one line (its schema would be given nowhere)."""
-        view = self.view()
-        share = self.max_answer_chars // len(request.queries)
+        view, share = self.view(), self.max_answer_chars // len(request.queries)
         results: list[dict[str, Any]] = []
         shown: dict[str, bool] = {}  # tool_name -> shown with its schema
         sources: dict[str, None] = {}
@@ -322,17 +280,14 @@ class Discovery:
             brief = answer.pop("schemas", None) is not None or brief  # said once, for every result
             counts = {key: answer.pop(key) for key in ("total_catalog_tools", "total_eligible_tools")}
             sources.update((row["id"], None) for row in answer.pop("sources", []))
-            rows = []
-            for row in answer["tools"]:
+            for i, row in enumerate(answer["tools"]):
                 name, full = row["tool_name"], "input_schema" in row
                 if name in shown and (shown[name] or not full):
-                    row = {key: row[key] for key in ("tool_name", "matched") if key in row} | {"shown_above": True}
+                    row = {key: row[key] for key in ("tool_name", "matched") if key in row}
+                    answer["tools"][i] = {**row, "shown_above": True}
                 shown[name] = shown.get(name, False) or full
-                rows.append(row)
-            answer["tools"] = rows
             results.append(answer)
-        return protocol.batch_answer(request.source, view.sources(list(sources)), results, brief=brief,
-                                     **counts)
+        return protocol.batch_answer(request.source, view.sources(list(sources)), results, brief=brief, **counts)
 
     def _one(self, request: protocol.SearchRequest, hidden: frozenset[str], budget: int) -> dict[str, Any]:
         query, source_id, limit, offset = request.query, request.source, request.limit, request.offset
@@ -343,19 +298,17 @@ class Discovery:
                 query, source_id, view.sources(), catalog_tools=in_catalog, eligible_tools=0, matches=0, tools=[],
                 hint=protocol.unknown_source_hint(source_id, view.source_ids))
         eligible = view.eligible(source_id, hidden)
-        full: str | None
-        matched: Mapping[str, list[str]]
+        full: str | None = None  # the tool shown with its schema: the first-ranked (the exact tool_name if any)
+        matched: Mapping[str, list[str]] = {}
         said: dict[str, Any] = {}  # search_answer's words on what was found
         if not query:  # a listing asks what is there: one compact row per tool, page by page
             picked = eligible[offset:offset + limit] if source_id is not None else _sample(eligible, limit)
-            total, full, matched = len(eligible), None, {}
-            more = source_id is not None and offset + limit < total
+            total, more = len(eligible), source_id is not None and offset + limit < len(eligible)
             sources = view.sources([source_id] if source_id is not None else None)
         else:
             picked, total, corrected, weigh_page, below = self._found(view, query, source_id, limit, offset, hidden)
-            full = picked[0].tool_name if picked else None  # the first-ranked (the exact tool_name if any) in full
-            picked = picked[offset:offset + limit]
-            more = offset + limit < total
+            full = picked[0].tool_name if picked else None
+            picked, more = picked[offset:offset + limit], offset + limit < total
             found = weigh_page([t.tool_name for t in picked])
             matched = found.matched
             said.update(unmatched=found.unmatched, note=protocol.corrected_note(corrected) if corrected else None)
@@ -409,11 +362,10 @@ class Discovery:
 
     def _held(self, view: View, tool_name: str) -> frozenset[str]:
         """Every term a tool's own text holds, its source's left out (read once per view)."""
-        held = view.held.get(tool_name)
-        if held is None:
+        if tool_name not in view.held:
             fields = fields_holding(self.index.config, self.index.analyzer, view.by_name[tool_name], None)
-            held = view.held[tool_name] = frozenset().union(*(t for field, t in fields.items() if field != "source"))
-        return held
+            view.held[tool_name] = frozenset().union(*(terms for field, terms in fields.items() if field != "source"))
+        return view.held[tool_name]
 
     def explain(self, query: str, source_id: str | None = None, hidden: frozenset[str] = NOTHING_HIDDEN,
                 limit: int | None = None) -> dict[str, Any]:
@@ -431,8 +383,7 @@ class Discovery:
         if not query:
             return {**out, "tools": [], "hint": "An empty query lists tools without ranking them: give words."}
         trace = Trace()
-        picked = self._ranked(view, query, source_id, limit, hidden, trace)[0]
-        shown = {t.tool_name for t in picked}
+        shown = {t.tool_name for t in self._ranked(view, query, source_id, limit, hidden, trace)[0]}
         if trace.searched is not None:
             out["searched"] = trace.searched
         rows = [row for row in trace.tools if row["tool_name"] in shown]
@@ -458,9 +409,7 @@ class Discovery:
         exact = view.by_name.get(query)
         if source_id is not None and (exact is None or exact.source_id != source_id):
             exact = view.local.get((source_id, query))
-        if exact is not None and exact.tool_name in hidden:
-            exact = None
-        if exact is not None:
+        if exact is not None and exact.tool_name not in hidden:
             if exact.tool_name in names:
                 names.remove(exact.tool_name)
             elif not self.index.matches(query, exact.tool_name):
@@ -468,6 +417,8 @@ class Discovery:
             names.insert(0, exact.tool_name)
             if trace is not None:
                 trace.exact(exact.tool_name)
+        else:
+            exact = None
         # An index a refresh has not replaced yet may name a tool that is gone: the view decides.
         picked = [t for t in (view.by_name.get(name) for name in names[:limit]) if t is not None]
         return picked, total, result.corrections, result.asked, exact.tool_name if exact is not None else None
@@ -494,13 +445,8 @@ class Discovery:
 
     def _down_source(self, view: View, tool_name: str) -> tuple[str, str] | None:
         """The source a tool_name belongs to by its prefix (the longest), with why it is down; None if up or none."""
-        best = max((sid for sid in view.source_ids if tool_name.startswith(tool_name_prefix(sid))), key=len,
-                   default=None)
-        entry = self.catalog.source(best) if best is not None else None
-        if best is None or entry is None:
-            return None
-        if entry.unavailable:
-            return best, entry.unavailable
-        if not view.by_source.get(best) and entry.provider is not None:
-            return best, "it lists no tools at the moment"
+        best = max((sid for sid in view.source_ids if tool_name.startswith(tool_name_prefix(sid))), key=len, default="")
+        entry = self.catalog.source(best) if best else None
+        if entry is not None and (entry.unavailable or (entry.provider is not None and not view.by_source.get(best))):
+            return best, entry.unavailable or "it lists no tools at the moment"
         return None
