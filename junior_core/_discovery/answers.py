@@ -11,7 +11,7 @@ import logging
 import os
 import re
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -306,10 +306,9 @@ class Discovery:
             total, more = len(eligible), source_id is not None and offset + limit < len(eligible)
             sources = view.sources([source_id] if source_id is not None else None)
         else:
-            picked, total, corrected, weigh_page, below = self._found(view, query, source_id, limit, offset, hidden)
+            picked, total, corrected, found, below = self._found(view, query, source_id, limit, offset, hidden)
             full = picked[0].tool_name if picked else None
             picked, more = picked[offset:offset + limit], offset + limit < total
-            found = weigh_page([t.tool_name for t in picked])
             matched = found.matched
             said.update(unmatched=found.unmatched, note=protocol.corrected_note(corrected) if corrected else None)
             flagged = any(t.tool_name in below for t in picked)  # below the floor: shown, never unflagged
@@ -332,10 +331,9 @@ class Discovery:
         return _fit(view, answer, offset, budget)
 
     def _found(self, view: View, query: str, source_id: str | None, limit: int, offset: int, hidden: frozenset[str],
-               ) -> tuple[list[CatalogTool], int, tuple[tuple[str, str], ...], Callable[[list[str]], Evidence],
-                          frozenset[str]]:
-        """The tools of a search's pages up to ``offset + limit``, the total, the corrections, how to weigh the
-        evidence of a page of them, and which of them are below the floor.
+               ) -> tuple[list[CatalogTool], int, tuple[tuple[str, str], ...], Evidence, frozenset[str]]:
+        """The tools of a search's pages up to ``offset + limit``, the total, the corrections, the evidence of the
+        page at ``offset``, and which tools are below the floor.
 
         When those past the floor are none or weak, the tools below it whose own text holds a word of the query
         follow them (by score), and an answer showing one is weak: a partial match shown with its evidence serves
@@ -343,22 +341,18 @@ class Discovery:
         picked, total, corrected, asked, exact = self._ranked(view, query, source_id, offset + limit, hidden)
         searched, whole = _corrected(query, corrected), source_id is None
         held = functools.partial(self._held, view)
-
-        def weigh_names(names: list[str], asked: tuple[str, ...] = asked) -> Evidence:
-            return weigh(self.index, searched, asked, names, held, exact, whole)
-
         if exact is not None and whole:
             picked, total = picked[:1], 1
-        if not whole or exact is not None or len(picked) >= offset + limit or (
-                picked and not weigh_names([t.tool_name for t in picked[:limit]]).weak):
-            return picked, total, corrected, weigh_names, frozenset()
-        window = offset + limit + len(picked) + protocol.MAX_RESULTS
-        below, _, _, below_asked, _ = self._ranked(view, query, source_id, window, hidden, floor=False)
-        extra = partial_matches(picked, below, searched, self.index.analyze, held)
-        if not extra:
-            return picked, total, corrected, weigh_names, frozenset()
-        page_weigh = functools.partial(weigh_names, asked=asked or below_asked)
-        return picked + extra, total + len(extra), corrected, page_weigh, frozenset(t.tool_name for t in extra)
+        extra: list[CatalogTool] = []
+        if whole and exact is None and len(picked) < offset + limit and (
+                not picked or weigh(self.index, searched, asked, [t.tool_name for t in picked[:limit]], held).weak):
+            window = offset + limit + len(picked) + protocol.MAX_RESULTS
+            below, _, _, below_asked, _ = self._ranked(view, query, source_id, window, hidden, floor=False)
+            extra = partial_matches(picked, below, searched, self.index.analyze, held)
+            asked = (asked or below_asked) if extra else asked
+        page = [t.tool_name for t in (picked + extra)[offset:offset + limit]]
+        found = weigh(self.index, searched, asked, page, held, exact, whole)
+        return picked + extra, total + len(extra), corrected, found, frozenset(t.tool_name for t in extra)
 
     def _held(self, view: View, tool_name: str) -> frozenset[str]:
         """Every term a tool's own text holds, its source's left out (read once per view)."""
