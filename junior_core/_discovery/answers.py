@@ -72,8 +72,7 @@ class View:
         return found
 
     def row(self, entry: CatalogTool, with_source: bool, full: bool = True) -> dict[str, Any]:
-        """A copy of a tool's answer row, in full (schema, annotations) or with its parameters in one line; each
-        row is made and measured once per view."""
+        """A copy of a tool's answer row, in full or its parameters in one line (made and measured once per view)."""
         key = (entry.tool_name, with_source, full)
         if key not in self._rows:
             tool, annotations = entry.tool, dict(entry.tool.annotations or {})
@@ -150,11 +149,9 @@ def fit_no_match(answer: dict[str, Any]) -> dict[str, Any]:
 
 def _sample(eligible: list[CatalogTool], limit: int) -> list[CatalogTool]:
     """Round-robin across sources (by id), each source's tools in their order."""
-    groups: dict[str, list[CatalogTool]] = {}
-    for entry in eligible:
-        groups.setdefault(entry.source_id, []).append(entry)
-    rounds = itertools.chain.from_iterable(itertools.zip_longest(*(groups[sid] for sid in sorted(groups))))
-    return [entry for entry in rounds if entry is not None][:limit]
+    by_source = sorted(eligible, key=lambda t: t.source_id)  # stable: each source's tools stay in order
+    groups = [list(group) for _, group in itertools.groupby(by_source, key=lambda t: t.source_id)]
+    return [t for t in itertools.chain(*itertools.zip_longest(*groups)) if t is not None][:limit]
 
 
 def _corrected(query: str, fixes: tuple[tuple[str, str], ...]) -> str:
@@ -169,8 +166,7 @@ class Discovery:
 
     def __init__(self, catalog: Catalog, reach: Reach, index_cache: bool | str | os.PathLike[str] = False,
                  index: SearchIndex | None = None, max_answer_chars: int = DEFAULT_MAX_SEARCH_CHARS) -> None:
-        """``index_cache``: True stores indexes in the user cache directory, a path there, False nowhere; an
-        ``index`` given is used as it is."""
+        """``index_cache``: True for the user cache directory, a path, or False (none); ``index`` is used as is."""
         self.catalog, self.reach, self.max_answer_chars = catalog, reach, max_answer_chars
         if index is None and index_cache is not False:
             from junior_core._discovery.store import IndexCache  # here: a runtime storing no index never needs it
@@ -247,8 +243,7 @@ class Discovery:
         return self._batch(request, hidden) if request.queries else self._one(request, hidden, self.max_answer_chars)
 
     def _named(self, tool_names: tuple[str, ...], hidden: frozenset[str]) -> dict[str, Any]:
-        """The tools named, each in full, in the order asked (a name twice, once); a name that is no tool the caller
-        may see comes back with close tool_names (or why its source is down)."""
+        """The tools named, each in full and once, in order; a name no tool the caller sees, with close names."""
         view = self.view()
         rows: list[dict[str, Any]] = []
         unknown: list[dict[str, Any]] = []
@@ -332,12 +327,9 @@ class Discovery:
 
     def _found(self, view: View, query: str, source_id: str | None, limit: int, offset: int, hidden: frozenset[str],
                ) -> tuple[list[CatalogTool], int, tuple[tuple[str, str], ...], Evidence, frozenset[str]]:
-        """The tools of a search's pages up to ``offset + limit``, the total, the corrections, the evidence of the
-        page at ``offset``, and which tools are below the floor.
-
-        When those past the floor are none or weak, the tools below it whose own text holds a word of the query
-        follow them (by score), and an answer showing one is weak: a partial match shown with its evidence serves
-        better than silence. The query equal to a tool_name is that tool alone."""
+        """The tools up to ``offset + limit``, the total, the corrections, the evidence of the page, the tools below
+        the floor: when those past it are none or weak, those below whose own text holds a word of the query follow
+        (a partial match shown with its evidence serves better than silence). A query that is a tool_name, that tool."""
         picked, total, corrected, asked, exact = self._ranked(view, query, source_id, offset + limit, hidden)
         searched, whole = _corrected(query, corrected), source_id is None
         held = functools.partial(self._held, view)
@@ -419,9 +411,8 @@ class Discovery:
 
     # -- executeTool -----------------------------------------------------------------------------
     def unknown_tool(self, tool_name: str, hidden: frozenset[str] = NOTHING_HIDDEN) -> dict[str, Any]:
-        """``unknown_tool`` with close names, or ``unavailable`` when the name's source exists but is down.
-
-        A tool in ``hidden`` is neither suggested nor told apart from a name that does not exist."""
+        """``unknown_tool`` with close names, or ``unavailable`` when the name's source is down; a tool in ``hidden``
+        is neither suggested nor told apart from a name that does not exist."""
         view = self.view()
         down = self._down_source(view, tool_name)
         if down is not None:
