@@ -87,7 +87,7 @@ class View:
         return {k: dict(v) if k == "annotations" else v for k, v in self._rows[key][0].items()}
 
     def row_size(self, row: dict[str, Any]) -> int:
-        """``len(json.dumps(row))`` of a row ``row`` gave, its ``matched`` added."""
+        """``len(json.dumps(row))`` of a row this view made, its ``matched`` added."""
         size = self._rows[(row["tool_name"], "source" in row, "input_schema" in row)][1]
         return size + (len(', "matched": ') + len(json.dumps(row["matched"])) if "matched" in row else 0)
 
