@@ -154,13 +154,6 @@ def _sample(eligible: list[CatalogTool], limit: int) -> list[CatalogTool]:
     return [t for t in itertools.chain(*itertools.zip_longest(*groups)) if t is not None][:limit]
 
 
-def _corrected(query: str, fixes: tuple[tuple[str, str], ...]) -> str:
-    """``query`` with each corrected word as it was searched for."""
-    for word, fixed in fixes:
-        query = re.sub(rf"(?<!\w){re.escape(word)}(?!\w)", fixed, query)
-    return query
-
-
 class Discovery:
     """Answers searchTools over one catalog, as ``reach`` (the host's exposure rules) shows it."""
 
@@ -331,7 +324,9 @@ class Discovery:
         the floor: when those past it are none or weak, those below whose own text holds a word of the query follow
         (a partial match shown with its evidence serves better than silence). A query that is a tool_name, that tool."""
         picked, total, corrected, asked, exact = self._ranked(view, query, source_id, offset + limit, hidden)
-        searched, whole = _corrected(query, corrected), source_id is None
+        searched, whole = query, source_id is None
+        for word, fixed in corrected:  # the query as searched
+            searched = re.sub(rf"(?<!\w){re.escape(word)}(?!\w)", fixed, searched)
         held = functools.partial(self._held, view)
         if exact is not None and whole:
             picked, total = picked[:1], 1
@@ -414,9 +409,11 @@ class Discovery:
         """``unknown_tool`` with close names, or ``unavailable`` when the name's source is down; a tool in ``hidden``
         is neither suggested nor told apart from a name that does not exist."""
         view = self.view()
-        down = self._down_source(view, tool_name)
-        if down is not None:
-            return protocol.source_unavailable(tool_name, *down)
+        # The source the name's prefix says (the longest), if it is down.
+        best = max((sid for sid in view.source_ids if tool_name.startswith(tool_name_prefix(sid))), key=len, default="")
+        down = self.catalog.source(best) if best else None
+        if down is not None and (down.unavailable or (down.provider is not None and not view.by_source.get(best))):
+            return protocol.source_unavailable(tool_name, best, down.unavailable or "it lists no tools at the moment")
         names = [name for name in view.by_name if name not in hidden] if hidden else list(view.by_name)
         suggestions = difflib.get_close_matches(tool_name, names, n=3, cutoff=0.75)
         if not suggestions and tool_name.strip() and "\x00" not in tool_name:
@@ -427,11 +424,3 @@ class Discovery:
             # A suggestion holds most of the asked name's terms in its name and keywords.
             suggestions = [name for name, terms in own.items() if len(wanted & terms) * 2 > len(wanted)][:3]
         return protocol.unknown_tool(tool_name, suggestions)
-
-    def _down_source(self, view: View, tool_name: str) -> tuple[str, str] | None:
-        """The source a tool_name belongs to by its prefix (the longest), with why it is down; None if up or none."""
-        best = max((sid for sid in view.source_ids if tool_name.startswith(tool_name_prefix(sid))), key=len, default="")
-        entry = self.catalog.source(best) if best else None
-        if entry is not None and (entry.unavailable or (entry.provider is not None and not view.by_source.get(best))):
-            return best, entry.unavailable or "it lists no tools at the moment"
-        return None
