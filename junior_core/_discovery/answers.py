@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 __all__ = ["Discovery", "View", "fit_no_match"]
 
 log = logging.getLogger("junior.search")
-_MAX_FILTERED = 256  # filtered tool lists a view keeps: one per (tools hidden for some actor, source) seen
 
 
 class View:
@@ -58,37 +57,35 @@ class View:
         self.source_texts = {entry.source.id: entry.source.description for entry in sources}
         self.description = protocol.search_description([(s, d["description"]) for s, d in self.source_dicts.items()])
         self.held: dict[str, frozenset[str]] = {}  # Discovery._held's, per tool_name
-        self._rows: dict[tuple[str, bool, bool], tuple[dict[str, Any], int]] = {}
-        self._filtered: dict[tuple[frozenset[str], str | None], list[CatalogTool]] = {}
+        # Made once per view: the tool lists per (tools hidden for some actor, source), each answer row and its size.
+        self.eligible = functools.lru_cache(maxsize=256)(self._eligible)
+        self._made = functools.cache(self._make_row)
 
-    def eligible(self, source_id: str | None, hidden: frozenset[str]) -> list[CatalogTool]:
-        """The tools searchTools may show (of one source, or all), without ``hidden``; filtered once per set."""
+    def _eligible(self, source_id: str | None, hidden: frozenset[str]) -> list[CatalogTool]:
+        """The tools searchTools may show (of one source, or all), without ``hidden``."""
         tools = self.visible if source_id is None else self.by_source.get(source_id, [])
-        found = self._filtered.get((hidden, source_id)) if hidden else tools
-        if found is None:
-            if len(self._filtered) >= _MAX_FILTERED:
-                self._filtered.clear()
-            found = self._filtered[(hidden, source_id)] = [t for t in tools if t.tool_name not in hidden]
-        return found
+        return [t for t in tools if t.tool_name not in hidden] if hidden else tools
+
+    def _make_row(self, tool_name: str, with_source: bool, full: bool) -> tuple[dict[str, Any], int]:
+        entry = self.by_name[tool_name]
+        tool, annotations = entry.tool, dict(entry.tool.annotations or {})
+        title = annotations.get("title")
+        if isinstance(title, str) and len(title) > SUMMARY_LIMIT:  # shown with every answer naming the tool
+            annotations["title"] = summarize(title)
+        row = protocol.tool_row(tool_name, summarize(tool.description), entry.source_id if with_source else None,
+                                tool.input_schema, annotations)
+        if not full:
+            row = protocol.brief_row(row, protocol.compact_params(tool.input_schema))
+        return row, len(json.dumps(row))
 
     def row(self, entry: CatalogTool, with_source: bool, full: bool = True) -> dict[str, Any]:
-        """A copy of a tool's answer row, in full or its parameters in one line (made and measured once per view)."""
-        key = (entry.tool_name, with_source, full)
-        if key not in self._rows:
-            tool, annotations = entry.tool, dict(entry.tool.annotations or {})
-            title = annotations.get("title")
-            if isinstance(title, str) and len(title) > SUMMARY_LIMIT:  # shown with every answer naming the tool
-                annotations["title"] = summarize(title)
-            row = protocol.tool_row(entry.tool_name, summarize(tool.description),
-                                    entry.source_id if with_source else None, tool.input_schema, annotations)
-            if not full:
-                row = protocol.brief_row(row, protocol.compact_params(tool.input_schema))
-            self._rows[key] = (row, len(json.dumps(row)))
-        return {k: dict(v) if k == "annotations" else v for k, v in self._rows[key][0].items()}
+        """A copy of a tool's answer row, in full or its parameters in one line."""
+        row = self._made(entry.tool_name, with_source, full)[0]
+        return {key: dict(value) if key == "annotations" else value for key, value in row.items()}
 
     def row_size(self, row: dict[str, Any]) -> int:
         """``len(json.dumps(row))`` of a row this view made, its ``matched`` added."""
-        size = self._rows[(row["tool_name"], "source" in row, "input_schema" in row)][1]
+        size = self._made(row["tool_name"], "source" in row, "input_schema" in row)[1]
         return size + (len(', "matched": ') + len(json.dumps(row["matched"])) if "matched" in row else 0)
 
     def sources(self, ids: list[str] | None = None) -> list[dict[str, str]]:
