@@ -304,7 +304,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     all_queries = [q.text for q in _data.metatool_queries(meta)["single"]]
     queries = random.Random(3).sample(all_queries, args.queries)
     with _data.runtime(live) as rt:
-        entries = rt._discovery.visible()
+        entries = list(rt._discovery.view().visible)
         sources = {e.source.id: e.source.description for e in rt._catalog.sources}
         report["search"] += compare_search("LiveMCPBench", entries, sources, queries, module, args.repeat)
         if not args.index_module:

@@ -11,8 +11,8 @@ import pytest
 
 from junior_core import Runtime, Source, Tool
 from junior_core._discovery.analysis import SUMMARY_LIMIT, summarize, summary_cut_early
+from junior_core._discovery.answers import fit_no_match
 from junior_core._discovery.floor import nearest_sources
-from junior_core._discovery.sizing import fit_no_match
 from junior_core._protocol import NO_MATCH_CHARS, SEARCH_SCHEMA
 from junior_core.testing import SummaryWarning, summary_warnings
 from tests.helpers import KeptIndex, SourcePlugin, echo, notes_plugin, weather_plugin

@@ -9,7 +9,7 @@ The runtime uses ``Discovery`` (``answers``). Each stage writes its part of ``ex
 - score: ``scoring`` (BM25F term at a time, the one idf, the request's verbs added).
 - admit: ``floor`` (the relevance floor, and the evidence: matched, unmatched, weak).
 - order: ``index.ordered`` (readers first, a source's share, a bridged server's margin).
-- answer: ``answers`` (searchTools, explain, executeTool's misses), ``sizing``, ``names``, ``view``.
+- answer: ``answers`` (the view, searchTools and its answers' size, explain, executeTool's misses).
 
 ``settings`` (``RankingConfig``) holds every ranking parameter, ``switches`` every rule switch and English word list.
 """
