@@ -117,36 +117,6 @@ def write_file(dir_fd: int, name: str, data: bytes) -> None:
         out.write(data)
 
 
-def read_key(path: Path) -> bytes:
-    """The HMAC key in ``path`` (0600, the user's), made on first use; ``CacheRefused`` if unusable."""
-    try:
-        if not path.exists():
-            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
-            fd = os.open(tmp, _NEW_FILE, 0o600)
-            try:
-                with os.fdopen(fd, "w", encoding="ascii") as f:
-                    f.write(secrets.token_hex(32) + "\n")
-                with contextlib.suppress(FileExistsError):  # another process made it first: use theirs
-                    os.link(tmp, path)
-            finally:
-                tmp.unlink(missing_ok=True)
-        fd = os.open(path, os.O_RDONLY | _FLAGS)
-    except OSError as exc:
-        raise CacheRefused(f"the index key {path} cannot be read or made ({exc.strerror or exc})") from None
-    with os.fdopen(fd, "rb") as f:
-        info = os.fstat(fd)
-        if info.st_uid != current_uid() or info.st_mode & 0o077 or not stat.S_ISREG(info.st_mode):
-            raise CacheRefused(f"the index key {path} is not the user's alone (mode {stat.S_IMODE(info.st_mode):o}, "
-                               f"uid {info.st_uid}); delete it and a new one is made")
-        text = f.read(200).strip()
-    with contextlib.suppress(ValueError):  # not ASCII, not hex
-        key = bytes.fromhex(text.decode("ascii"))
-        if len(key) >= 16:
-            return key
-    raise CacheRefused(f"the index key {path} holds no valid key; delete it and a new one is made")
-
-
 def is_junior_dir(root: int, name: str) -> bool:
     """A real directory of the user's, inside ``root``, holding junior's ``META`` file (or nothing yet)."""
     try:
@@ -163,11 +133,11 @@ def is_junior_dir(root: int, name: str) -> bool:
 
 
 class IndexCache:
-    """Whoosh indexes stored by catalog fingerprint in ``directory`` (default: ``search-index`` in
-    ``$JUNIOR_CACHE_DIR``, else in the user cache dir) and signed with the key in ``key_path`` (default:
-    ``index-key`` in junior's config dir); every failure falls back to memory."""
+    """Whoosh indexes stored by catalog fingerprint; every failure falls back to memory."""
 
     def __init__(self, directory: Path | str | None = None, key_path: Path | str | None = None) -> None:
+        """``directory``: else ``search-index`` in ``$JUNIOR_CACHE_DIR`` or the user cache dir; ``key_path``: else
+        ``index-key`` in junior's config dir."""
         if directory is None:
             configured = os.environ.get("JUNIOR_CACHE_DIR")
             if configured:
@@ -200,74 +170,79 @@ class IndexCache:
         self._problem("search index cache %s is not used: %s; searching from memory", self.directory, exc)
 
     def key(self) -> bytes:
-        if self._key is None:
-            self._key = read_key(self.key_path)
-        return self._key
-
-    def _root(self, create: bool) -> int:
-        """The checked cache directory's fd; ``FileNotFoundError`` when absent, ``CacheRefused`` if not trusted."""
-        if self.refused is not None:
-            raise CacheRefused(self.refused)
-        if not hasattr(os, "geteuid") or os.open not in os.supports_dir_fd:
-            raise CacheRefused("this system cannot check who owns the cache")
-        if create:
-            self.directory.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            with contextlib.suppress(FileExistsError):
-                os.mkdir(self.directory, 0o700)
-        fd = open_dir(self.directory)
+        """The HMAC key in ``key_path`` (0600, the user's), made on first use; ``CacheRefused`` if unusable."""
+        if self._key is not None:
+            return self._key
+        path = self.key_path
         try:
-            info = os.fstat(fd)
-            if (problem := owner_problem(info, "the directory")) is not None:
-                raise CacheRefused(f"{problem}: make it yours alone (mode 700) or set JUNIOR_CACHE_DIR elsewhere")
-            if stat.S_IMODE(info.st_mode) & 0o077:
-                with contextlib.suppress(OSError):  # an older junior made it 0755: only the user may list it
-                    os.fchmod(fd, 0o700)
-        except BaseException:
-            os.close(fd)
-            raise
-        return fd
-
-    @contextlib.contextmanager
-    def _checked_root(self, create: bool, failure: str | None) -> Iterator[int | None]:
-        """``_root``, or None: not trusted (said once), absent, or failing (said by ``failure`` when given)."""
-        root = None
-        try:
-            root = self._root(create)
-        except CacheRefused as exc:
-            self._refuse(exc)
+            if not path.exists():
+                path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+                tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+                fd = os.open(tmp, _NEW_FILE, 0o600)
+                try:
+                    with os.fdopen(fd, "w", encoding="ascii") as f:
+                        f.write(secrets.token_hex(32) + "\n")
+                    with contextlib.suppress(FileExistsError):  # another process made it first: use theirs
+                        os.link(tmp, path)
+                finally:
+                    tmp.unlink(missing_ok=True)
+            fd = os.open(path, os.O_RDONLY | _FLAGS)
         except OSError as exc:
-            if failure is not None and (create or not isinstance(exc, FileNotFoundError)):
-                self._problem(failure, self.directory, exc)
-        with closing(root) if root is not None else contextlib.nullcontext():
-            yield root
+            raise CacheRefused(f"the index key {path} cannot be read or made ({exc.strerror or exc})") from None
+        with os.fdopen(fd, "rb") as f:
+            info = os.fstat(fd)
+            if info.st_uid != current_uid() or info.st_mode & 0o077 or not stat.S_ISREG(info.st_mode):
+                raise CacheRefused(f"the index key {path} is not the user's alone (mode {stat.S_IMODE(info.st_mode):o}"
+                                   f", uid {info.st_uid}); delete it and a new one is made")
+            text = f.read(200).strip()
+        with contextlib.suppress(ValueError):  # not ASCII, not hex
+            key = bytes.fromhex(text.decode("ascii"))
+            if len(key) >= 16:
+                self._key = key
+                return key
+        raise CacheRefused(f"the index key {path} holds no valid key; delete it and a new one is made")
 
     @contextlib.contextmanager
-    def _children(self) -> Iterator[tuple[int, list[str]] | None]:
-        """The checked cache directory's fd and entries; None when it is absent, unreadable or not trusted."""
-        with self._checked_root(create=False, failure=None) as root:
-            listed = None
-            if root is not None:
-                with contextlib.suppress(OSError):
-                    listed = root, sorted(os.listdir(root))
-            yield listed
+    def _root(self, create: bool = False, failure: str | None = None, quiet: bool = False) -> Iterator[int | None]:
+        """The checked cache directory's fd, or None: absent, not trusted (said unless ``quiet``) or failing (said by
+        ``failure``)."""
+        with contextlib.ExitStack() as stack:
+            root: int | None = None
+            try:
+                if self.refused is not None:
+                    raise CacheRefused(self.refused)
+                if not hasattr(os, "geteuid") or os.open not in os.supports_dir_fd:
+                    raise CacheRefused("this system cannot check who owns the cache")
+                if create:
+                    self.directory.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+                    with contextlib.suppress(FileExistsError):
+                        os.mkdir(self.directory, 0o700)
+                fd = stack.enter_context(closing(open_dir(self.directory)))
+                info = os.fstat(fd)
+                if (problem := owner_problem(info, "the directory")) is not None:
+                    raise CacheRefused(f"{problem}: make it yours alone (mode 700) or set JUNIOR_CACHE_DIR elsewhere")
+                if stat.S_IMODE(info.st_mode) & 0o077:
+                    with contextlib.suppress(OSError):  # an older junior made it 0755: only the user may list it
+                        os.fchmod(fd, 0o700)
+                root = fd
+            except (CacheRefused, OSError) as exc:
+                stack.close()
+                if isinstance(exc, CacheRefused):
+                    if not quiet:
+                        self._refuse(exc)
+                elif failure is not None and (create or not isinstance(exc, FileNotFoundError)):
+                    self._problem(failure, self.directory, exc)
+            yield root
 
     def open(self, fingerprint: str, docs: IndexedDocs, use: Callable[[Any, IndexedDocs, str], T]) -> T | None:
         """``use(index, stored docs, path)`` on the stored index for ``fingerprint`` if it matches ``docs``; None
         when absent or unusable (a failure inside ``use``, such as a damaged segment, counts as unusable)."""
         name = self._name(fingerprint)
-        with self._checked_root(False, "search index cache %s cannot be read (%s); searching from memory") as root:
+        with self._root(failure="search index cache %s cannot be read (%s); searching from memory") as root:
             if root is None:
                 return None
             try:
-                try:
-                    index_fd = open_dir(name, dir_fd=root)
-                except FileNotFoundError:
-                    return None
-                with closing(index_fd):
-                    opened = self._open(index_fd, fingerprint, docs, use)
-                    with contextlib.suppress(OSError):  # last use, for pruning; a read-only cache still opens
-                        os.utime(META, dir_fd=index_fd, follow_symlinks=False)
-                return opened
+                return self._open(root, name, fingerprint, docs, use)
             except CacheRefused as exc:
                 self._refuse(CacheRefused(f"{name}: {exc}"))
             except Exception as exc:  # noqa: BLE001 - any damage means: rebuild
@@ -276,42 +251,50 @@ class IndexCache:
                 self._discard(root, name)
         return None
 
-    def _open(self, index_fd: int, fingerprint: str, docs: IndexedDocs,
-              use: Callable[[Any, IndexedDocs, str], T]) -> T:
-        if (problem := owner_problem(os.fstat(index_fd), "the index directory")) is not None:
-            raise problem
+    def _open(self, root: int, name: str, fingerprint: str, docs: IndexedDocs,
+              use: Callable[[Any, IndexedDocs, str], T]) -> T | None:
         try:
-            mac = read_file(index_fd, MAC).decode("ascii").strip()
-        except Damaged:
-            raise Damaged("it is not signed") from None
-        meta_bytes = read_file(index_fd, META)
-        meta = json.loads(meta_bytes)
-        listed = meta.get("files") if isinstance(meta, dict) else None
-        if not isinstance(listed, list) or not all(isinstance(n, str) and n not in (META, MAC) for n in listed):
-            raise Damaged("its file list is missing")
-        files = {n: read_file(index_fd, n) for n in listed}
-        if not hmac.compare_digest(mac, sign(self.key(), {META: meta_bytes, **files})):
-            raise Damaged("its signature does not match its files")
-        # Only now, with every byte checked, does anything reach Whoosh (which unpickles parts of it).
-        if meta.get("fingerprint") != fingerprint:
-            raise ValueError("fingerprint does not match")
-        stored = IndexedDocs.from_json(meta)
-        if stored.names != docs.names or stored.sources != docs.sources:
-            raise ValueError("documents do not match the catalog")
-        from junior_core._discovery.whoosh_parts import MemoryStorage  # Whoosh loads with the first index
+            index_fd = open_dir(name, dir_fd=root)
+        except FileNotFoundError:
+            return None
+        with closing(index_fd):
+            if (problem := owner_problem(os.fstat(index_fd), "the index directory")) is not None:
+                raise problem
+            try:
+                mac = read_file(index_fd, MAC).decode("ascii").strip()
+            except Damaged:
+                raise Damaged("it is not signed") from None
+            meta_bytes = read_file(index_fd, META)
+            meta = json.loads(meta_bytes)
+            listed = meta.get("files") if isinstance(meta, dict) else None
+            if not isinstance(listed, list) or not all(isinstance(n, str) and n not in (META, MAC) for n in listed):
+                raise Damaged("its file list is missing")
+            files = {n: read_file(index_fd, n) for n in listed}
+            if not hmac.compare_digest(mac, sign(self.key(), {META: meta_bytes, **files})):
+                raise Damaged("its signature does not match its files")
+            # Only now, with every byte checked, does anything reach Whoosh (which unpickles parts of it).
+            if meta.get("fingerprint") != fingerprint:
+                raise ValueError("fingerprint does not match")
+            stored = IndexedDocs.from_json(meta)
+            if stored.names != docs.names or stored.sources != docs.sources:
+                raise ValueError("documents do not match the catalog")
+            from junior_core._discovery.whoosh_parts import MemoryStorage  # Whoosh loads with the first index
 
-        storage = MemoryStorage()
-        storage.files = files
-        index = storage.open_index()
-        if index.doc_count_all() != len(docs.names):
-            raise ValueError("document count does not match")
-        return use(index, stored, str(self.directory / self._name(fingerprint)))
+            storage = MemoryStorage()
+            storage.files = files
+            index = storage.open_index()
+            if index.doc_count_all() != len(docs.names):
+                raise ValueError("document count does not match")
+            opened = use(index, stored, str(self.directory / name))
+            with contextlib.suppress(OSError):  # last use, for pruning; a read-only cache still opens
+                os.utime(META, dir_fd=index_fd, follow_symlinks=False)
+            return opened
 
     def store(self, fingerprint: str, docs: IndexedDocs, storage: Any) -> str | None:
         """Write the files of an in-memory Whoosh ``storage`` as the index for ``fingerprint``; its path or None."""
         final, tmp = self._name(fingerprint), f"tmp-{uuid.uuid4().hex}"
         failure = "cannot store the search index under %s (%s); searching from memory"
-        with self._checked_root(True, failure) as root:
+        with self._root(create=True, failure=failure) as root:
             if root is None:
                 return None
             try:
@@ -362,14 +345,10 @@ class IndexCache:
         self._delete(root, trash)
         return True
 
-    def prune(self, keep: str | None = None) -> list[Path]:
+    def prune(self) -> list[Path]:
         """Delete abandoned temporary directories and all but the ``KEEP`` most recently used indexes."""
-        try:
-            root = self._root(create=False)
-        except (OSError, CacheRefused):
-            return []
-        with closing(root):
-            return self._prune(root, keep)
+        with self._root(quiet=True) as root:
+            return [] if root is None else self._prune(root, keep=None)
 
     def _prune(self, root: int, keep: str | None) -> list[Path]:
         removed: list[Path] = []
@@ -394,6 +373,16 @@ class IndexCache:
                 removed.append(self.directory / child)
         return removed
 
+    @contextlib.contextmanager
+    def _children(self) -> Iterator[tuple[int, list[str]] | None]:
+        """The checked cache directory's fd and entries; None when it is absent, unreadable or not trusted."""
+        with self._root() as root:
+            listed = None
+            if root is not None:
+                with contextlib.suppress(OSError):
+                    listed = root, sorted(os.listdir(root))
+            yield listed
+
     def remove(self, fingerprint: str) -> None:
         """Delete the stored index for ``fingerprint``, if any."""
         with self._children() as listed:
@@ -402,35 +391,20 @@ class IndexCache:
 
     def clear(self) -> int:
         """Delete every stored index (and temporary directory) junior made; how many indexes there were."""
-        count = 0
         with self._children() as listed:
             if listed is None:
                 return 0
-            for child in listed[1]:
-                if child.startswith("index-"):
-                    count += self._discard(listed[0], child)
-                elif child.startswith("tmp-"):
-                    self._delete(listed[0], child)
-        return count
+            root, children = listed
+            count = sum(self._discard(root, child) for child in children if child.startswith("index-"))
+            for child in children:
+                if child.startswith("tmp-"):
+                    self._delete(root, child)
+            return count
 
-    def entries(self) -> list[dict[str, Any]]:
-        """Stored indexes, most recently used first: path, fingerprint, tools, bytes, last_used."""
-        rows: list[dict[str, Any]] = []
+    def entries(self) -> list[Path]:
+        """The stored indexes junior made."""
         with self._children() as listed:
             if listed is None:
-                return rows
+                return []
             root, children = listed
-            for child in children:
-                if not child.startswith("index-") or not is_junior_dir(root, child):
-                    continue
-                row: dict[str, Any] = {"path": str(self.directory / child), "fingerprint": None, "tools": None,
-                                       "bytes": None, "last_used": None}
-                with (contextlib.suppress(OSError, ValueError, Damaged, CacheRefused, AttributeError),
-                      closing(open_dir(child, dir_fd=root)) as fd):
-                    meta = json.loads(read_file(fd, META))
-                    size = sum(os.stat(n, dir_fd=fd, follow_symlinks=False).st_size for n in os.listdir(fd))
-                    row.update(fingerprint=meta.get("fingerprint"), tools=len(meta.get("names", [])), bytes=size,
-                               last_used=os.stat(META, dir_fd=fd, follow_symlinks=False).st_mtime)
-                rows.append(row)
-        rows.sort(key=lambda r: -(r["last_used"] or 0))
-        return rows
+            return [self.directory / c for c in children if c.startswith("index-") and is_junior_dir(root, c)]
