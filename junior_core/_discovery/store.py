@@ -1,14 +1,12 @@
-"""Built search indexes kept on disk (a process whose catalog is unchanged opens one instead of rebuilding), and
-the checks that let nothing on disk reach Whoosh unchecked.
+"""Built search indexes kept on disk, so a process whose catalog is unchanged opens one instead of rebuilding.
 
 An index is a directory ``index-<fingerprint>`` holding Whoosh's files, ``junior-index.json`` (fingerprint, documents,
-file list) and ``junior-index.mac`` (an HMAC-SHA256 of them, keyed by ``index-key`` in junior's config dir), written to
-a private ``tmp-*`` directory and renamed into place in one step: processes starting together each answer from their
-own build, one copy stays, no reader sees half an index. Whoosh unpickles parts of an index, so the cache directory,
-each index directory and file must be the user's, writable by nobody else, never reached through a symlink, and the
-HMAC must match; Whoosh then opens the checked bytes from memory. A cache failing these checks is not used, an index
-failing them is replaced; deleting removes only junior's own directories. Any other failure costs a rebuild in memory
-and one log line, never an error.
+file list) and ``junior-index.mac`` (their HMAC under ``index-key`` in junior's config dir), written to a private
+``tmp-*`` directory and renamed into place in one step: no reader sees half an index, one copy stays. Whoosh unpickles
+parts of an index, so nothing reaches it unchecked: the cache directory, index directories and files must be the
+user's, writable by nobody else, not symlinks, and the HMAC must match; Whoosh then reads the checked bytes from memory.
+A cache failing these checks is not used, an index failing them is replaced, and only junior's own directories are
+ever deleted. Any other failure costs a rebuild in memory and one log line, never an error.
 """
 
 from __future__ import annotations
@@ -350,7 +348,9 @@ class IndexCache:
         with self._root(quiet=True) as root:
             return [] if root is None else self._prune(root, keep=None)
 
-    def _prune(self, root: int, keep: str | None) -> list[Path]:
+    def _prune(self, root: int, keep: str | None, everything: bool = False) -> list[Path]:
+        """Delete junior's temporary directories older than ``STALE_TMP_S`` and its indexes but ``keep`` and the
+        ``KEEP`` most recently used within ``MAX_AGE_S`` (with ``everything``: all of them); what was deleted."""
         removed: list[Path] = []
         indexes: list[tuple[float, str]] = []
         now = time.time()
@@ -358,8 +358,8 @@ class IndexCache:
             for child in os.listdir(root):
                 with contextlib.suppress(OSError, CacheRefused):
                     if child.startswith("tmp-"):
-                        info = os.stat(child, dir_fd=root, follow_symlinks=False)
-                        if now - info.st_mtime > STALE_TMP_S and self._delete(root, child):
+                        age = now - os.stat(child, dir_fd=root, follow_symlinks=False).st_mtime
+                        if (everything or age > STALE_TMP_S) and self._delete(root, child):
                             removed.append(self.directory / child)
                     elif child.startswith("index-") and child != keep and is_junior_dir(root, child):
                         with closing(open_dir(child, dir_fd=root)) as child_fd:
@@ -369,42 +369,26 @@ class IndexCache:
                                 used = os.fstat(child_fd).st_mtime
                         indexes.append((used, child))
         for rank, (used, child) in enumerate(sorted(indexes, reverse=True)):
-            if (rank >= KEEP or now - used > MAX_AGE_S) and self._discard(root, child):
+            if (everything or rank >= KEEP or now - used > MAX_AGE_S) and self._discard(root, child):
                 removed.append(self.directory / child)
         return removed
 
-    @contextlib.contextmanager
-    def _children(self) -> Iterator[tuple[int, list[str]] | None]:
-        """The checked cache directory's fd and entries; None when it is absent, unreadable or not trusted."""
+    def clear(self) -> int:
+        """Delete every stored index (and temporary directory) junior made; how many indexes there were."""
         with self._root() as root:
-            listed = None
-            if root is not None:
-                with contextlib.suppress(OSError):
-                    listed = root, sorted(os.listdir(root))
-            yield listed
+            removed = [] if root is None else self._prune(root, keep=None, everything=True)
+        return sum(path.name.startswith("index-") for path in removed)
 
     def remove(self, fingerprint: str) -> None:
         """Delete the stored index for ``fingerprint``, if any."""
-        with self._children() as listed:
-            if listed is not None:
-                self._discard(listed[0], self._name(fingerprint))
-
-    def clear(self) -> int:
-        """Delete every stored index (and temporary directory) junior made; how many indexes there were."""
-        with self._children() as listed:
-            if listed is None:
-                return 0
-            root, children = listed
-            count = sum(self._discard(root, child) for child in children if child.startswith("index-"))
-            for child in children:
-                if child.startswith("tmp-"):
-                    self._delete(root, child)
-            return count
+        with self._root() as root:
+            if root is not None:
+                self._discard(root, self._name(fingerprint))
 
     def entries(self) -> list[Path]:
         """The stored indexes junior made."""
-        with self._children() as listed:
-            if listed is None:
-                return []
-            root, children = listed
-            return [self.directory / c for c in children if c.startswith("index-") and is_junior_dir(root, c)]
+        with self._root() as root, contextlib.suppress(OSError):
+            if root is not None:
+                names = os.listdir(root)
+                return [self.directory / n for n in names if n.startswith("index-") and is_junior_dir(root, n)]
+        return []
