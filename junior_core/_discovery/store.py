@@ -136,14 +136,12 @@ class IndexCache:
     def __init__(self, directory: Path | str | None = None, key_path: Path | str | None = None) -> None:
         """``directory``: else ``search-index`` in ``$JUNIOR_CACHE_DIR`` or the user cache dir; ``key_path``: else
         ``index-key`` in junior's config dir."""
-        if directory is None:
-            configured = os.environ.get("JUNIOR_CACHE_DIR")
-            if configured:
-                directory = Path(configured).expanduser() / "search-index"
-            else:
-                from platformdirs import user_cache_dir  # only without JUNIOR_CACHE_DIR
+        if directory is None and os.environ.get("JUNIOR_CACHE_DIR"):
+            directory = Path(os.environ["JUNIOR_CACHE_DIR"]).expanduser() / "search-index"
+        elif directory is None:
+            from platformdirs import user_cache_dir  # only without JUNIOR_CACHE_DIR
 
-                directory = Path(user_cache_dir("junior")) / "search-index"
+            directory = Path(user_cache_dir("junior")) / "search-index"
         if key_path is None:
             from junior_core._base.config import user_config_dir
 
