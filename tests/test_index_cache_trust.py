@@ -18,11 +18,9 @@ from typing import Any
 import pytest
 
 import junior_core._discovery.store
-import junior_core._discovery.trust
 import junior_core._discovery.whoosh_parts
 from junior_core import Runtime
-from junior_core._discovery.store import KEEP, IndexCache
-from junior_core._discovery.trust import sign
+from junior_core._discovery.store import KEEP, IndexCache, sign
 from junior_core.testing import assert_error
 from tests.helpers import notes_plugin, weather_plugin
 
@@ -223,7 +221,7 @@ def test_a_cache_of_another_user_is_not_used_uid_check(cache_dir: Path, make_run
                                                        monkeypatch: pytest.MonkeyPatch,
                                                        caplog: pytest.LogCaptureFixture) -> None:
     built(cache_dir, make_runtime)
-    monkeypatch.setattr(junior_core._discovery.trust, "current_uid", lambda: os.geteuid() + 1)
+    monkeypatch.setattr(junior_core._discovery.store, "current_uid", lambda: os.geteuid() + 1)
     with caplog.at_level(logging.WARNING, logger="junior.search"):
         rt = make_runtime(notes_plugin(), weather_plugin())
         assert answers(rt) == EXPECTED

@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 
 import junior_core._discovery.store
-import junior_core._discovery.trust
 import junior_core._discovery.whoosh_parts
 from junior_core import Runtime, Source, Tool, hookimpl
 from junior_core._discovery.store import KEEP
@@ -131,7 +130,7 @@ def test_an_unwritable_cache_dir_searches_from_memory(
 def test_a_full_disk_leaves_no_partial_index(
     cache_dir: Path, monkeypatch: pytest.MonkeyPatch, make_runtime: Callable[..., Runtime]
 ) -> None:
-    real_write = junior_core._discovery.trust.write_file
+    real_write = junior_core._discovery.store.write_file
     written: list[str] = []
 
     def full(dir_fd: int, name: str, data: bytes) -> None:
@@ -140,7 +139,7 @@ def test_a_full_disk_leaves_no_partial_index(
             raise OSError(28, "No space left on device")
         real_write(dir_fd, name, data)
 
-    monkeypatch.setattr(junior_core._discovery.trust, "write_file", full)
+    monkeypatch.setattr(junior_core._discovery.store, "write_file", full)
     rt = make_runtime(notes_plugin(), weather_plugin())
     assert top(rt, "weather forecast") == "weather__get_forecast"
     assert len(written) == 2, "the store was attempted and failed part-way"
