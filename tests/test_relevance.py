@@ -215,8 +215,8 @@ def test_only_an_action_word_in_a_verbs_place_is_the_requests_verb(make_runtime:
 
     snapshot = index.snapshot
     assert snapshot is not None
-    request = read_request("lol sorry. forget the Friday merge rule", index._analyzer,
-                           spelling.Correction(""), scoring.action_words(snapshot, index.config, index._analyzer))
+    request = read_request("lol sorry. forget the Friday merge rule", index._analyzer, spelling.Correction(""),
+                           scoring.action_words(snapshot, index.config, index._analyzer), index.config)
     assert request is not None and request.verb_terms == ("forget",)
     assert {"lol", "forget"} <= request.placed  # both still admit only the tools naming them
 
