@@ -29,12 +29,8 @@ class IndexReading(Protocol):
     """What the floor reads of ``index.SearchIndex`` (named by its shape: the index calls the floor)."""
 
     config: RankingConfig
-
-    @property
-    def snapshot(self) -> Snapshot | None: ...
-
-    @property
-    def analyzer(self) -> Analyzer: ...
+    analyzer: Analyzer
+    snapshot: Snapshot | None
 
 
 def admit(snapshot: Snapshot, request: Request, score: dict[int, float], tally: Tally | None,

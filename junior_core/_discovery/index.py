@@ -46,75 +46,57 @@ class SearchResult:
 
 
 class SearchIndex:
-    """BM25F search over catalog tools in a Whoosh index, rebuilt (or reopened from the cache) per catalog version."""
+    """BM25F search over catalog tools in a Whoosh index, rebuilt (or reopened from the cache) per catalog version;
+    ``snapshot`` is the index searches use now, ``version`` its catalog version."""
 
     def __init__(self, config: RankingConfig | None = None, cache: IndexCache | None = None) -> None:
         self.config = config or RankingConfig()
         self.cache = cache
+        self.analyzer = Analyzer(self.config)  # every document and request of this index goes through it
+        self.snapshot: Snapshot | None = None
+        self.version: int | None = None
         self._build_lock = threading.Lock()
-        self._snapshot: Snapshot | None = None
-        self._version: int | None = None
         self._inputs: tuple[Sequence[CatalogTool], Mapping[str, str]] | None = None
         self._recovered: set[str] = set()
-        self._analyzer = Analyzer(self.config)
-
-    @property
-    def snapshot(self) -> Snapshot | None:
-        return self._snapshot
-
-    @property
-    def version(self) -> int | None:
-        """The catalog version of the index searches use now."""
-        return self._version
-
-    @property
-    def analyzer(self) -> Analyzer:
-        """The analyzer every document and request of this index goes through."""
-        return self._analyzer
 
     def analyze(self, text: str) -> list[str]:
         """The terms the index stores for ``text``."""
-        return self._analyzer(text)
+        return self.analyzer(text)
 
     def reset(self) -> None:
         """Forget the current index, so the next build starts from the catalog (``junior index --rebuild``)."""
         with self._build_lock:
-            self._snapshot, self._version, self._inputs = None, None, None
+            self.snapshot, self.version, self._inputs = None, None, None
 
     def build(self, tools: Sequence[CatalogTool], source_descriptions: Mapping[str, str], version: int) -> None:
         """Index ``tools`` for ``version`` beside the current index, then swap it in; searches use the old meanwhile
         (and finish on it: its files close when it is collected). Never goes back to an older version."""
-        if self._version == version and self._snapshot is not None:
+        if self.version == version and self.snapshot is not None:
             return
         with self._build_lock:
-            if self._snapshot is None or self._version is None or self._version < version:
-                self._snapshot, self._version = self._make(tools, source_descriptions), version
+            if self.snapshot is None or self.version is None or self.version < version:
+                self.snapshot, self.version = self._make(tools, source_descriptions), version
                 self._inputs = (tools, source_descriptions)
-
-    def _recover(self, snapshot: Snapshot, exc: Exception) -> bool:
-        """Replace an index that raised while searching with a fresh build, once; whether to search again."""
-        with self._build_lock:
-            if self._snapshot is not snapshot:
-                return True  # already replaced (by a refresh or another search's recovery)
-            if self._inputs is None or snapshot.fingerprint in self._recovered:
-                return False
-            self._recovered.add(snapshot.fingerprint)
-            log.warning("search index %s failed while searching (%s: %s); rebuilding it",
-                        snapshot.path or "(in memory)", type(exc).__name__, exc)
-            if self.cache is not None and snapshot.path is not None:
-                self.cache.remove(snapshot.fingerprint)
-            self._snapshot = self._make(*self._inputs, reopen=False)
-            return True
 
     def _recovering(self, run: Callable[[Snapshot | None], T]) -> T:
         """``run`` on the current snapshot; one that raises (damaged files) is rebuilt once and ``run`` again."""
-        snapshot = self._snapshot
+        snapshot = self.snapshot
         try:
             return run(snapshot)
         except Exception as exc:
-            if snapshot is None or not self._recover(snapshot, exc):
+            if snapshot is None:
                 raise
-        return run(self._snapshot)
+            with self._build_lock:
+                if self.snapshot is snapshot:  # not already replaced (by a refresh or another search's recovery)
+                    if self._inputs is None or snapshot.fingerprint in self._recovered:
+                        raise
+                    self._recovered.add(snapshot.fingerprint)
+                    log.warning("search index %s failed while searching (%s: %s); rebuilding it",
+                                snapshot.path or "(in memory)", type(exc).__name__, exc)
+                    if self.cache is not None and snapshot.path is not None:
+                        self.cache.remove(snapshot.fingerprint)
+                    self.snapshot = self._make(*self._inputs, reopen=False)
+        return run(self.snapshot)
 
     def _make(self, tools: Sequence[CatalogTool], source_descriptions: Mapping[str, str],
               reopen: bool = True) -> Snapshot:
@@ -123,7 +105,7 @@ class SearchIndex:
         print_ = fingerprint(entries, source_descriptions, self.config, param_texts)
         docs = IndexedDocs([e.tool_name for e in entries], [e.source_id for e in entries],
                            [doc for doc, e in enumerate(entries) if writes(e.tool)])
-        source_terms = {source: frozenset(self._analyzer(source) + self._analyzer.compounds_whole(description))
+        source_terms = {source: frozenset(self.analyzer(source) + self.analyzer.compounds_whole(description))
                         for source, description in source_descriptions.items()}
         if self.cache is not None and reopen:
             opened = self.cache.open(
@@ -135,7 +117,7 @@ class SearchIndex:
         storage = MemoryStorage()
         index = storage.create_index(schema())
         seen: set[str] = set()  # typos: the raw words analysed, for the vocabulary
-        analyze = self._analyzer.recording(seen) if self.config.typo_weight > 0 else self._analyzer
+        analyze = self.analyzer.recording(seen) if self.config.typo_weight > 0 else self.analyzer
         documents = postings(self.config, analyze, entries, source_descriptions, param_texts)
         if self.config.typo_weight > 0:
             documents = spelling.with_vocabulary(documents, lambda: spelling.vocabulary(seen, analyze.stop_words))
@@ -145,24 +127,21 @@ class SearchIndex:
 
     def _request(self, snapshot: Snapshot, fixed: spelling.Correction) -> Request | None:
         """The request ``fixed`` says, its verbs the tools' action words (call under the snapshot's lock)."""
-        is_action = scoring.action_words(snapshot, self.config, self._analyzer)
-        return read_request(fixed.text, self._analyzer, fixed, is_action, self.config)
+        is_action = scoring.action_words(snapshot, self.config, self.analyzer)
+        return read_request(fixed.text, self.analyzer, fixed, is_action, self.config)
 
     def search(self, query: str, *, limit: int, source_id: str | None = None,
                hidden: Collection[str] = (), trace: Trace | None = None, floor: bool = True) -> SearchResult:
-        """Rank tools for ``query`` with BM25F and the request's intent; ties broken by tool_name.
-
-        ``hidden`` tool_names are left out of the ranking and the total, as if they were not indexed. With
-        ``trace``, why each returned tool ranked is recorded there (``reasons``). ``floor`` False ranks every tool
-        that holds a word, as a search inside one source does (for the partial matches shown below the floor).
-        """
+        """Rank tools for ``query`` with BM25F and the request's intent; ties broken by tool_name. ``hidden``
+        tool_names are left out as if not indexed; ``trace`` records why each returned tool ranked (``reasons``);
+        ``floor`` False ranks every tool that holds a word, as inside one source (for the partial matches)."""
         return self._recovering(lambda snapshot: self._search(snapshot, query, limit, source_id, hidden, trace, floor))
 
     def _search(self, snapshot: Snapshot | None, query: str, limit: int, source_id: str | None,
                 hidden: Collection[str], trace: Trace | None, floor: bool) -> SearchResult:
         if snapshot is None:
             return SearchResult([], 0)
-        config, analyzer, whole = self.config, self._analyzer, source_id is None and floor
+        config, analyzer, whole = self.config, self.analyzer, source_id is None and floor
         allowed = snapshot.by_source.get(source_id) if source_id is not None else None
         mask = {snapshot.doc_of[name] for name in hidden if name in snapshot.doc_of} or None
         with snapshot.lock:  # typos first: everything below reads the corrected request
@@ -176,11 +155,12 @@ class SearchIndex:
             scores = admit(snapshot, request, scored, tally, config, analyzer, trace, whole)
             # Inside one source the verb decides between sibling tools and cannot pull in another source's.
             boost = config.action_weight if source_id is None else config.source_action_weight
-            if scores and boost > 0 and request.verb_terms:
+            if scores and boost > 0:
                 scoring.add_actions(snapshot, scores, request.verb_terms, boost, fixed, config, analyzer, trace)
-            # Readers first for a question, or for verbs that only tools which do not write (of those passed) state.
-            stating = {doc for term in request.verb_terms for doc in scoring.actors(snapshot.reader, term)} & set(scores)
-            reads = on("readers_first") and (request.intent.question or bool(stating) and not stating & snapshot.writes)
+            # Readers first for a question, or for verbs only tools that do not write state (among those passed).
+            stating = {doc for term in request.verb_terms for doc in scoring.actors(snapshot.reader, term)}
+            stating &= scores.keys()
+            reads = on("readers_first") and (request.intent.question or bool(stating and not stating & snapshot.writes))
         if not scores:
             return SearchResult([], 0, fixed.fixes)
         writes = snapshot.writes if reads else frozenset()
@@ -198,15 +178,15 @@ class SearchIndex:
                                 for doc, _ in top if doc in writes})
             trace.searched = fixed.text if fixed.fixes else None
             trace.read_out(top, snapshot.docs.names, fixed.text, analyzer, self._fields_of)
-        asked_terms = [term for ask, _ in request.clauses for term in ask] + sorted(request.phrases)
+        terms = [term for ask, _ in request.clauses for term in ask] + sorted(request.phrases)
         return SearchResult([snapshot.docs.names[doc] for doc, _ in top], len(scores), fixed.fixes,
-                            tuple(dict.fromkeys(asked_terms)), tuple(score for _, score in top))
+                            tuple(dict.fromkeys(terms)), tuple(score for _, score in top))
 
     def _fields_of(self, tool_name: str) -> dict[str, set[str]]:
         """The fields of a tool's document holding each term (``explain``)."""
         tools, descriptions = self._inputs or ((), {})
         entry = next((entry for entry in tools if entry.tool_name == tool_name), None)
-        return {} if entry is None else fields_holding(self.config, self._analyzer, entry,
+        return {} if entry is None else fields_holding(self.config, self.analyzer, entry,
                                                       descriptions.get(entry.source_id))
 
     def why_not(self, query: str, tool_name: str, *, limit: int, source_id: str | None = None,
@@ -214,7 +194,7 @@ class SearchIndex:
         """Why ``tool_name`` is or is not among the ``limit`` tools ``query`` returns, read from that search's
         trace: the request's words it holds (and where) and lacks, the floor per clause (held, needed), its
         telling word if any, and its place among every tool that passed the floor."""
-        snapshot = self._snapshot
+        snapshot = self.snapshot
         out: dict[str, Any] = {"tool_name": tool_name}
         if snapshot is None or tool_name not in snapshot.doc_of or tool_name in hidden:
             return {**out, "known": False, "why": "no such tool in the catalog this caller sees"}
@@ -223,22 +203,21 @@ class SearchIndex:
             return {**out, "returned": False, "why": f"it is a tool of {snapshot.docs.sources[doc]}, not {source_id}"}
         trace = Trace(watch=doc)
         result = self.search(query, limit=limit, source_id=source_id, hidden=hidden, trace=trace)
-        returned = tool_name in result.tool_names
         searched = trace.searched or query
         score = sum(trace.words.get(doc, {}).values()) + sum(trace.verbs.get(doc, {}).values())
-        trace.read_out([(doc, score)], snapshot.docs.names, searched, self._analyzer, self._fields_of)
+        trace.read_out([(doc, score)], snapshot.docs.names, searched, self.analyzer, self._fields_of)
         row = trace.tools[-1]
         held = {word["term"] for word in row["words"]}
         lacked = [word for word in dict.fromkeys(WORD.findall(searched))
-                  if (terms := self._analyzer(word)) and not any(t in held for t in terms)]
-        out.update({"returned": returned, "rank": trace.rank, "score": row["score"], "words": row["words"],
-                    "lacked": lacked, **({"verbs": row["verbs"]} if "verbs" in row else {})})
+                  if (terms := self.analyzer(word)) and not any(t in held for t in terms)]
+        out.update({"returned": tool_name in result.tool_names, "rank": trace.rank, "score": row["score"],
+                    "words": row["words"], "lacked": lacked, **({"verbs": row["verbs"]} if "verbs" in row else {})})
         if source_id is None:
             out["floor"] = trace.floor
         if trace.rank is None:
             out["why"] = ("it holds none of the request's words" if not row["words"] else "it did not pass the floor: "
                           "no telling word, and in no clause did it hold the share needed")
-        elif not returned:
+        elif not out["returned"]:
             out["why"] = f"it passed the floor but ranks {trace.rank}, after the {limit} returned"
         return out
 
@@ -253,9 +232,9 @@ class SearchIndex:
             request = self._request(snapshot, spelling.Correction(query))
             if request is None:
                 return False
-            scored, tally = scoring.score_tools(snapshot, request, self.config, self._analyzer,
+            scored, tally = scoring.score_tools(snapshot, request, self.config, self.analyzer,
                                                 {snapshot.doc_of[tool_name]}, None, True)
-            return bool(admit(snapshot, request, scored, tally, self.config, self._analyzer))
+            return bool(admit(snapshot, request, scored, tally, self.config, self.analyzer))
 
 
 def ordered(snapshot: Snapshot, scores: Mapping[int, float], limit: int, writes: Collection[int],

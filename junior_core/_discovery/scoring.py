@@ -1,10 +1,5 @@
-"""Score: a request's BM25F score per tool, read term at a time from Whoosh's postings (each posting list once,
-counting on the way what the floor needs), the one idf every stage uses, and the request's verbs added.
-
-Rarity (idf) is reckoned over the installed tools plus a reference catalog, ``junior_core/data/reference_tools.txt``
-(the words of 2,876 public function docs, BFCL's), counted as ``reference_tools`` tools: in a catalog of four tools
-every word would otherwise look rare, and a word all four use worthless.
-"""
+"""Score: BM25F per tool, read term at a time from Whoosh's postings (counting on the way what the floor needs), the
+one idf every stage uses, and the request's verbs added (docs/architecture.md, "A query")."""
 
 from __future__ import annotations
 
@@ -35,8 +30,8 @@ log = logging.getLogger("junior.search")
 
 
 class Reference:
-    """How many of the reference catalog's tools use each term, analysed as tool text, and the terms their
-    descriptions open with; read once per analysis setting (``junior_core/data/README``)."""
+    """The reference catalog (``junior_core/data/reference_tools.txt``, BFCL's function docs): how many of its tools
+    use each term, and the terms their descriptions open with; read once per analysis setting."""
 
     resource = ("data", "reference_tools.txt")
     _loaded: dict[tuple[bool, ...], Reference] = {}  # noqa: RUF012 - one cache for the class, by analysis setting
@@ -53,7 +48,7 @@ class Reference:
             text = ""
         lines = [line for line in text.splitlines() if line.strip()]
         self.size = len(lines)
-        self.df: Counter[str] = Counter(term for line in lines for term in set(analyzer(line)))
+        self.df = Counter(term for line in lines for term in set(analyzer(line)))
         # A line is a tool's name, then its description, whose first word is most often the tool's verb.
         self.opens = frozenset(term for line in lines for word in line.split()[1:2] for term in analyzer(word))
 
@@ -63,28 +58,23 @@ class Reference:
         if config.reference_tools <= 0:
             return None
         with cls._lock:
-            found = cls._loaded.get(analyzer.settings)
-            if found is None:
-                found = cls._loaded[analyzer.settings] = cls(analyzer)
+            found = cls._loaded.get(analyzer.settings) or cls._loaded.setdefault(analyzer.settings, cls(analyzer))
         return found if found.size else None
 
 
 class Snapshot:
-    """One immutable index for one catalog version: the Whoosh index, a reused reader (a Whoosh reader reads
-    shared file objects: one query at a time, under ``lock``), doc numbers, and each source's id and description
-    as terms (words searchTools shows of every tool in it)."""
+    """One immutable index for one catalog version: the Whoosh index, a reused reader (it reads shared file objects:
+    one query at a time, under ``lock``), doc numbers, and each source's id and description as terms."""
 
     def __init__(self, index: Any, docs: IndexedDocs, fingerprint: str, path: str | None,
                  source_terms: Mapping[str, frozenset[str]]) -> None:
         self.index, self.docs, self.fingerprint, self.path = index, docs, fingerprint, path
-        self.reader = index.reader()
-        self.lock = threading.Lock()
+        self.reader, self.lock = index.reader(), threading.Lock()
         self.doc_of = {name: doc for doc, name in enumerate(docs.names)}
         self.by_source: dict[str, set[int]] = {}
         for doc, source in enumerate(docs.sources):
             self.by_source.setdefault(source, set()).add(doc)
-        self.source_terms = dict(source_terms)
-        self.writes = frozenset(docs.writes)
+        self.source_terms, self.writes = dict(source_terms), frozenset(docs.writes)
         self._mentions: dict[int, float] | None = None
 
     def saying(self, term: str) -> set[str]:
@@ -95,12 +85,11 @@ class Snapshot:
         """Per tool with a long description, what one mention of a word there counts toward the floor (below 1),
         read once (call under the lock)."""
         if self._mentions is None:
-            self._mentions = {}
-            if self.reader.doc_frequency("mention", MENTION):
-                postings = self.reader.postings("mention", MENTION)
-                while postings.is_active():
-                    self._mentions[postings.id()] = postings.weight()
-                    postings.next()
+            self._mentions, reader = {}, self.reader
+            postings = reader.postings("mention", MENTION) if reader.doc_frequency("mention", MENTION) else None
+            while postings is not None and postings.is_active():
+                self._mentions[postings.id()] = postings.weight()
+                postings.next()
         return self._mentions
 
 
@@ -115,7 +104,8 @@ def actors(reader: Any, term: str) -> set[int]:
 
 
 def rarity(config: RankingConfig, analyzer: Analyzer, installed: int) -> Callable[[str, int], float]:
-    """The one idf: of a term ``n`` of the ``installed`` tools use, the reference counted as ``reference_tools``."""
+    """The one idf, of a term ``n`` of the ``installed`` tools use, the reference counted as ``reference_tools``
+    tools: in a catalog of four every word would look rare, and a word all four use worthless."""
     reference = Reference.of(config, analyzer)
     if reference is None:
         return lambda term, n: math.log(1 + (installed - n + 0.5) / (n + 0.5))
@@ -150,7 +140,7 @@ class Tally:
     declared phrases each tool holds besides (``bonus``)."""
 
     found: Mapping[str, int]
-    per_source: Mapping[str, Counter[str]]
+    per_source: dict[str, Counter[str]]
     matched: list[dict[int, float]]
     need: list[float]
     bonus: list[dict[int, float]]
@@ -159,40 +149,35 @@ class Tally:
 def score_tools(snapshot: Snapshot, request: Request, config: RankingConfig, analyzer: Analyzer,
                 allowed: set[int] | None, mask: set[int] | None, whole_catalog: bool,
                 trace: Trace | None = None) -> tuple[dict[int, float], Tally | None]:
-    """The BM25F score, idf · (k1 + 1) · w / (w + k1) summed over the request's terms, of every tool that holds
-    one; and what the floor needs, in a search of the whole catalog (else None: inside one source the caller
-    chose the subject). With ``trace``, what each term added to each tool."""
+    """Each tool's BM25F score, idf · (k1 + 1) · w / (w + k1) summed over the request's terms it holds; what the
+    floor needs in a search of the whole catalog (else None: inside one source the caller chose the subject);
+    with ``trace``, what each term added to each tool."""
     reader, k1 = snapshot.reader, config.k1
     flooring = whole_catalog and (config.relevance_floor > 0 or config.telling_share > 0)
     idf_of = rarity(config, analyzer, reader.doc_count_all())
     found = {term: reader.doc_frequency("terms", term) for term in request.weights}
     idf = {term: idf_of(term, n) for term, n in found.items()}
     mentions = snapshot.mentions() if flooring and on("long_descriptions") else {}
-    count = len(request.clauses)
-    need = [0.0] * count
-    matched: list[dict[int, float]] = [{} for _ in range(count)]
-    bonus: list[dict[int, float]] = [{} for _ in range(count)]
+    clauses = range(len(request.clauses))
+    tally = Tally(found, {}, [{} for _ in clauses], [0.0 for _ in clauses], [{} for _ in clauses])
     roles: dict[str, list[tuple[int, bool]]] = {}  # per term, the clauses it asks in (False) or only adds to (True)
     for number, (ask, extra) in enumerate(request.clauses):
         for term in ask:
-            need[number] += idf[term] * request.weights[term]
-            roles.setdefault(term, []).append((number, False))
-        for term in extra:
-            roles.setdefault(term, []).append((number, True))
+            tally.need[number] += idf[term] * request.weights[term]
+        for term, adds in [(term, False) for term in ask] + [(term, True) for term in extra]:
+            roles.setdefault(term, []).append((number, adds))
     score: dict[int, float] = {}
     source_of = snapshot.docs.sources
-    per_source: dict[str, Counter[str]] = {}
     for term, weight in request.weights.items():
         if not found[term] or weight <= 0:
             continue
         its_roles = roles[term] if flooring else []
         scale, strength = idf[term] * weight * (k1 + 1), idf[term] * weight
-        sources = per_source[term] = Counter()
+        sources = tally.per_source[term] = Counter()
         # Said by its name, keywords, stated action or source, a word counts fully toward the floor; else as
         # strongly as the tool's text holds it, and at least as one mention in its description would.
-        weighed = bool(its_roles and mentions)
-        full = actors(reader, term) if weighed else set()
-        saying = snapshot.saying(term) if weighed else set()
+        full = actors(reader, term) if its_roles and mentions else set()
+        saying = snapshot.saying(term) if its_roles and mentions else set()
         postings = reader.postings("terms", term)
         while postings.is_active():
             doc = postings.id()
@@ -204,21 +189,20 @@ def score_tools(snapshot: Snapshot, request: Request, config: RankingConfig, ana
                 score[doc] = score.get(doc, 0.0) + scale * saturated
                 if trace is not None:
                     trace.word(doc, term, scale * saturated)
-                if its_roles:
-                    share = mentions.get(doc)
-                    held = strength if share is None or doc in full or source_of[doc] in saying else \
-                        strength * min(1.0, max(share, (k1 + 1) * saturated))
-                for number, counts_only in its_roles:
-                    matched[number][doc] = matched[number].get(doc, 0.0) + held
-                    if counts_only:
-                        bonus[number][doc] = bonus[number].get(doc, 0.0) + held
+                share = mentions.get(doc)
+                held = strength if share is None or doc in full or source_of[doc] in saying else \
+                    strength * min(1.0, max(share, (k1 + 1) * saturated))
+                for number, adds in its_roles:
+                    tally.matched[number][doc] = tally.matched[number].get(doc, 0.0) + held
+                    if adds:
+                        tally.bonus[number][doc] = tally.bonus[number].get(doc, 0.0) + held
             postings.next()
-    return score, (Tally(found, per_source, matched, need, bonus) if flooring else None)
+    return score, (tally if flooring else None)
 
 
 def add_actions(snapshot: Snapshot, scores: dict[int, float], verb_terms: Sequence[str], boost: float,
                 fixed: Correction, config: RankingConfig, analyzer: Analyzer, trace: Trace | None) -> None:
-    """Add each request verb, weighing its idf ("unsave" tells more than "list"), to the tools that passed the floor
+    """Add each request verb, by its idf ("unsave" tells more than "list"), to the tools that passed the floor
     and state it as their action."""
     idf = term_idf(snapshot, config, analyzer)
     for term in verb_terms:
