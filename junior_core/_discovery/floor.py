@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 from junior_core._discovery.analysis import PHRASE_MARK, WORD
-from junior_core._discovery.scoring import Reference, holding, rarity, term_idf
+from junior_core._discovery.scoring import Reference, holding, rarity
 from junior_core._discovery.switches import on
 
 if TYPE_CHECKING:
@@ -177,7 +177,7 @@ def nearest_sources(index: IndexReading, query: str, source_ids: Sequence[str], 
     if snapshot is None or not terms:
         return []
     with snapshot.lock:
-        idf = term_idf(snapshot, index.config, index.analyzer)
-        rare = {term: idf(term) for term in terms}
+        idf = rarity(index.config, index.analyzer, snapshot.reader.doc_count_all())
+        rare = {term: idf(term, snapshot.reader.doc_frequency("terms", term)) for term in terms}
     scored = [(sum(rare[t] for t in terms & snapshot.source_terms.get(sid, frozenset())), sid) for sid in source_ids]
     return [sid for score, sid in sorted(scored, key=lambda item: (-item[0], item[1])) if score > 0][:count]

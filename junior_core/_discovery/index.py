@@ -3,7 +3,6 @@ in whole, so a search never sees a half-built index and a rebuild never blocks s
 
 from __future__ import annotations
 
-import heapq
 import logging
 import threading
 from collections import Counter
@@ -167,11 +166,10 @@ class SearchIndex:
         named = None if source_id is not None else {  # the sources all of whose id's terms the request says
             source for source in snapshot.by_source
             if (own := analyzer(source.removeprefix(BRIDGED))) and all(term in request.weights for term in own)}
-        top, moved = ordered(snapshot, scores, limit, writes, config, named)
+        ranked, moved = ordered(snapshot, scores, limit, writes, config, named)
+        top = ranked[:limit]
         if trace is not None:
-            if trace.watch in scores:
-                everyone, _ = ordered(snapshot, scores, len(scores), writes, config, named, places=limit)
-                trace.rank = next(rank for rank, (doc, _) in enumerate(everyone, 1) if doc == trace.watch)
+            trace.rank = next((rank for rank, (doc, _) in enumerate(ranked, 1) if doc == trace.watch), None)
             asked = "the request is a question" if request.intent.question else "the request asks to read"
             trace.order.update(moved)
             trace.order.update({doc: f"after the tools that only read: it writes, and {asked}"
@@ -237,14 +235,13 @@ class SearchIndex:
             return bool(admit(snapshot, request, scored, tally, self.config, self.analyzer))
 
 
-def ordered(snapshot: Snapshot, scores: Mapping[int, float], limit: int, writes: Collection[int],
-            config: RankingConfig, named: Collection[str] | None,
-            places: int | None = None) -> tuple[list[tuple[int, float]], dict[int, str]]:
-    """The ``limit`` best of ``scores`` in answer order, and why a tool stands where its score alone would not.
+def ordered(snapshot: Snapshot, scores: Mapping[int, float], places: int, writes: Collection[int],
+            config: RankingConfig, named: Collection[str] | None) -> tuple[list[tuple[int, float]], dict[int, str]]:
+    """Every tool of ``scores`` in answer order, and why a tool stands where its score alone would not.
 
     Readers before writers where the request asks to read (``writes``); then the score, a bridged server's tool's
     lowered by ``bridged_margin``; then tool_name. In a search of every source (``named``: the sources the request
-    names), a source holds at most ``source_share`` of the answer's ``places`` while another source's tools remain.
+    names), a source holds at most ``source_share`` of an answer's ``places`` while another source's tools remain.
     """
     names, sources = snapshot.docs.names, snapshot.docs.sources
     discount = 1.0 - max(0.0, min(config.bridged_margin, 1.0))
@@ -253,26 +250,23 @@ def ordered(snapshot: Snapshot, scores: Mapping[int, float], limit: int, writes:
         score = scores[doc] * discount if discount < 1.0 and sources[doc].startswith(BRIDGED) else scores[doc]
         return (doc in writes, -round(score, 6), names[doc])
 
-    places = limit if places is None else places
     cap = -(-places * config.source_share // 1) if named is not None and config.source_share > 0 else 0
     kept: list[int] = []
     deferred: list[int] = []
     held: Counter[str] = Counter()
-    for doc in heapq.nsmallest(limit, scores, key=key) if not cap else sorted(scores, key=key):
-        if len(kept) == limit:
-            break
+    for doc in sorted(scores, key=key):
         if cap and held[sources[doc]] >= cap and sources[doc] not in named:  # type: ignore[operator]
             deferred.append(doc)
         else:
             held[sources[doc]] += 1
             kept.append(doc)
-    top = [(doc, scores[doc]) for doc in kept + deferred[: limit - len(kept)]]
+    ranked = [(doc, scores[doc]) for doc in kept + deferred]
     lowest: float | None = None  # a bridged tool standing below an installed plugin's tool with a lower score
     moved: dict[int, str] = {}
-    for doc, score in top:
+    for doc, score in ranked:
         if not sources[doc].startswith(BRIDGED):
             lowest = score if lowest is None else min(lowest, score)
         elif lowest is not None and score > lowest:
             moved[doc] = "after an installed plugin's tool of a near score: it is a bridged server's"
-    return top, {**moved, **{doc: f"after other sources' tools: its source already holds {int(cap)} of this "
-                             "answer's places" for doc in deferred[: limit - len(kept)]}}
+    return ranked, {**moved, **{doc: f"after other sources' tools: its source already holds {int(cap)} of this "
+                                "answer's places" for doc in deferred}}

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from junior_core._discovery.spelling import Correction
 
 __all__ = ["Reference", "Snapshot", "Tally", "action_words", "actors", "add_actions", "holding", "rarity",
-           "score_tools", "term_idf"]
+           "score_tools"]
 
 log = logging.getLogger("junior.search")
 
@@ -118,12 +118,6 @@ def rarity(config: RankingConfig, analyzer: Analyzer, installed: int) -> Callabl
     return idf
 
 
-def term_idf(snapshot: Snapshot, config: RankingConfig, analyzer: Analyzer) -> Callable[[str], float]:
-    """``rarity`` of a term in this index (call under the snapshot's lock)."""
-    reader, idf = snapshot.reader, rarity(config, analyzer, snapshot.reader.doc_count_all())
-    return lambda term: idf(term, reader.doc_frequency("terms", term))
-
-
 def action_words(snapshot: Snapshot, config: RankingConfig, analyzer: Analyzer) -> Callable[[str], bool]:
     """Whether a word is an action word: an installed tool states it (its description opens with it or names it
     in the parenthesis after its first word, or a one-word keyword), or a reference tool's description opens with
@@ -204,10 +198,11 @@ def add_actions(snapshot: Snapshot, scores: dict[int, float], verb_terms: Sequen
                 fixed: Correction, config: RankingConfig, analyzer: Analyzer, trace: Trace | None) -> None:
     """Add each request verb, by its idf ("unsave" tells more than "list"), to the tools that passed the floor
     and state it as their action."""
-    idf = term_idf(snapshot, config, analyzer)
+    reader = snapshot.reader
+    idf = rarity(config, analyzer, reader.doc_count_all())
     for term in verb_terms:
-        naming = actors(snapshot.reader, term)
-        gain = boost * fixed.boost(term) * idf(term) if naming else 0.0
+        naming = actors(reader, term)
+        gain = boost * fixed.boost(term) * idf(term, reader.doc_frequency("terms", term)) if naming else 0.0
         for doc in naming & scores.keys():
             scores[doc] += gain
             if trace is not None:
