@@ -154,11 +154,8 @@ class SearchIndex:
             scores = admit(snapshot, request, scored, tally, config, analyzer, trace, whole)
             # Inside one source the verb decides between sibling tools and cannot pull in another source's.
             boost = config.action_weight if source_id is None else config.source_action_weight
-            if scores and boost > 0:
-                scoring.add_actions(snapshot, scores, request.verb_terms, boost, fixed, config, analyzer, trace)
+            stating = scoring.add_actions(snapshot, scores, request, boost, fixed, config, analyzer, trace)
             # Readers first for a question, or for verbs only tools that do not write state (among those passed).
-            stating = {doc for term in request.verb_terms for doc in scoring.actors(snapshot.reader, term)}
-            stating &= scores.keys()
             reads = on("readers_first") and (request.intent.question or bool(stating and not stating & snapshot.writes))
         if not scores:
             return SearchResult([], 0, fixed.fixes)

@@ -7,7 +7,7 @@ import logging
 import math
 import threading
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -194,16 +194,19 @@ def score_tools(snapshot: Snapshot, request: Request, config: RankingConfig, ana
     return score, (tally if flooring else None)
 
 
-def add_actions(snapshot: Snapshot, scores: dict[int, float], verb_terms: Sequence[str], boost: float,
-                fixed: Correction, config: RankingConfig, analyzer: Analyzer, trace: Trace | None) -> None:
-    """Add each request verb, by its idf ("unsave" tells more than "list"), to the tools that passed the floor
-    and state it as their action."""
-    reader = snapshot.reader
+def add_actions(snapshot: Snapshot, scores: dict[int, float], request: Request, boost: float, fixed: Correction,
+                config: RankingConfig, analyzer: Analyzer, trace: Trace | None) -> set[int]:
+    """Add each request verb, by its idf ("unsave" tells more than "list") times ``boost``, to the tools that passed
+    the floor and state it as their action; those tools."""
+    reader, stating = snapshot.reader, set[int]()
     idf = rarity(config, analyzer, reader.doc_count_all())
-    for term in verb_terms:
-        naming = actors(reader, term)
-        gain = boost * fixed.boost(term) * idf(term, reader.doc_frequency("terms", term)) if naming else 0.0
-        for doc in naming & scores.keys():
-            scores[doc] += gain
-            if trace is not None:
-                trace.verb(doc, term, gain)
+    for term in request.verb_terms:
+        naming = actors(reader, term) & scores.keys()
+        stating |= naming
+        if boost > 0 and naming:
+            gain = boost * fixed.boost(term) * idf(term, reader.doc_frequency("terms", term))
+            for doc in naming:
+                scores[doc] += gain
+                if trace is not None:
+                    trace.verb(doc, term, gain)
+    return stating
