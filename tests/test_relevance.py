@@ -211,7 +211,7 @@ def test_only_an_action_word_in_a_verbs_place_is_the_requests_verb(make_runtime:
     assert names(rt.search_tools("lol sorry. forget the Friday merge rule"))[0] == "notebook__forget"
     index = kept.index
     from junior_core._discovery import scoring, spelling
-    from junior_core._discovery.query import read_request
+    from junior_core._discovery.scoring import read_request
 
     snapshot = index.snapshot
     assert snapshot is not None

@@ -17,9 +17,8 @@ from junior_core._discovery.switches import on
 if TYPE_CHECKING:
     from junior_core._catalog.catalog import CatalogTool
     from junior_core._discovery.analysis import Analyzer
-    from junior_core._discovery.query import Request
     from junior_core._discovery.reasons import Trace
-    from junior_core._discovery.scoring import Snapshot, Tally
+    from junior_core._discovery.scoring import Request, Snapshot, Tally
     from junior_core._discovery.settings import RankingConfig
 
 __all__ = ["PARTIAL", "Evidence", "admit", "nearest_sources", "partial_matches", "said_words", "telling", "weigh"]

@@ -1,32 +1,138 @@
-"""Score: BM25F per tool, read term at a time from Whoosh's postings (counting on the way what the floor needs), the
-one idf every stage uses, and the request's verbs added (docs/architecture.md, "A query")."""
+"""Read and score: a request read once (its clauses' terms and weights, its verbs, whether it is a question), its
+BM25F score per tool read term at a time from Whoosh's postings (counting on the way what the floor needs), the one
+idf every stage uses, and the request's verbs added (docs/architecture.md, "A query")."""
 
 from __future__ import annotations
 
+import functools
+import itertools
 import logging
 import math
+import re
 import threading
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from junior_core._discovery.analysis import WORD, phrases
 from junior_core._discovery.documents import MENTION
-from junior_core._discovery.switches import on
+from junior_core._discovery.settings import RankingConfig
+from junior_core._discovery.switches import AUX, OPENERS, PRONOUNS, SUBJECTS, TOPIC, WH, on
 
 if TYPE_CHECKING:
     from junior_core._discovery.analysis import Analyzer
     from junior_core._discovery.documents import IndexedDocs
-    from junior_core._discovery.query import Request
     from junior_core._discovery.reasons import Trace
-    from junior_core._discovery.settings import RankingConfig
     from junior_core._discovery.spelling import Correction
 
-__all__ = ["Reference", "Snapshot", "Tally", "action_words", "actors", "add_actions", "holding", "rarity",
-           "score_tools"]
+__all__ = ["Intent", "Reference", "Request", "Snapshot", "Tally", "action_words", "actors", "add_actions", "holding",
+           "payload", "rarity", "read_request", "score_tools"]
 
 log = logging.getLogger("junior.search")
+_CLAUSE = re.compile(r"[,;:.!?]+\s+|\s+[—–-]+\s+|\s+(?:and then|then|and)\s+|[,;:!?]+$", re.IGNORECASE)
+
+
+def _words(text: str) -> list[str]:
+    """A clause's words, lower-cased, past its courtesy ("hey, please ...")."""
+    words = [w.lower().replace("’", "'") for w in WORD.findall(text)]
+    return list(itertools.dropwhile(OPENERS.__contains__, words)) if on("openers") else words
+
+
+@attrs.frozen
+class Intent:
+    """The words in a request's verbs' place, and whether it is a question: decided by the first clause that asks
+    one or opens with an action word, else by a final "?"."""
+
+    verbs: tuple[str, ...]
+    question: bool
+
+    @classmethod
+    def of(cls, text: str, is_action: Callable[[str], bool] | None = None,
+           config: RankingConfig = RankingConfig()) -> Intent:  # noqa: B008 - frozen
+        verbs: list[str] = []
+        question: bool | None = None
+        for clause in _CLAUSE.split(text[: config.intent_chars]):
+            verb, asks = _verb(_words(clause))
+            if question is None and (asks or (verb is not None and (is_action is None or is_action(verb)))):
+                question = asks
+            if verb is not None and verb not in verbs:
+                verbs.append(verb)
+            if len(verbs) == config.max_verbs:
+                break
+        return cls(tuple(verbs), text[: config.intent_chars].rstrip().endswith("?") if question is None else question)
+
+
+def _verb(words: list[str]) -> tuple[str | None, bool]:
+    """A clause's verb (its first word; in a question the word after its subject), and whether it asks one."""
+    first = words[0] if words else ""
+    if (first in WH or first in AUX) and on("questions"):
+        # "what did I tell you", "do you recall", "is there a ...": the verb follows the subject, if any.
+        j = 1 if first in WH else 0
+        if j < len(words) and words[j] in AUX:
+            j += 1
+        if first in AUX and (j >= len(words) or words[j] not in SUBJECTS):
+            return None, False
+        if j < len(words) and words[j] in SUBJECTS:
+            j += 1
+        return (words[j] if j < len(words) and words[j] not in SUBJECTS and words[j] not in PRONOUNS else None), True
+    if not first or first.isdigit() or first in SUBJECTS or first in PRONOUNS:
+        return None, False
+    return first, False
+
+
+@attrs.frozen
+class Request:
+    """A request as the index reads it."""
+
+    weights: dict[str, float]  # each distinct term's weight in the score: 1, less for a corrected typo
+    # Per clause: the terms that ask; its payload's terms and the keyword phrases it says (count only when held).
+    clauses: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]
+    phrases: frozenset[str]  # keyword-phrase terms the request says ("keep in mind")
+    intent: Intent
+    verb_terms: tuple[str, ...]  # terms of its verbs that are action words, each once: they reorder passed tools
+    placed: frozenset[str]  # terms of every word in a verb's place: each admits only tools whose name says it
+
+
+def payload(clause: str, config: RankingConfig) -> tuple[str, str]:
+    """A clause's ask and its payload: in a clause that asks (a verb or a question), what follows a topic word
+    among its first ``topic_words`` words is what it is about, not which tool it wants ("forget my preference
+    about PR summaries"); not in a statement ("that thing about the DB is wrong")."""
+    found, words = list(WORD.finditer(clause)), _words(clause)
+    verb, question = _verb(words)
+    if on("about_payload") and (verb is not None or question):
+        skipped = len(found) - len(words)
+        for number in range(1, min(len(words) - 1, config.topic_words)):
+            if words[number] in TOPIC:
+                return clause[: found[skipped + number].start()], clause[found[skipped + number].end() :]
+    return clause, ""
+
+
+def read_request(query: str, analyze: Analyzer, fixed: Correction, is_action: Callable[[str], bool],
+                 config: RankingConfig) -> Request | None:
+    """``query`` (typos corrected) as terms and clauses; None when no clause has a word to search for."""
+    parts: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
+    said: set[str] = set()
+    weights: dict[str, float] = {}
+    clauses = [part.strip() for part in _CLAUSE.split(query[: config.request_chars]) if WORD.search(part)]
+    for clause in clauses[: config.max_clauses]:
+        asked, handed = payload(clause, config)
+        ask = tuple(dict.fromkeys(analyze(asked)))
+        extra = tuple(t for t in dict.fromkeys(analyze(handed)) if t not in ask)
+        if ask:
+            spoken = tuple(phrases(clause))
+            said.update(spoken)
+            parts.append((ask, extra + spoken))
+            weights.update({term: config.payload_weight * fixed.boost(term) for term in extra})
+    if not parts:
+        return None
+    weights.update({term: fixed.boost(term) for ask, _ in parts for term in ask})
+    weights.update(dict.fromkeys(said, 1.0))
+    intent = Intent.of(query, is_action, config)
+    verb_terms = tuple(dict.fromkeys(analyze(" ".join(verb for verb in intent.verbs if is_action(verb)))))
+    placed = frozenset(analyze(" ".join(intent.verbs)))
+    return Request(weights, tuple(parts), frozenset(said), intent, verb_terms, placed)
 
 
 class Reference:
@@ -75,22 +181,22 @@ class Snapshot:
         for doc, source in enumerate(docs.sources):
             self.by_source.setdefault(source, set()).add(doc)
         self.source_terms, self.writes = dict(source_terms), frozenset(docs.writes)
-        self._mentions: dict[int, float] | None = None
 
     def saying(self, term: str) -> set[str]:
         """The sources whose id or description says ``term``."""
         return {source for source, terms in self.source_terms.items() if term in terms}
 
+    @functools.cached_property
     def mentions(self) -> dict[int, float]:
-        """Per tool with a long description, what one mention of a word there counts toward the floor (below 1),
-        read once (call under the lock)."""
-        if self._mentions is None:
-            self._mentions, reader = {}, self.reader
-            postings = reader.postings("mention", MENTION) if reader.doc_frequency("mention", MENTION) else None
-            while postings is not None and postings.is_active():
-                self._mentions[postings.id()] = postings.weight()
+        """Per tool with a long description, what one mention of a word there counts toward the floor (below 1)
+        (read first under the lock)."""
+        found: dict[int, float] = {}
+        if self.reader.doc_frequency("mention", MENTION):
+            postings = self.reader.postings("mention", MENTION)
+            while postings.is_active():
+                found[postings.id()] = postings.weight()
                 postings.next()
-        return self._mentions
+        return found
 
 
 def holding(reader: Any, field: str, term: str) -> set[int]:
@@ -135,9 +241,9 @@ class Tally:
 
     found: Mapping[str, int]
     per_source: dict[str, Counter[str]]
-    matched: list[dict[int, float]]
+    matched: list[defaultdict[int, float]]
     need: list[float]
-    bonus: list[dict[int, float]]
+    bonus: list[defaultdict[int, float]]
 
 
 def score_tools(snapshot: Snapshot, request: Request, config: RankingConfig, analyzer: Analyzer,
@@ -151,9 +257,10 @@ def score_tools(snapshot: Snapshot, request: Request, config: RankingConfig, ana
     idf_of = rarity(config, analyzer, reader.doc_count_all())
     found = {term: reader.doc_frequency("terms", term) for term in request.weights}
     idf = {term: idf_of(term, n) for term, n in found.items()}
-    mentions = snapshot.mentions() if flooring and on("long_descriptions") else {}
+    mentions = snapshot.mentions if flooring and on("long_descriptions") else {}
     clauses = range(len(request.clauses))
-    tally = Tally(found, {}, [{} for _ in clauses], [0.0 for _ in clauses], [{} for _ in clauses])
+    tally = Tally(found, {}, [defaultdict(float) for _ in clauses], [0.0 for _ in clauses],
+                  [defaultdict(float) for _ in clauses])
     roles: dict[str, list[tuple[int, bool]]] = {}  # per term, the clauses it asks in (False) or only adds to (True)
     for number, (ask, extra) in enumerate(request.clauses):
         for term in ask:
@@ -187,9 +294,9 @@ def score_tools(snapshot: Snapshot, request: Request, config: RankingConfig, ana
                 held = strength if share is None or doc in full or source_of[doc] in saying else \
                     strength * min(1.0, max(share, (k1 + 1) * saturated))
                 for number, adds in its_roles:
-                    tally.matched[number][doc] = tally.matched[number].get(doc, 0.0) + held
+                    tally.matched[number][doc] += held
                     if adds:
-                        tally.bonus[number][doc] = tally.bonus[number].get(doc, 0.0) + held
+                        tally.bonus[number][doc] += held
             postings.next()
     return score, (tally if flooring else None)
 
