@@ -31,6 +31,7 @@ __all__ = ["Intent", "Reference", "Request", "Snapshot", "Tally", "action_words"
            "payload", "rarity", "read_request", "score_tools"]
 
 log = logging.getLogger("junior.search")
+# A request's clauses: split at punctuation, a dash between words, "and", "then".
 _CLAUSE = re.compile(r"[,;:.!?]+\s+|\s+[—–-]+\s+|\s+(?:and then|then|and)\s+|[,;:!?]+$", re.IGNORECASE)
 
 
@@ -225,9 +226,8 @@ def rarity(config: RankingConfig, analyzer: Analyzer, installed: int) -> Callabl
 
 
 def action_words(snapshot: Snapshot, config: RankingConfig, analyzer: Analyzer) -> Callable[[str], bool]:
-    """Whether a word is an action word: an installed tool states it (its description opens with it or names it
-    in the parenthesis after its first word, or a one-word keyword), or a reference tool's description opens with
-    it (call under the lock). A word of a tool's name is not enough: names hold nouns ("lol-summoner-search")."""
+    """Whether a word is an action word: an installed tool states it (``documents``' ``opens``) or a reference tool's
+    description opens with it; a word of a tool's name is not enough ("lol-summoner-search") (call under the lock)."""
     reference, reader = Reference.of(config, analyzer), snapshot.reader
     opening = reference.opens if reference else frozenset()
     return lambda word: any(term in opening or reader.doc_frequency("opens", term) for term in analyzer(word))
