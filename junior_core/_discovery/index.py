@@ -15,8 +15,8 @@ from junior_core._discovery import scoring, spelling
 from junior_core._discovery.analysis import WORD, Analyzer, param_text
 from junior_core._discovery.documents import IndexedDocs, fields_holding, fingerprint, postings, writes
 from junior_core._discovery.floor import admit
-from junior_core._discovery.scoring import Request, Snapshot, read_request
 from junior_core._discovery.reasons import Trace
+from junior_core._discovery.scoring import Request, Snapshot, read_request
 from junior_core._discovery.settings import RankingConfig
 from junior_core._discovery.switches import on
 
