@@ -67,8 +67,7 @@ class SearchIndex:
             self.snapshot, self.version, self._inputs = None, None, None
 
     def build(self, tools: Sequence[CatalogTool], source_descriptions: Mapping[str, str], version: int) -> None:
-        """Index ``tools`` for ``version`` beside the current index, then swap it in; searches use the old meanwhile
-        (and finish on it: its files close when it is collected). Never goes back to an older version."""
+        """Index ``tools`` for ``version`` (never an older one) beside the current index, then swap it in."""
         if self.version == version and self.snapshot is not None:
             return
         with self._build_lock:
@@ -233,12 +232,10 @@ class SearchIndex:
 
 def ordered(snapshot: Snapshot, scores: Mapping[int, float], places: int, writes: Collection[int],
             config: RankingConfig, named: Collection[str] | None) -> tuple[list[tuple[int, float]], dict[int, str]]:
-    """Every tool of ``scores`` in answer order, and why a tool stands where its score alone would not.
-
-    Readers before writers where the request asks to read (``writes``); then the score, a bridged server's tool's
-    lowered by ``bridged_margin``; then tool_name. In a search of every source (``named``: the sources the request
-    names), a source holds at most ``source_share`` of an answer's ``places`` while another source's tools remain.
-    """
+    """Every tool of ``scores`` in answer order (readers first where the request reads, ``writes``; then the score,
+    a bridged server's lowered by ``bridged_margin``; then tool_name; in a search of every source, ``named`` not
+    None, one source holds at most ``source_share`` of ``places`` while others remain), and why one stands where its
+    score alone would not."""
     names, sources = snapshot.docs.names, snapshot.docs.sources
     discount = 1.0 - max(0.0, min(config.bridged_margin, 1.0))
 

@@ -235,9 +235,8 @@ def action_words(snapshot: Snapshot, config: RankingConfig, analyzer: Analyzer) 
 
 @attrs.frozen
 class Tally:
-    """What the floor needs, counted while scoring: each term's number of installed tools (``found``) and per
-    source, and per clause what each tool holds (``matched``), what its ask words carry (``need``) and the
-    declared phrases each tool holds besides (``bonus``)."""
+    """What the floor needs, counted while scoring: each term's installed tools in all and per source, and per
+    clause what each tool holds, what its ask words carry (``need``), and the declared phrases held besides."""
 
     found: Mapping[str, int]
     per_source: dict[str, Counter[str]]
