@@ -289,9 +289,10 @@ def score_tools(snapshot: Snapshot, request: Request, config: RankingConfig, ana
                 score[doc] = score.get(doc, 0.0) + scale * saturated
                 if trace is not None:
                     trace.word(doc, term, scale * saturated)
-                share = mentions.get(doc)
-                held = strength if share is None or doc in full or source_of[doc] in saying else \
-                    strength * min(1.0, max(share, (k1 + 1) * saturated))
+                if its_roles:
+                    share = mentions.get(doc)
+                    held = strength if share is None or doc in full or source_of[doc] in saying else \
+                        strength * min(1.0, max(share, (k1 + 1) * saturated))
                 for number, adds in its_roles:
                     tally.matched[number][doc] += held
                     if adds:
