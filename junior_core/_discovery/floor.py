@@ -43,10 +43,21 @@ def admit(snapshot: Snapshot, request: Request, score: dict[int, float], tally: 
     floor, source_of = config.relevance_floor, snapshot.docs.sources
     asks = [c for c, need in enumerate(tally.need) if need > 0]
 
-    def clause(c: int, doc: int) -> tuple[bool, dict[str, Any]]:
-        """Whether ``doc`` holds the share of clause ``c``'s rarity the floor needs; what it held and needed."""
-        held, needed = tally.matched[c].get(doc, 0.0), floor * (tally.need[c] + tally.bonus[c].get(doc, 0.0))
-        return held >= needed - 1e-9, {"clause": c, "held": round(held, 4), "needed": round(needed, 4)}
+    def measure(c: int, doc: int) -> tuple[float, float]:
+        """What ``doc`` holds of clause ``c``'s rarity, and the share the floor needs."""
+        return tally.matched[c].get(doc, 0.0), floor * (tally.need[c] + tally.bonus[c].get(doc, 0.0))
+
+    def covered(doc: int) -> int | None:
+        """The first clause of which ``doc`` holds the share the floor needs."""
+        for c in asks if floor > 0 else ():
+            held, needed = measure(c, doc)
+            if held >= needed - 1e-9:
+                return c
+        return None
+
+    def row(c: int, doc: int) -> dict[str, Any]:
+        held, needed = measure(c, doc)
+        return {"clause": c, "held": round(held, 4), "needed": round(needed, 4)}
 
     admitted = telling(snapshot, request, tally, set(score), config, analyzer)
     sources_in = {source_of[doc] for doc in admitted} if on("source_competes") else set()
@@ -59,12 +70,12 @@ def admit(snapshot: Snapshot, request: Request, score: dict[int, float], tally: 
             other = by_source[source_of[doc]]
             why[doc] = {"by": "its source", "source": source_of[doc], "tool": snapshot.docs.names[other],
                         "term": admitted[other]}
-        elif floor > 0 and (row := next((row for c in asks for passed, row in [clause(c, doc)] if passed), None)):
-            why[doc] = {"by": "coverage", **row}
+        elif (c := covered(doc)) is not None:
+            why[doc] = {"by": "coverage", **row(c, doc)}
     if trace is not None:
         trace.admitted.update(why)
         if (watched := trace.watch) is not None:
-            trace.floor = {"clauses": [clause(c, watched)[1] for c in asks], "telling word": admitted.get(watched),
+            trace.floor = {"clauses": [row(c, watched) for c in asks], "telling word": admitted.get(watched),
                            "its source": source_of[watched] in sources_in}
     return {doc: score[doc] for doc in why}
 
