@@ -34,6 +34,12 @@ NEUTRAL: dict[str, float] = {
     "typo_ratio": 1.0,
     "english_count": 1,
     "payload_weight": 1.0,
+    # The request's caps: no cap.
+    "request_chars": 1_000_000,
+    "max_clauses": 1_000_000,
+    "intent_chars": 1_000_000,
+    "max_verbs": 1_000_000,
+    "topic_words": 1_000_000,
 }
 """Per setting, the value its ablation sets (a setting not named here is an error: every one is measured)."""
 

@@ -127,9 +127,9 @@ def test_rarity_counts_the_reference_catalog(make_runtime: Callable[..., Runtime
     index = kept.index
     from junior_core._discovery.scoring import rarity
 
-    idf = rarity(index.config, index._analyzer, 4)
+    idf = rarity(index.config, index.analyzer, 4)
     assert idf("forget", 1) > idf("list", 1) + 1
-    alone = rarity(RankingConfig(reference_tools=0), index._analyzer, 4)
+    alone = rarity(RankingConfig(reference_tools=0), index.analyzer, 4)
     assert alone("forget", 1) == alone("list", 1)
 
 
@@ -211,12 +211,12 @@ def test_only_an_action_word_in_a_verbs_place_is_the_requests_verb(make_runtime:
     assert names(rt.search_tools("lol sorry. forget the Friday merge rule"))[0] == "notebook__forget"
     index = kept.index
     from junior_core._discovery import scoring, spelling
-    from junior_core._discovery.query import read_request
+    from junior_core._discovery.scoring import read_request
 
     snapshot = index.snapshot
     assert snapshot is not None
-    request = read_request("lol sorry. forget the Friday merge rule", index._analyzer,
-                           spelling.Correction(""), scoring.action_words(snapshot, index.config, index._analyzer))
+    request = read_request("lol sorry. forget the Friday merge rule", index.analyzer, spelling.Correction(""),
+                           scoring.action_words(snapshot, index.config, index.analyzer), index.config)
     assert request is not None and request.verb_terms == ("forget",)
     assert {"lol", "forget"} <= request.placed  # both still admit only the tools naming them
 

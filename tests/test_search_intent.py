@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 
 from junior_core import Runtime, Source, Tool
-from junior_core._discovery.query import Intent
+from junior_core._discovery.scoring import Intent
 from tests.helpers import OBJECT, SourcePlugin, echo
 
 

@@ -175,5 +175,5 @@ def test_analysis_cache_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(analysis, "_CACHE_LIMIT", 50)
     index = SearchIndex()
     index.analyze(" ".join(f"word{i}" for i in range(500)))
-    assert len(index._analyzer._cache) <= 50
+    assert len(index.analyzer._cache) <= 50
     assert index.analyze("word7") == ["word", "7", "word7"]

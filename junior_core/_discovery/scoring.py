@@ -1,78 +1,146 @@
-"""Score and admit: a request's BM25F score per tool, which tools may answer at all (the relevance floor), and the
-one idf every stage uses.
-
-A search reads each request term's postings from Whoosh's reader once and sums idf · (k1 + 1) · w / (w + k1) per
-tool (``score_tools``), counting on the way what the floor needs. A request is read clause by clause
-(``query.clauses``). A tool is returned only if it passes the floor in one of two ways, both stated in what the
-index already holds:
-
-- **Coverage.** In some clause, the tool's text (name, keywords, description, parameters, source) holds at least
-  ``relevance_floor`` (half) of the idf the clause's words carry. A declared keyword phrase the clause says counts
-  when the tool has it, never against. A word counts as strongly as the tool holds it: fully in its name,
-  keywords, stated action or source; elsewhere fully in a description of average length, less in a longer one
-  unless said often.
-- **A telling word.** The request shares with what searchTools shows of the tool (name, title, one-line summary,
-  source id and description) or with its keywords a word few other tools use: at most ``telling_share`` (5%) of the
-  tools outside the tool's own source, the reference catalog counted as ``reference_tools`` tools. A word in a
-  verb's place only admits the tools whose name or keywords say it: "delete the old docker images" is not for a
-  tool whose summary merely mentions deleting. A source one of whose tools is admitted this way competes with all
-  its matching tools.
-
-Then, for the tools that passed the floor, the request's verbs are matched against each tool's action words
-(fields ``named`` and ``opens``, ``add_actions``), and a question ranks tools that declare they write
-(``readOnlyHint: false``) lower (``index.ordered``). When no tool passes, searchTools answers as for no match.
-
-Rarity (idf, ``term_idf``) is reckoned over the installed tools plus a reference catalog, ``junior_core/data/
-reference_tools.txt`` (the words of 2,876 public function docs, BFCL's), counted as ``reference_tools`` tools: in
-a catalog of four tools every word would otherwise look rare, and a word all four use would look worthless.
-"""
+"""Read and score: a request read once (its clauses' terms and weights, its verbs, whether it is a question), its
+BM25F score per tool read term at a time from Whoosh's postings (counting on the way what the floor needs), the one
+idf every stage uses, and the request's verbs added (docs/architecture.md, "A query")."""
 
 from __future__ import annotations
 
+import functools
+import itertools
 import logging
 import math
+import re
 import threading
-from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections import Counter, defaultdict
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from junior_core._discovery.analysis import WORD, phrases
 from junior_core._discovery.documents import MENTION
-from junior_core._discovery.switches import on
+from junior_core._discovery.settings import RankingConfig
+from junior_core._discovery.switches import AUX, OPENERS, PRONOUNS, SUBJECTS, TOPIC, WH, on
 
 if TYPE_CHECKING:
     from junior_core._discovery.analysis import Analyzer
     from junior_core._discovery.documents import IndexedDocs
-    from junior_core._discovery.query import Request
     from junior_core._discovery.reasons import Trace
-    from junior_core._discovery.settings import RankingConfig
     from junior_core._discovery.spelling import Correction
 
-__all__ = [
-    "Reference",
-    "Snapshot",
-    "Sources",
-    "Tally",
-    "action_words",
-    "actors",
-    "add_actions",
-    "holding",
-    "rarity",
-    "score_tools",
-    "term_idf",
-    "verb_kind",
-]
+__all__ = ["Intent", "Reference", "Request", "Snapshot", "Tally", "action_words", "actors", "add_actions", "holding",
+           "payload", "rarity", "read_request", "score_tools"]
 
 log = logging.getLogger("junior.search")
+# A request's clauses: split at punctuation, a dash between words, "and", "then".
+_CLAUSE = re.compile(r"[,;:.!?]+\s+|\s+[—–-]+\s+|\s+(?:and then|then|and)\s+|[,;:!?]+$", re.IGNORECASE)
+
+
+def _words(text: str) -> list[str]:
+    """A clause's words, lower-cased, past its courtesy ("hey, please ...")."""
+    words = [w.lower().replace("’", "'") for w in WORD.findall(text)]
+    return list(itertools.dropwhile(OPENERS.__contains__, words)) if on("openers") else words
+
+
+@attrs.frozen
+class Intent:
+    """The words in a request's verbs' place, and whether it is a question: decided by the first clause that asks
+    one or opens with an action word, else by a final "?"."""
+
+    verbs: tuple[str, ...]
+    question: bool
+
+    @classmethod
+    def of(cls, text: str, is_action: Callable[[str], bool] | None = None,
+           config: RankingConfig = RankingConfig()) -> Intent:  # noqa: B008 - frozen
+        verbs: list[str] = []
+        question: bool | None = None
+        for clause in _CLAUSE.split(text[: config.intent_chars]):
+            verb, asks = _verb(_words(clause))
+            if question is None and (asks or (verb is not None and (is_action is None or is_action(verb)))):
+                question = asks
+            if verb is not None and verb not in verbs:
+                verbs.append(verb)
+            if len(verbs) == config.max_verbs:
+                break
+        return cls(tuple(verbs), text[: config.intent_chars].rstrip().endswith("?") if question is None else question)
+
+
+def _verb(words: list[str]) -> tuple[str | None, bool]:
+    """A clause's verb (its first word; in a question the word after its subject), and whether it asks one."""
+    first = words[0] if words else ""
+    if (first in WH or first in AUX) and on("questions"):
+        # "what did I tell you", "do you recall", "is there a ...": the verb follows the subject, if any.
+        j = 1 if first in WH else 0
+        if j < len(words) and words[j] in AUX:
+            j += 1
+        if first in AUX and (j >= len(words) or words[j] not in SUBJECTS):
+            return None, False
+        if j < len(words) and words[j] in SUBJECTS:
+            j += 1
+        return (words[j] if j < len(words) and words[j] not in SUBJECTS and words[j] not in PRONOUNS else None), True
+    if not first or first.isdigit() or first in SUBJECTS or first in PRONOUNS:
+        return None, False
+    return first, False
+
+
+@attrs.frozen
+class Request:
+    """A request as the index reads it."""
+
+    weights: dict[str, float]  # each distinct term's weight in the score: 1, less for a corrected typo
+    # Per clause: the terms that ask; its payload's terms and the keyword phrases it says (count only when held).
+    clauses: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]
+    phrases: frozenset[str]  # keyword-phrase terms the request says ("keep in mind")
+    intent: Intent
+    verb_terms: tuple[str, ...]  # terms of its verbs that are action words, each once: they reorder passed tools
+    placed: frozenset[str]  # terms of every word in a verb's place: each admits only tools whose name says it
+
+
+def payload(clause: str, config: RankingConfig) -> tuple[str, str]:
+    """A clause's ask and its payload: in a clause that asks (a verb or a question), what follows a topic word
+    among its first ``topic_words`` words is what it is about, not which tool it wants ("forget my preference
+    about PR summaries"); not in a statement ("that thing about the DB is wrong")."""
+    found, words = list(WORD.finditer(clause)), _words(clause)
+    verb, question = _verb(words)
+    if on("about_payload") and (verb is not None or question):
+        skipped = len(found) - len(words)
+        for number in range(1, min(len(words) - 1, config.topic_words)):
+            if words[number] in TOPIC:
+                return clause[: found[skipped + number].start()], clause[found[skipped + number].end() :]
+    return clause, ""
+
+
+def read_request(query: str, analyze: Analyzer, fixed: Correction, is_action: Callable[[str], bool],
+                 config: RankingConfig) -> Request | None:
+    """``query`` (typos corrected) as terms and clauses; None when no clause has a word to search for."""
+    parts: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
+    said: set[str] = set()
+    weights: dict[str, float] = {}
+    clauses = [part.strip() for part in _CLAUSE.split(query[: config.request_chars]) if WORD.search(part)]
+    for clause in clauses[: config.max_clauses]:
+        asked, handed = payload(clause, config)
+        ask = tuple(dict.fromkeys(analyze(asked)))
+        extra = tuple(t for t in dict.fromkeys(analyze(handed)) if t not in ask)
+        if ask:
+            spoken = tuple(phrases(clause))
+            said.update(spoken)
+            parts.append((ask, extra + spoken))
+            weights.update({term: config.payload_weight * fixed.boost(term) for term in extra})
+    if not parts:
+        return None
+    weights.update({term: fixed.boost(term) for ask, _ in parts for term in ask})
+    weights.update(dict.fromkeys(said, 1.0))
+    intent = Intent.of(query, is_action, config)
+    verb_terms = tuple(dict.fromkeys(analyze(" ".join(verb for verb in intent.verbs if is_action(verb)))))
+    placed = frozenset(analyze(" ".join(intent.verbs)))
+    return Request(weights, tuple(parts), frozenset(said), intent, verb_terms, placed)
 
 
 class Reference:
-    """How many of the reference catalog's tools use each term, analysed as the index analyses tool text: the BFCL
-    function docs of ``junior_core/data/reference_tools.txt`` (see its README), read once per analysis setting."""
+    """The reference catalog (``junior_core/data/reference_tools.txt``, BFCL's function docs): how many of its tools
+    use each term, and the terms their descriptions open with; read once per analysis setting."""
 
     resource = ("data", "reference_tools.txt")
-    """Where in ``junior_core`` the reference lives."""
     _loaded: dict[tuple[bool, ...], Reference] = {}  # noqa: RUF012 - one cache for the class, by analysis setting
     _lock = threading.Lock()
 
@@ -81,65 +149,55 @@ class Reference:
 
         try:
             text = files("junior_core").joinpath(*self.resource).read_text(encoding="utf-8")
-        except (OSError, UnicodeError) as exc:
-            # A broken install still searches: rarity then comes from the installed tools alone.
+        except (OSError, UnicodeError) as exc:  # a broken install still searches, on the installed tools alone
             log.warning("junior_core/data/reference_tools.txt could not be read (%s); word rarity comes from the "
                         "installed tools alone", exc)
             text = ""
         lines = [line for line in text.splitlines() if line.strip()]
         self.size = len(lines)
-        self.df: Counter[str] = Counter(term for line in lines for term in set(analyzer(line)))
-        # A line is the tool's name (one identifier) and then its description's words: the second word is what the
-        # description opens with, most often the verb that says what the tool does ("get", "search", "delete").
-        self.opens: frozenset[str] = frozenset(
-            term for line in lines for word in line.split()[1:2] for term in analyzer(word)
-        )
+        self.df = Counter(term for line in lines for term in set(analyzer(line)))
+        # A line is a tool's name, then its description, whose first word is most often the tool's verb.
+        self.opens = frozenset(term for line in lines for word in line.split()[1:2] for term in analyzer(word))
 
     @classmethod
-    def of(cls, analyzer: Analyzer) -> Reference:
-        key = analyzer.settings
+    def of(cls, config: RankingConfig, analyzer: Analyzer) -> Reference | None:
+        """The reference, or None when ``reference_tools`` is 0 or it holds no tool."""
+        if config.reference_tools <= 0:
+            return None
         with cls._lock:
-            found = cls._loaded.get(key)
-            if found is None:
-                found = cls._loaded[key] = cls(analyzer)
-            return found
+            found = cls._loaded.get(analyzer.settings) or cls._loaded.setdefault(analyzer.settings, cls(analyzer))
+        return found if found.size else None
 
 
 class Snapshot:
-    """One immutable index for one catalog version: the Whoosh index, a reused reader, and doc numbers."""
+    """One immutable index for one catalog version: the Whoosh index, a reused reader (it reads shared file objects:
+    one query at a time, under ``lock``), doc numbers, and each source's id and description as terms."""
 
-    def __init__(self, index: Any, docs: IndexedDocs, fingerprint: str, path: str | None = None,
-                 source_terms: Mapping[str, frozenset[str]] | None = None) -> None:
-        self.index = index
-        self.docs = docs
-        self.fingerprint = fingerprint
-        self.path = path
-        self.reader = index.reader()
+    def __init__(self, index: Any, docs: IndexedDocs, fingerprint: str, path: str | None,
+                 source_terms: Mapping[str, frozenset[str]]) -> None:
+        self.index, self.docs, self.fingerprint, self.path = index, docs, fingerprint, path
+        self.reader, self.lock = index.reader(), threading.Lock()
         self.doc_of = {name: doc for doc, name in enumerate(docs.names)}
-        by_source: dict[str, set[int]] = {}
+        self.by_source: dict[str, set[int]] = {}
         for doc, source in enumerate(docs.sources):
-            by_source.setdefault(source, set()).add(doc)
-        self.by_source = by_source
-        self.sources = Sources(docs.sources, {source: len(members) for source, members in by_source.items()},
-                               dict(source_terms or {}))
-        """Each source's size, and its id and description as terms: words searchTools shows of every tool in it."""
-        self._mentions: dict[int, float] | None = None
-        self.writes = frozenset(docs.writes)
-        # A Whoosh reader reads shared file objects: one query at a time.
-        self.lock = threading.Lock()
+            self.by_source.setdefault(source, set()).add(doc)
+        self.source_terms, self.writes = dict(source_terms), frozenset(docs.writes)
 
+    def saying(self, term: str) -> set[str]:
+        """The sources whose id or description says ``term``."""
+        return {source for source, terms in self.source_terms.items() if term in terms}
+
+    @functools.cached_property
     def mentions(self) -> dict[int, float]:
-        """Per tool whose description is long, what one mention of a word there counts toward the floor (below 1),
-        read from the index once (call under the lock)."""
-        if self._mentions is None:
-            found: dict[int, float] = {}
-            if self.reader.doc_frequency("mention", MENTION):
-                postings = self.reader.postings("mention", MENTION)
-                while postings.is_active():
-                    found[postings.id()] = postings.weight()
-                    postings.next()
-            self._mentions = found
-        return self._mentions
+        """Per tool with a long description, what one mention of a word there counts toward the floor (below 1)
+        (read first under the lock)."""
+        found: dict[int, float] = {}
+        if self.reader.doc_frequency("mention", MENTION):
+            postings = self.reader.postings("mention", MENTION)
+            while postings.is_active():
+                found[postings.id()] = postings.weight()
+                postings.next()
+        return found
 
 
 def holding(reader: Any, field: str, term: str) -> set[int]:
@@ -147,20 +205,18 @@ def holding(reader: Any, field: str, term: str) -> set[int]:
     return set(reader.postings(field, term).all_ids()) if reader.doc_frequency(field, term) else set()
 
 
-def term_idf(snapshot: Snapshot, config: RankingConfig, analyzer: Analyzer) -> Callable[[str], float]:
-    """The one idf every stage uses (call under the snapshot's lock): ``rarity`` of the installed tools that
-    use the term, beside the reference's."""
-    reader, idf = snapshot.reader, rarity(config, analyzer, snapshot.reader.doc_count_all())
-    return lambda term: idf(term, reader.doc_frequency("terms", term))
+def actors(reader: Any, term: str) -> set[int]:
+    """The tools ``term`` is an action word of: in their name, title or keywords, or opening their description."""
+    return holding(reader, "named", term) | holding(reader, "opens", term)
 
 
 def rarity(config: RankingConfig, analyzer: Analyzer, installed: int) -> Callable[[str, int], float]:
-    """idf of a term ``n`` of the ``installed`` tools use, the reference counted as ``reference_tools`` tools."""
-    weight = config.reference_tools
-    reference = Reference.of(analyzer) if weight > 0 else None
-    if reference is None or not reference.size:
+    """The one idf, of a term ``n`` of the ``installed`` tools use, the reference counted as ``reference_tools``
+    tools: in a catalog of four every word would look rare, and a word all four use worthless."""
+    reference = Reference.of(config, analyzer)
+    if reference is None:
         return lambda term, n: math.log(1 + (installed - n + 0.5) / (n + 0.5))
-    scale, total, df = weight / reference.size, installed + weight, reference.df
+    scale, total, df = config.reference_tools / reference.size, installed + config.reference_tools, reference.df
 
     def idf(term: str, n: int) -> float:
         used = n + df.get(term, 0) * scale
@@ -169,97 +225,59 @@ def rarity(config: RankingConfig, analyzer: Analyzer, installed: int) -> Callabl
     return idf
 
 
-@attrs.frozen
-class Sources:
-    """What the floor reads of the index's sources: each tool's source (by doc number), each source's size, and
-    each source's id and description as terms."""
-
-    of_doc: list[str]
-    sizes: Mapping[str, int]
-    terms: Mapping[str, frozenset[str]]
-
-    def saying(self, term: str) -> set[str]:
-        """The sources whose id or description says ``term``."""
-        return {source for source, terms in self.terms.items() if term in terms}
-
-
-def actors(reader: Any, term: str) -> set[int]:
-    """The tools ``term`` is an action word of: in their name, title or keywords, or opening their description."""
-    return holding(reader, "named", term) | holding(reader, "opens", term)
-
-
 def action_words(snapshot: Snapshot, config: RankingConfig, analyzer: Analyzer) -> Callable[[str], bool]:
-    """Whether ``word`` is an action word: an installed tool states it as its action (its description opens
-    with it or names it in the parenthesis after its first word, or it is a one-word keyword), or a reference
-    tool's description opens with it (call under the snapshot's lock). A word of a tool's name is not enough:
-    names hold nouns too ("lol-summoner-search")."""
-    reader, analyze = snapshot.reader, analyzer
-    opening = Reference.of(analyze).opens if config.reference_tools > 0 else frozenset()
+    """Whether a word is an action word: an installed tool states it (``documents``' ``opens``) or a reference tool's
+    description opens with it; a word of a tool's name is not enough ("lol-summoner-search") (call under the lock)."""
+    reference, reader = Reference.of(config, analyzer), snapshot.reader
+    opening = reference.opens if reference else frozenset()
+    return lambda word: any(term in opening or reader.doc_frequency("opens", term) for term in analyzer(word))
 
-    def is_action(word: str) -> bool:
-        return any(term in opening or reader.doc_frequency("opens", term) for term in analyze(word))
-
-    return is_action
 
 @attrs.frozen
 class Tally:
-    """What the floor (``floor.admit``) needs, counted while scoring: each term's number of installed tools
-    (``found``) and per source (``per_source``), and per clause what each tool holds (``matched``), what the
-    clause's words carry (``need``) and the declared phrases each tool holds besides (``bonus``)."""
+    """What the floor needs, counted while scoring: each term's installed tools in all and per source, and per
+    clause what each tool holds, what its ask words carry (``need``), and the declared phrases held besides."""
 
     found: Mapping[str, int]
-    per_source: Mapping[str, Counter[str]]
-    matched: list[dict[int, float]]
+    per_source: dict[str, Counter[str]]
+    matched: list[defaultdict[int, float]]
     need: list[float]
-    bonus: list[dict[int, float]]
+    bonus: list[defaultdict[int, float]]
 
 
 def score_tools(snapshot: Snapshot, request: Request, config: RankingConfig, analyzer: Analyzer,
-                allowed: set[int] | None, mask: set[int] | None, whole_catalog: bool = True,
+                allowed: set[int] | None, mask: set[int] | None, whole_catalog: bool,
                 trace: Trace | None = None) -> tuple[dict[int, float], Tally | None]:
-    """The BM25F score of every tool that holds a word of the request, and what the floor needs to admit them
-    (None where no floor applies); with ``trace``, what each term added to each tool (``reasons``).
-
-    The floor is for searches of the whole catalog (``whole_catalog``): inside one source the caller chose
-    the subject, and every tool there that matches a word is ranked.
-
-    Read term at a time from Whoosh's postings: each term's posting list once, each posting's weight saturated
-    once, summed per tool, and the floor's matches counted on the way.
-    """
-    reader = snapshot.reader
-    k1, floor = config.k1, config.relevance_floor
-    # The floor's bookkeeping (matches per clause, tools per source) only when the floor applies.
-    flooring = whole_catalog and (floor > 0 or config.telling_share > 0)
-    idf_of = term_idf(snapshot, config, analyzer)
+    """Each tool's BM25F score, idf · (k1 + 1) · w / (w + k1) summed over the request's terms it holds; what the
+    floor needs in a search of the whole catalog (else None: inside one source the caller chose the subject);
+    with ``trace``, what each term added to each tool."""
+    reader, k1 = snapshot.reader, config.k1
+    flooring = whole_catalog and (config.relevance_floor > 0 or config.telling_share > 0)
+    idf_of = rarity(config, analyzer, reader.doc_count_all())
     found = {term: reader.doc_frequency("terms", term) for term in request.weights}
-    idf = {term: idf_of(term) for term in found}
-    mentions = snapshot.mentions() if flooring and on("long_descriptions") else {}
-    count = len(request.clauses)
-    need = [0.0] * count  # per clause: the idf its ask words carry
-    matched: list[dict[int, float]] = [{} for _ in range(count)]
-    bonus: list[dict[int, float]] = [{} for _ in range(count)]  # matched declared phrases
-    roles: dict[str, list[tuple[int, bool]]] = {}
+    idf = {term: idf_of(term, n) for term, n in found.items()}
+    mentions = snapshot.mentions if flooring and on("long_descriptions") else {}
+    clauses = range(len(request.clauses))
+    tally = Tally(found, {}, [defaultdict(float) for _ in clauses], [0.0 for _ in clauses],
+                  [defaultdict(float) for _ in clauses])
+    roles: dict[str, list[tuple[int, bool]]] = {}  # per term, the clauses it asks in (False) or only adds to (True)
     for number, (ask, extra) in enumerate(request.clauses):
         for term in ask:
-            need[number] += idf[term] * request.weights[term]
-            roles.setdefault(term, []).append((number, False))
-        for term in extra:
-            roles.setdefault(term, []).append((number, True))
+            tally.need[number] += idf[term] * request.weights[term]
+        for term, adds in [(term, False) for term in ask] + [(term, True) for term in extra]:
+            roles.setdefault(term, []).append((number, adds))
     score: dict[int, float] = {}
-    get = score.get
     source_of = snapshot.docs.sources
-    per_source: dict[str, Counter[str]] = {}
     for term, weight in request.weights.items():
         if not found[term] or weight <= 0:
             continue
         its_roles = roles[term] if flooring else []
         scale, strength = idf[term] * weight * (k1 + 1), idf[term] * weight
-        sources = per_source[term] = Counter()
+        sources = tally.per_source[term] = Counter()
         # Said by its name, keywords, stated action or source, a word counts fully toward the floor; else as
         # strongly as the tool's text holds it, and at least as one mention in its description would.
-        weighed = bool(its_roles and mentions)
-        full = actors(reader, term) if weighed else set()
-        saying = snapshot.sources.saying(term) if weighed else set()
+        full = actors(reader, term) if its_roles and mentions else set()
+        saying = snapshot.saying(term) if its_roles and mentions else set()
         postings = reader.postings("terms", term)
         while postings.is_active():
             doc = postings.id()
@@ -268,52 +286,34 @@ def score_tools(snapshot: Snapshot, request: Request, config: RankingConfig, ana
             if (allowed is None or doc in allowed) and (mask is None or doc not in mask):
                 saturated = postings.weight()
                 saturated /= saturated + k1
-                score[doc] = get(doc, 0.0) + scale * saturated
+                score[doc] = score.get(doc, 0.0) + scale * saturated
                 if trace is not None:
                     trace.word(doc, term, scale * saturated)
                 if its_roles:
                     share = mentions.get(doc)
                     held = strength if share is None or doc in full or source_of[doc] in saying else \
                         strength * min(1.0, max(share, (k1 + 1) * saturated))
-                for number, counts_only in its_roles:
-                    hits = matched[number]
-                    hits[doc] = hits.get(doc, 0.0) + held
-                    if counts_only:
-                        more = bonus[number]
-                        more[doc] = more.get(doc, 0.0) + held
+                for number, adds in its_roles:
+                    tally.matched[number][doc] += held
+                    if adds:
+                        tally.bonus[number][doc] += held
             postings.next()
-    return score, (Tally(found, per_source, matched, need, bonus) if flooring else None)
+    return score, (tally if flooring else None)
 
 
-def add_actions(snapshot: Snapshot, scores: dict[int, float], verb_terms: Sequence[str], boost: float,
-                fixed: Correction, config: RankingConfig, analyzer: Analyzer, trace: Trace | None = None) -> None:
-    """Add the request's verbs, matched against each tool's action words, to the tools that passed the floor.
-
-    A verb weighs its rarity in all tools' text: "unsave" is a strong signal, "list" a weak one.
-    """
-    reader = snapshot.reader
-    idf_of = term_idf(snapshot, config, analyzer)
-    for term in verb_terms:
-        naming = actors(reader, term)
-        if not naming:
-            continue
-        gain = boost * fixed.boost(term) * idf_of(term)
-        for doc in naming:
-            if doc in scores:
+def add_actions(snapshot: Snapshot, scores: dict[int, float], request: Request, boost: float, fixed: Correction,
+                config: RankingConfig, analyzer: Analyzer, trace: Trace | None) -> set[int]:
+    """Add each request verb, by its idf ("unsave" tells more than "list") times ``boost``, to the tools that passed
+    the floor and state it as their action; those tools."""
+    reader, stating = snapshot.reader, set[int]()
+    idf = rarity(config, analyzer, reader.doc_count_all())
+    for term in request.verb_terms:
+        naming = actors(reader, term) & scores.keys()
+        stating |= naming
+        if boost > 0 and naming:
+            gain = boost * fixed.boost(term) * idf(term, reader.doc_frequency("terms", term))
+            for doc in naming:
                 scores[doc] += gain
                 if trace is not None:
                     trace.verb(doc, term, gain)
-
-def verb_kind(snapshot: Snapshot, verb_terms: Sequence[str], candidates: set[int]) -> str | None:
-    """"read" when only tools that do not write name the verbs, "write" when only writers do, else None."""
-    if not verb_terms:
-        return None
-    declared: set[int] = set()
-    with snapshot.lock:
-        for term in verb_terms:
-            declared |= actors(snapshot.reader, term)
-    declared &= candidates
-    if not declared:
-        return None
-    writers = declared & snapshot.writes
-    return "read" if not writers else "write" if writers == declared else None
+    return stating

@@ -1,31 +1,14 @@
-"""Every English word list and rule discovery reads, each under a named switch (``SWITCHES``): how a request is
-parsed (``query``), which words are not searched for and how text becomes terms (``analysis``), and which rules order
-and admit tools (``scoring``, ``index``). Data only; the code that reads each list says what it does with it.
-
-A switch is on unless named in ``OFF``; ``switched_off`` turns some off for a while. Only the benchmarks' ablation
-(``benchmarks/retrieval.py --ablate``, ``benchmarks/memory_intent.py --ablate``) does: it measures what each rule
-pays. docs/discovery.md lists every switch with what its ablation measured.
-"""
+"""Every English word list and rule discovery reads, each rule under a named switch (``SWITCHES``), on unless
+named in ``OFF``. Only the ablation benchmarks turn one off (``switched_off``), to measure what it pays;
+docs/discovery.md lists each with what its ablation measured."""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
 
-__all__ = [
-    "AUX",
-    "EXTRA_STOP_WORDS",
-    "NEGATION_BASES",
-    "OFF",
-    "OPENERS",
-    "PRONOUNS",
-    "SUBJECTS",
-    "SWITCHES",
-    "TOPIC",
-    "WH",
-    "on",
-    "switched_off",
-]
+__all__ = ["AUX", "EXTRA_STOP_WORDS", "NEGATION_BASES", "OFF", "OPENERS", "PRONOUNS", "SUBJECTS", "SWITCHES", "TOPIC",
+           "WH", "on", "switched_off"]
 
 SWITCHES: dict[str, str] = {
     # The request's parse (``query``).
@@ -40,7 +23,7 @@ SWITCHES: dict[str, str] = {
     "stemming": "words are stemmed (Porter2, Whoosh's Snowball English)",
     "identifier_splitting": "camelCase, snake_case, kebab-case and digits split (the whole identifier kept too)",
     "cjk_ngrams": "runs of CJK characters become characters and character bigrams",
-    # Ranking and the floor (``scoring``, ``index``, ``documents``).
+    # Ranking and the floor (``scoring``, ``floor``, ``index``, ``documents``).
     "leading_verbs": "the verb a tool's description opens with (and a parenthesis after it) is an action word of "
                      "the tool",
     "readers_first": "a question, or a verb only tools that do not write state, ranks writing tools after the rest",
@@ -48,10 +31,7 @@ SWITCHES: dict[str, str] = {
     "named_verbs_only": "a word in a verb's place admits past the floor only the tools whose name or keywords say it",
     "long_descriptions": "toward the floor, one mention of a word in a long description counts less than one",
 }
-"""Every rule's name and what it does while on."""
-
 OFF: set[str] = set()
-"""The switches turned off (only the ablation benchmarks turn any off)."""
 
 
 def on(name: str) -> bool:
@@ -62,8 +42,7 @@ def on(name: str) -> bool:
 @contextlib.contextmanager
 def switched_off(*names: str) -> Iterator[None]:
     """Turn the named rules off inside the block (an unknown name is an error)."""
-    unknown = [name for name in names if name not in SWITCHES]
-    if unknown:
+    if unknown := [name for name in names if name not in SWITCHES]:
         raise ValueError(f"unknown rule switch(es) {unknown}; known: {sorted(SWITCHES)}")
     before = set(OFF)
     OFF.update(names)
@@ -74,26 +53,14 @@ def switched_off(*names: str) -> Iterator[None]:
         OFF.update(before)
 
 
-# Courtesy and framing before the request itself: "hey, please ..." -> "...".
 OPENERS = frozenset("hey hi hello ok okay so now and also please pls kindly just quickly go ahead oh".split())
-
 WH = frozenset("what which who whom whose when where why how".split())
-
 AUX = frozenset("do does did is are was were have has had".split())
-
 SUBJECTS = frozenset("you i we there it anything something any".split())
-
-# "what did I save about the standup", "forget what I said regarding Jonas": what follows is what the request is
-# about, not which tool it wants.
-TOPIC = frozenset("about regarding concerning".split())
-
+TOPIC = frozenset("about regarding concerning".split())  # what follows says what the request is about, not the tool
 PRONOUNS = frozenset("i i'm i've i'd i'll my me we we're our us he she they it it's this that the a an".split())
-
-NEGATION_BASES = {"ca": "can", "wo": "will", "sha": "shall"}
-"""Bases of the negations that are not their word without "n't": can't, won't, shan't."""
-
-# English function words and request fillers ("can you help me find ...") on top of Whoosh's list: they
-# carry no tool meaning, yet match any description that happens to use them.
+NEGATION_BASES = {"ca": "can", "wo": "will", "sha": "shall"}  # negations not their word without "n't"
+# On top of Whoosh's stop list: words that carry no tool meaning yet match any description using them.
 EXTRA_STOP_WORDS = frozenset(
     """i me my mine myself our ours he she they them their his her its what which who whom whose where how why
     do does did doing done was were been being has had having would could should shall might must am so than
