@@ -1,14 +1,10 @@
 """junior's Whoosh parts: a posting format carrying BM25F weights, the schema, storage and a segment writer.
-
-Imported on first search (Whoosh costs start-up time a CLI does not need). Classes live at module level because
-Whoosh pickles the schema into the index's table of contents.
+Imported on first search (Whoosh costs start-up time); classes at module level since the schema is pickled.
 
 ``write_documents`` sets state Whoosh keeps private (the segment writer's ``pool``, ``docnum`` and ``_added``, the
 posting writer's ``_ids``, ``_weights`` and ``_maxweight``): Whoosh's public ``add_document`` writes the same
-postings but takes 2.5 times as long (a posting at a time, then a sort), most of a 10,000-tool build. So the
-Whoosh version is pinned (``whoosh-reloaded>=2.7.5,<2.8``) and ``tests/test_whoosh_parts.py`` checks the range,
-where the state lives, and that the segment files equal those ``add_document`` writes.
-"""
+segment 2.5 times as slowly, most of a 10,000-tool build. So Whoosh is pinned (``whoosh-reloaded>=2.7.5,<2.8``)
+and ``tests/test_whoosh_parts.py`` checks the range, where the state lives, and the segment files byte for byte."""
 
 from __future__ import annotations
 
@@ -60,32 +56,20 @@ class JuniorCodec(W3Codec):  # type: ignore[misc]
     length_stats = False
 
     def __init__(self) -> None:
-        super().__init__(blocklimit=128, compression=0, inlinelimit=1)
+        super().__init__(compression=0)
 
     def field_writer(self, storage: Any, segment: Any) -> Any:
         return _TermWriter(self, storage, segment)
 
 
-class _GroupedPool:
-    """Postings grouped by field and term as documents arrive in order: no sort of every posting at commit."""
-
-    def __init__(self) -> None:
-        self.fields: dict[str, dict[str, tuple[list[int], list[float]]]] = {}
-        self.fieldnames: set[str] = set()
-
-    def add_many(self, fieldname: str, docnum: int, postings: Iterable[tuple[str, float]]) -> None:
-        self.fieldnames.add(fieldname)
-        terms = self.fields.setdefault(fieldname, {})
-        for term, weight in postings:
-            docs, weights = terms.setdefault(term, ([], []))
-            docs.append(docnum)
-            weights.append(weight)
+class _GroupedPool(dict[str, dict[str, tuple[list[int], list[float]]]]):
+    """Postings by field and term, doc numbers in order as documents arrive: no sort of every posting at commit."""
 
     def iter_postings(self) -> _GroupedPool:
         return self
 
     def cleanup(self) -> None:
-        self.fields.clear()
+        self.clear()
 
 
 class _TermWriter(W3FieldWriter):  # type: ignore[misc]
@@ -97,9 +81,8 @@ class _TermWriter(W3FieldWriter):  # type: ignore[misc]
             super().add_postings(schema, lengths, items)
             return
         limit = self._codec._blocklimit
-        for fieldname in sorted(items.fields):
+        for fieldname, terms in sorted(items.items()):
             self.start_field(fieldname, schema[fieldname])
-            terms = items.fields[fieldname]
             for term in sorted(terms):  # UTF-8 keeps code point order
                 docs, weights = terms[term]
                 self.start_term(term.encode("utf-8"))
@@ -120,13 +103,16 @@ def write_documents(index: Any, documents: Iterable[Mapping[str, Sequence[tuple[
     writer = index.writer(codec=JuniorCodec(), compound=False)
     writer.pool = pool = _GroupedPool()
     try:
-        for fields in documents:
-            writer.perdocwriter.start_doc(writer.docnum)
+        for docnum, fields in enumerate(documents):
+            writer.perdocwriter.start_doc(docnum)
             for fieldname, postings in fields.items():
-                pool.add_many(fieldname, writer.docnum, postings)
+                terms = pool.setdefault(fieldname, {})
+                for term, weight in postings:
+                    docs, weights = terms.setdefault(term, ([], []))
+                    docs.append(docnum)
+                    weights.append(weight)
             writer.perdocwriter.finish_doc()
-            writer.docnum += 1
-            writer._added = True
+            writer.docnum, writer._added = docnum + 1, True
     except BaseException:
         writer.cancel()
         raise
