@@ -44,7 +44,7 @@ class IndexedDocs:
     writes: list[int]
 
     def to_json(self) -> dict[str, Any]:
-        return {"names": self.names, "sources": self.sources, "writes": self.writes}
+        return attrs.asdict(self)
 
     @classmethod
     def from_json(cls, data: Any) -> IndexedDocs:
@@ -90,18 +90,9 @@ def fingerprint(tools: Sequence[CatalogTool], source_descriptions: Mapping[str, 
     return digest.hexdigest()
 
 
-@attrs.frozen
-class _Document:
-    """One tool's term counts per field, and the terms of its name and title, one-word keywords and phrases."""
-
-    counts: list[Counter[str]]
-    name_terms: list[str]
-    keyword_terms: list[str]
-    keyword_phrases: list[str]
-
-
 def _document(fields: Sequence[str], analyze: Analyzer, entry: CatalogTool, params: str,
-              source_counts: Mapping[str, Counter[str]]) -> _Document:
+              source_counts: Mapping[str, Counter[str]]) -> tuple[list[Counter[str]], list[str], list[str]]:
+    """One tool's term counts per field, its name, title and keyword words (``named``), its one-word keywords."""
     tool = entry.tool
     title = _title(tool)
     name_terms = analyze(f"{tool.name} {title}" if title else tool.name)
@@ -112,7 +103,8 @@ def _document(fields: Sequence[str], analyze: Analyzer, entry: CatalogTool, para
     counts = [Counter(terms[field]) if field in terms
               else Counter(analyze(params)) if field == "params"
               else source_counts.get(entry.source_id) or Counter(analyze(entry.source_id)) for field in fields]
-    return _Document(counts, name_terms, keyword_terms, keyword_phrases)
+    words = [t for t in dict.fromkeys(name_terms + keyword_terms) if "_" not in t and not t.isdigit()]
+    return counts, words + keyword_phrases, keyword_terms
 
 
 def fields_holding(config: RankingConfig, analyze: Analyzer, entry: CatalogTool,
@@ -121,8 +113,8 @@ def fields_holding(config: RankingConfig, analyze: Analyzer, entry: CatalogTool,
     fields = [f for f in FIELDS if config.weight(f) > 0]
     source = entry.source_id
     source_counts = {} if source_description is None else {source: Counter(analyze(f"{source} {source_description}"))}
-    document = _document(fields, analyze, entry, param_text(entry.tool.input_schema), source_counts)
-    return {field: set(held) for field, held in zip(fields, document.counts, strict=True)}
+    counts = _document(fields, analyze, entry, param_text(entry.tool.input_schema), source_counts)[0]
+    return {field: set(held) for field, held in zip(fields, counts, strict=True)}
 
 
 def postings(config: RankingConfig, analyze: Analyzer, entries: Sequence[CatalogTool],
@@ -135,21 +127,20 @@ def postings(config: RankingConfig, analyze: Analyzer, entries: Sequence[Catalog
     only through its source, which ``scoring`` counts once per source when it reckons a term's rarity)."""
     fields = [f for f in FIELDS if config.weight(f) > 0]
     source_counts = {source: Counter(analyze(f"{source} {text}")) for source, text in source_descriptions.items()}
-    documents: list[_Document] = []
-    opens: list[list[str]] = []
-    identities: list[list[str]] = []
+    counted, named, opens, identities = [], [], [], []
     used: Counter[str] = Counter()  # how many tools use each term
     for entry, params in zip(entries, param_texts, strict=True):
-        document = _document(fields, analyze, entry, params, source_counts)
-        documents.append(document)
-        used.update(set().union(*document.counts))
+        counts, words, keyword_terms = _document(fields, analyze, entry, params, source_counts)
+        counted.append(counts)
+        named.append(words)
+        used.update(set().union(*counts))
         description = entry.tool.description
         leading = analyze(leading_verbs(description)) if switches.on("leading_verbs") else []
-        opens.append(list(dict.fromkeys(leading + [t for t in document.keyword_terms if "_" not in t])))
+        opens.append(list(dict.fromkeys(leading + [t for t in keyword_terms if "_" not in t])))
         summary = [t for t in analyze.compounds_whole(summarize(description)) if "_" not in t and not t.isdigit()]
-        identities.append(list(dict.fromkeys([*_named(document), *summary])))
+        identities.append(list(dict.fromkeys(words + summary)))
     count = len(entries)
-    lengths = [[counts.total() for counts in document.counts] for document in documents]
+    lengths = [[field.total() for field in counts] for counts in counted]
     averages = [sum(doc[i] for doc in lengths) / count if count else 0.0 for i in range(len(fields))]
     params_of = [(config.weight(f), config.b(f), averages[i]) for i, f in enumerate(fields)]
     # A word more tools use than the floor's share, even leaving the largest source aside, is never telling.
@@ -159,26 +150,20 @@ def postings(config: RankingConfig, analyze: Analyzer, entries: Sequence[Catalog
     sourced = fields.index("source") if "source" in fields else None
     # A word repeated in one field counts at most ``term_repeats`` times there: no rank bought by repetition.
     cap = config.term_repeats if config.term_repeats > 0 else math.inf
-    for doc, document in enumerate(documents):
+    for doc, counts in enumerate(counted):
         weights: dict[str, float] = {}
-        for (weight, b, average), counts, length in zip(params_of, document.counts, lengths[doc], strict=True):
+        for (weight, b, average), field, length in zip(params_of, counts, lengths[doc], strict=True):
             factor = weight / (1 - b + b * length / average) if average else weight
-            for term, tf in counts.items():
+            for term, tf in field.items():
                 weights[term] = weights.get(term, 0.0) + min(tf, cap) * factor
         yield {
             "terms": list(weights.items()),
-            "named": [(term, 1.0) for term in _named(document)],
+            "named": [(term, 1.0) for term in named[doc]],
             "opens": [(term, 1.0) for term in opens[doc]],
             "identity": [(term, 1.0) for term in identities[doc] if used[term] <= common or PHRASE_MARK in term],
             "mention": [] if described is None else _mention(*params_of[described], lengths[doc][described], config.k1),
-            "sourced": [] if sourced is None else _sourced_only(document.counts, sourced),
+            "sourced": [] if sourced is None else _sourced_only(counts, sourced),
         }
-
-
-def _named(document: _Document) -> list[str]:
-    """The words of a tool's name, title and keywords, then its keyword phrases: no whole identifier or number."""
-    words = dict.fromkeys(document.name_terms + document.keyword_terms)
-    return [t for t in words if "_" not in t and not t.isdigit()] + document.keyword_phrases
 
 
 def _mention(weight: float, b: float, average: float, length: int, k1: float) -> list[tuple[str, float]]:
