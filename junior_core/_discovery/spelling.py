@@ -32,11 +32,7 @@ log = logging.getLogger("junior.search")
 
 FIELD = "words"
 """The Whoosh field holding the vocabulary: each word once, as one posting of the last document."""
-MIN_LENGTH = 4
-FUNCTION_LENGTH = 3
-"""A word this long may be a stop word with two letters swapped ("teh", "cna")."""
-LONG = 6
-"""Words this long may also be two letters short or long."""
+MIN_LENGTH, FUNCTION_LENGTH, LONG = 4, 3, 6  # a typo's length; a swapped stop word's ("teh"); a long word's
 _CHUNK = re.compile(r"\S+")
 _EDGE = "\"'`“”‘’()[]{}<>,;:.!?*"
 
@@ -220,12 +216,10 @@ def correct(key: Any, reader: Any, query: str, analyze: Callable[[str], list[str
             fixes.append((match, word, fixed))
     if not fixes:
         return Correction(query)
-    parts: list[str] = []
-    end = 0
-    for match, word, fixed in fixes:
+    text = query
+    for match, word, fixed in reversed(fixes):
         start = match.start() + match.group().index(word)
-        parts += [query[end:start], fixed]
-        end = start + len(word)
+        text = text[:start] + fixed + text[start + len(word) :]
     kept = set(analyze(query))  # a term the request also has as written keeps its full weight
     weak = frozenset(term for _, _, fixed in fixes for term in analyze(fixed) if term not in kept)
-    return Correction("".join(parts) + query[end:], tuple((word, fixed) for _, word, fixed in fixes), weak, weight)
+    return Correction(text, tuple((word, fixed) for _, word, fixed in fixes), weak, weight)
