@@ -1,9 +1,4 @@
-"""Text analysis: index terms, keyword phrases, and the summaries searchTools shows.
-
-Text to index terms: identifiers split (camelCase, snake_case, kebab-case, digits; the whole identifier kept
-too), lowercased, Whoosh's stop list plus English function words dropped, Whoosh's Porter2 stemmer, CJK
-characters and bigrams. A declared keyword of several words is one term (its words joined by ``PHRASE_MARK``).
-"""
+"""Text analysis (``Analyzer``: text to index terms), keyword phrases, and the summaries searchTools shows."""
 
 from __future__ import annotations
 
@@ -206,10 +201,7 @@ def phrase_words(text: str) -> list[str]:
     for match in WORD.finditer(text):
         word = match.group().lower().replace("’", "'")
         negated = _NOT.fullmatch(word)
-        if negated is None:
-            out.append(word)
-        else:
-            out += [NEGATION_BASES.get(negated.group(1), negated.group(1)), "not"]
+        out += [word] if negated is None else [NEGATION_BASES.get(negated.group(1), negated.group(1)), "not"]
     return out
 
 
