@@ -151,32 +151,21 @@ def postings(config: RankingConfig, analyze: Analyzer, entries: Sequence[Catalog
     # A word repeated in one field counts at most ``term_repeats`` times there: no rank bought by repetition.
     cap = config.term_repeats if config.term_repeats > 0 else math.inf
     for doc, counts in enumerate(counted):
+        factors = [weight / (1 - b + b * length / average) if average else weight
+                   for (weight, b, average), length in zip(params_of, lengths[doc], strict=True)]
         weights: dict[str, float] = {}
-        for (weight, b, average), field, length in zip(params_of, counts, lengths[doc], strict=True):
-            factor = weight / (1 - b + b * length / average) if average else weight
+        for factor, field in zip(factors, counts, strict=True):
             for term, tf in field.items():
                 weights[term] = weights.get(term, 0.0) + min(tf, cap) * factor
+        # One mention in the description counts (k1 + 1) w / (w + k1) of its pseudo-frequency w: kept below 1.
+        w = factors[described] if described is not None and averages[described] else 0.0
+        share = (config.k1 + 1) * w / (w + config.k1) if w else 1.0
+        own = set().union(*(held for i, held in enumerate(counts) if i != sourced))  # terms not only sourced
         yield {
             "terms": list(weights.items()),
             "named": [(term, 1.0) for term in named[doc]],
             "opens": [(term, 1.0) for term in opens[doc]],
             "identity": [(term, 1.0) for term in identities[doc] if used[term] <= common or PHRASE_MARK in term],
-            "mention": [] if described is None else _mention(*params_of[described], lengths[doc][described], config.k1),
-            "sourced": [] if sourced is None else _sourced_only(counts, sourced),
+            "mention": [(MENTION, share)] if share < 1 else [],
+            "sourced": [] if sourced is None else [(term, 1.0) for term in counts[sourced] if term not in own],
         }
-
-
-def _mention(weight: float, b: float, average: float, length: int, k1: float) -> list[tuple[str, float]]:
-    """What one mention in a description of ``length`` terms counts, ``(k1 + 1) w / (w + k1)`` of its
-    pseudo-frequency ``w``, when below 1."""
-    if not average:
-        return []
-    w = weight / (1 - b + b * length / average)
-    share = (k1 + 1) * w / (w + k1)
-    return [(MENTION, share)] if share < 1 else []
-
-
-def _sourced_only(counts: Sequence[Counter[str]], source_field: int) -> list[tuple[str, float]]:
-    """The terms of a tool's ``source`` field that none of its other fields holds."""
-    own = set().union(*(held for i, held in enumerate(counts) if i != source_field))
-    return [(term, 1.0) for term in counts[source_field] if term not in own]
