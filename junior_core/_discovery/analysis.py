@@ -210,8 +210,7 @@ def phrase_term(words: list[str]) -> str:
 
 
 def phrases(text: str) -> list[str]:
-    """Every run of 2 to 5 consecutive words of ``text`` (its first 64) as a phrase term: what a declared phrase
-    can match."""
+    """Every run of 2 to 5 consecutive words of ``text`` (its first 64) as a phrase term, as declared phrases are."""
     words = phrase_words(text[:2000])[:64]
     return list(dict.fromkeys(phrase_term(words[i : i + n]) for n in range(2, 6) for i in range(len(words) - n + 1)))
 

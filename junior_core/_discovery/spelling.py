@@ -111,8 +111,7 @@ class Speller:
         return word in self.words or any(term in self.stems for term in terms)
 
     def suggest(self, word: str, ratio: float = 2.0) -> str | None:
-        """The one clearly best correction of ``word``, or None: among equally near ones, the one ``ratio`` times
-        more tools use than the next."""
+        """The one clearly best correction of ``word`` (the module's rules), or None."""
         near = self._within_one(word)
         if not near and len(word) >= LONG:  # two letters missing: "rember" -> remember
             near = [w for w in self.by_shape.get((word[0], len(word) + 2), ()) if _holds(w, word)]
@@ -125,8 +124,7 @@ class Speller:
         return best if best_count >= ratio * max(next_count, 1) else None
 
     def _within_one(self, word: str) -> list[str]:
-        """Words one edit from ``word`` keeping its first letter: a letter missing or two neighbours swapped, and
-        in a long word also a letter wrong or extra."""
+        """Words one edit from ``word`` that keep its first letter (a letter wrong or extra only in a long word)."""
         long = len(word) >= LONG
         found = set(self.shortened.get(word, ()))  # a letter missing
         for i in range(1, len(word)):
