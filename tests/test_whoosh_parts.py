@@ -1,8 +1,7 @@
 """junior writes Whoosh segments through Whoosh's own segment, codec and posting writers, but fills their blocks
-itself (``whoosh_parts``: a build a term at a time, a third of the time of one posting at a time), setting
-attributes Whoosh keeps private. Whoosh's public writer cannot take a whole term's postings at once, so the
-version range is pinned (pyproject.toml) and checked here, and the segments junior writes are checked against
-those Whoosh's public ``add_document`` writes from the same postings."""
+itself (``whoosh_parts``), setting attributes Whoosh keeps private: Whoosh's public ``add_document`` writes the
+same segment a posting at a time, 2.5 times as long. So the version range is pinned (pyproject.toml) and checked
+here, and the segment files junior writes are checked byte for byte against those ``add_document`` writes."""
 
 from __future__ import annotations
 
@@ -41,6 +40,11 @@ def documents(count: int) -> list[dict[str, list[tuple[str, float]]]]:
              "named": [(rng.choice(words), 1.0)]} for _ in range(count)]
 
 
+def segment_files(storage: Any) -> dict[str, bytes]:
+    """The segment's files by kind (``.trm`` terms and their block statistics, ``.pst`` postings, ``.col``)."""
+    return {name.rsplit(".", 1)[1]: data for name, data in storage.files.items() if not name.endswith(".toc")}
+
+
 def postings_of(index: Any) -> dict[tuple[str, bytes], list[tuple[int, float]]]:
     with index.reader() as reader:
         out = {}
@@ -54,14 +58,18 @@ def postings_of(index: Any) -> dict[tuple[str, bytes], list[tuple[int, float]]]:
         return out
 
 
-def test_junior_writes_the_postings_whooshs_public_writer_writes() -> None:
+def test_junior_writes_the_segment_whooshs_public_writer_writes() -> None:
+    """Postings, block statistics (each block's largest weight, ``_maxweight``) and term infos, byte for byte."""
     docs = documents(400)  # more than one block (128 postings) for the common terms
-    mine = MemoryStorage().create_index(schema())
+    mine_storage, public_storage = MemoryStorage(), MemoryStorage()
+    mine = mine_storage.create_index(schema())
     write_documents(mine, docs)
-    public = MemoryStorage().create_index(schema())
+    public = public_storage.create_index(schema())
     writer = public.writer(codec=JuniorCodec(), compound=False)
     for fields in docs:
         writer.add_document(**{name: list(value) for name, value in fields.items()})
     writer.commit(merge=False)
     theirs = postings_of(public)
     assert postings_of(mine) == theirs and len(theirs) > 20
+    assert segment_files(mine_storage) == segment_files(public_storage)
+    assert set(segment_files(mine_storage)) == {"trm", "pst", "col"}

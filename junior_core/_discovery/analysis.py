@@ -1,14 +1,9 @@
-"""Text analysis for the search index, keyword phrases, and the summaries searchTools shows.
-
-Text to index terms: identifiers split (camelCase, snake_case, kebab-case, digits; the whole identifier kept
-too), lowercased, Whoosh's stop list plus English function words dropped, Whoosh's Porter2 stemmer, CJK
-characters and bigrams. Declared keywords are analysed like any other text; a keyword of several words is one
-term (its words joined by ``PHRASE_MARK``).
-"""
+"""Text analysis (``Analyzer``: text to index terms), keyword phrases, and the summaries searchTools shows."""
 
 from __future__ import annotations
 
 import copy
+import functools
 import re
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -18,23 +13,17 @@ from junior_core._discovery.switches import EXTRA_STOP_WORDS, NEGATION_BASES, on
 if TYPE_CHECKING:
     from junior_core._discovery.settings import RankingConfig
 
-__all__ = [
-    "PHRASE_MARK",
-    "SUMMARY_LIMIT",
-    "WORD",
-    "Analyzer",
-    "has_unspaced",
-    "leading_verbs",
-    "param_text",
-    "phrase_term",
-    "phrase_words",
-    "phrases",
-    "split_identifier",
-    "summarize",
-    "summary_cut_early",
-]
+__all__ = ["PHRASE_MARK", "SUMMARY_LIMIT", "WORD", "Analyzer", "has_unspaced", "leading_verbs", "param_text",
+           "phrase_term", "phrase_words", "phrases", "split_identifier", "summarize", "summary_cut_early"]
 
 SUMMARY_LIMIT = 180
+PHRASE_MARK = "\x1e"
+"""Joins the words of a phrase into one index term; never produced by analysis."""
+WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
+"""A word as a request's parse and a keyword phrase read it: letters and digits, an apostrophe inside."""
+ANALYSIS_RULES = ("clitics", "stop_words", "extra_stop_words", "stemming", "identifier_splitting", "cjk_ngrams")
+"""The rule switches (``switches``) that change the terms a text gives."""
+_CACHE_LIMIT = 200_000
 _PARAGRAPH = re.compile(r"\n\s*\n")
 _SPACE = re.compile(r"\s+")
 # Raw tokens keep '_' and '-' inside identifiers so the whole identifier is a term too.
@@ -48,32 +37,26 @@ _CLITIC = re.compile(r"(?<=[^\W\d_])(?:n['’]t|['’](?:s|m|d|re|ve|ll))(?![^\W
 _CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _CJK = re.compile(f"[{_CJK_CHARS}]")
 _CJK_RUN = re.compile(f"[{_CJK_CHARS}]+|[^{_CJK_CHARS}]+")
-_CACHE_LIMIT = 200_000
-WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
-"""A word as a request's parse and a keyword phrase read it: letters and digits, an apostrophe inside."""
-ANALYSIS_RULES = ("clitics", "stop_words", "extra_stop_words", "stemming", "identifier_splitting", "cjk_ngrams")
-"""The rule switches (``switches``) that change the terms a text gives."""
+# A sentence ends at '.', '!' or '?' (closing quotes or brackets may follow) before a space and a word that starts
+# like a sentence (not "e.g. the"), or at the end of the text.
+_SENTENCE_END = re.compile(r"""[.!?]["')\]’”]*(?=\s+["'(\[‘“]?[^\W_a-z]|\s*$)""")
+_TRAILING = ",;:-–—([{/ "
+_NOT = re.compile(r"(\w+)n't")
+_LEADING = re.compile(r"\s*([^\W\d_]+)(?:\s*\(([^()]{1,80})\))?")
+
 
 def has_unspaced(text: str) -> bool:
     """Whether ``text`` has characters of a script written without spaces between words (CJK)."""
     return _CJK.search(text) is not None
 
 
-# A sentence ends at '.', '!' or '?' (closing quotes or brackets may follow) before a space and a word that starts
-# like a sentence (not "e.g. the"), or at the end of the text.
-_SENTENCE_END = re.compile(r"""[.!?]["')\]’”]*(?=\s+["'(\[‘“]?[^\W_a-z]|\s*$)""")
-_TRAILING = ",;:-–—([{/ "
-
-
 def _first_paragraph(description: str) -> str:
-    first = _PARAGRAPH.split(description.strip(), maxsplit=1)[0]
-    return _SPACE.sub(" ", first).strip()
+    return _SPACE.sub(" ", _PARAGRAPH.split(description.strip(), maxsplit=1)[0]).strip()
 
 
 def summarize(description: str) -> str:
     """First paragraph, whitespace collapsed, at most 180 characters: cut after the last sentence that ends within
-    them, else at the last space before 177 characters with '...', never inside a word (a single word longer than
-    the cap is the only thing ever cut)."""
+    them, else at the last space before 177 characters with '...' (only a single longer word is cut inside)."""
     text = _first_paragraph(description)
     if len(text) <= SUMMARY_LIMIT:
         return text
@@ -87,13 +70,10 @@ def summarize(description: str) -> str:
 
 
 def summary_cut_early(description: str) -> str | None:
-    """Why a model would not see the first sentence of ``description`` whole in its summary, or None: the
-    first paragraph is longer than the summary's 180 characters and its first sentence does not end within them."""
+    """Why a model would not see the first sentence of ``description`` whole in its summary, or None."""
     text = _first_paragraph(description)
-    if len(text) <= SUMMARY_LIMIT:
-        return None
     first = _SENTENCE_END.search(text)
-    if first is not None and first.end() <= SUMMARY_LIMIT:
+    if len(text) <= SUMMARY_LIMIT or (first is not None and first.end() <= SUMMARY_LIMIT):
         return None
     return (f"its first sentence runs past the {SUMMARY_LIMIT}-character summary a model sees in search results, so "
             f"the summary is cut mid-sentence: {summarize(description)!r}. Write a first sentence of at most "
@@ -102,9 +82,7 @@ def summary_cut_early(description: str) -> str | None:
 
 def split_identifier(token: str) -> list[str]:
     """Split camelCase, snake_case, kebab-case and digits: ``getHTTPStatus_2`` -> get, HTTP, Status, 2.
-
-    Case is read with ``str.isupper``/``islower`` so accented letters stay inside their word (``café``).
-    """
+    Outside ASCII, case is read with ``str.isupper``/``islower`` so accented letters stay in their word."""
     parts: list[str] = []
     for chunk in _CHUNK.findall(token):
         if chunk.isascii():
@@ -112,13 +90,9 @@ def split_identifier(token: str) -> list[str]:
             continue
         start = 0
         for i in range(1, len(chunk)):
-            prev, char = chunk[i - 1], chunk[i]
-            nxt = chunk[i + 1] if i + 1 < len(chunk) else ""
-            if (
-                prev.isdigit() != char.isdigit()
-                or (prev.islower() and char.isupper())
-                or (prev.isupper() and char.isupper() and nxt.islower())
-            ):
+            prev, char, nxt = chunk[i - 1], chunk[i], chunk[i + 1 : i + 2]
+            if (prev.isdigit() != char.isdigit() or (prev.islower() and char.isupper())
+                    or (prev.isupper() and char.isupper() and nxt.islower())):
                 parts.append(chunk[start:i])
                 start = i
         parts.append(chunk[start:])
@@ -126,57 +100,42 @@ def split_identifier(token: str) -> list[str]:
 
 
 def param_text(schema: Mapping[str, Any]) -> str:
-    """Parameter names and descriptions of a JSON Schema, nested properties included."""
+    """Parameter names, titles, descriptions and enum values of a JSON Schema, nested properties included."""
     parts: list[str] = []
 
     def walk(node: Any, depth: int) -> None:
-        if depth > 4 or not isinstance(node, Mapping):
+        props = node.get("properties") if depth <= 4 and isinstance(node, Mapping) else None
+        if not isinstance(props, Mapping):
             return
-        props = node.get("properties")
-        if isinstance(props, Mapping):
-            for key, sub in props.items():
-                parts.append(str(key))
-                if isinstance(sub, Mapping):
-                    for text_key in ("title", "description"):
-                        value = sub.get(text_key)
-                        if isinstance(value, str):
-                            parts.append(value)
-                    enum = sub.get("enum")
-                    if isinstance(enum, list):
-                        parts.extend(str(item) for item in enum if isinstance(item, str))
-                    walk(sub, depth + 1)
-                    walk(sub.get("items"), depth + 1)
+        for key, sub in props.items():
+            parts.append(str(key))
+            if isinstance(sub, Mapping):
+                parts.extend(value for value in (sub.get("title"), sub.get("description")) if isinstance(value, str))
+                enum = sub.get("enum")
+                if isinstance(enum, list):
+                    parts.extend(item for item in enum if isinstance(item, str))
+                walk(sub, depth + 1)
+                walk(sub.get("items"), depth + 1)
 
     walk(schema, 0)
     return " \n ".join(parts)
 
 
 class Analyzer:
-    """Text to index terms: identifiers split (whole kept too), lowercased, stop words dropped, stemmed (Porter2).
-
-    CJK runs become single characters and character bigrams, since they have no spaces between words.
-    Each distinct raw token is analysed once and cached.
-    """
+    """Text to index terms: identifiers split (whole kept too), lowercased, stop words dropped, stemmed (Porter2);
+    CJK runs become characters and character bigrams. Each distinct raw token is analysed once and cached.
+    ``config`` is not read: the rule switches (``ANALYSIS_RULES``) decide the terms."""
 
     def __init__(self, config: RankingConfig) -> None:
         from whoosh.analysis import STOP_WORDS
         from whoosh.lang.snowball.english import EnglishStemmer
 
-        self.config = config
-        self._stem = EnglishStemmer().stem
-        stop: set[str] = set()
-        if on("stop_words"):
-            stop |= STOP_WORDS
-        if on("extra_stop_words"):
-            stop |= EXTRA_STOP_WORDS
-        self._stop = frozenset(stop)
-        self._clitics, self._split = on("clitics"), on("identifier_splitting")
-        self._stemming, self._cjk_ngrams = on("stemming"), on("cjk_ngrams")
         self.settings = tuple(on(name) for name in ANALYSIS_RULES)
         """What decides the terms a text gives (two analyzers with equal settings agree)."""
-        self.stop_words = self._stop
+        self._clitics, stop, extra_stop, self._stemming, self._split, self._cjk_ngrams = self.settings
+        self.stop_words = frozenset([*(STOP_WORDS if stop else ()), *(EXTRA_STOP_WORDS if extra_stop else ())])
+        self._stem = functools.lru_cache(maxsize=_CACHE_LIMIT)(EnglishStemmer().stem)
         self._cache: dict[str, tuple[str, ...]] = {}
-        self._stems: dict[str, str] = {}
         self._seen: set[str] | None = None
 
     def recording(self, seen: set[str]) -> Analyzer:
@@ -186,40 +145,25 @@ class Analyzer:
         return view
 
     def __call__(self, text: str) -> list[str]:
-        out: list[str] = []
-        cache = self._cache
-        raws = _TOKEN.findall(_without_clitics(text) if self._clitics else text)
-        if self._seen is not None:
-            self._seen.update(raws)
-        for raw in raws:
-            terms = cache.get(raw)
-            if terms is None:
-                terms = self._analysed(raw)
-            out.extend(terms)
-        return out
-
-    def _analysed(self, raw: str) -> tuple[str, ...]:
-        """The terms of one raw token, analysed and cached."""
-        cache = self._cache
-        if len(cache) >= _CACHE_LIMIT:  # queries bring endless new words; keep memory bounded
-            cache.clear()
-        terms = cache[raw] = tuple(self._token(raw))
-        return terms
+        return self._terms(text, whole_compounds=False)
 
     def compounds_whole(self, text: str) -> list[str]:
         """The terms of ``text``, a hyphenated word ("long-term", "read-only") giving only its whole: in prose a
         compound says one thing, so its parts are not its words ("long-term memory" is not about "long")."""
+        return self._terms(text, whole_compounds=True)
+
+    def _terms(self, text: str, whole_compounds: bool) -> list[str]:
         out: list[str] = []
-        cache = self._cache
         raws = _TOKEN.findall(_without_clitics(text) if self._clitics else text)
         if self._seen is not None:
             self._seen.update(raws)
         for raw in raws:
-            # A raw token is one token of its own: its terms are the cached ones.
-            terms = cache.get(raw)
+            terms = self._cache.get(raw)
             if terms is None:
-                terms = self._analysed(raw)
-            if len(terms) > 1 and "-" in raw.strip("-") and not _CJK.search(raw):
+                if len(self._cache) >= _CACHE_LIMIT:  # queries bring endless new words; keep memory bounded
+                    self._cache.clear()
+                terms = self._cache[raw] = tuple(self._token(raw))
+            if whole_compounds and len(terms) > 1 and "-" in raw and not _CJK.search(raw):
                 terms = terms[-1:]
             out.extend(terms)
         return out
@@ -227,79 +171,38 @@ class Analyzer:
     def _token(self, raw: str) -> Iterator[str]:
         if _CJK.search(raw):
             for run in _CJK_RUN.findall(raw):
-                if _CJK.match(run):
-                    yield from self._cjk(run)
-                else:
+                if not _CJK.match(run):
                     yield from self(run)
+                elif self._cjk_ngrams:
+                    yield from (run[i : i + n] for i in range(len(run)) for n in (1, 2) if i + n <= len(run))
+                else:
+                    yield run
             return
         parts = split_identifier(raw) if self._split else [raw]
-        words = parts if len(parts) > 1 else [raw]
-        for word in words:
-            yield from self._word(word.lower())
+        for word in parts if len(parts) > 1 else [raw]:
+            word = word.lower()
+            if word not in self.stop_words:
+                yield self._stem(word) if self._stemming and not word.isdigit() else word
         if len(parts) > 1:
             yield raw.lower().replace("-", "_")
-
-    def _word(self, word: str) -> Iterator[str]:
-        if word in self._stop:
-            return
-        if not self._stemming or word.isdigit():
-            yield word
-            return
-        stemmed = self._stems.get(word)
-        if stemmed is None:
-            if len(self._stems) >= _CACHE_LIMIT:
-                self._stems.clear()
-            stemmed = self._stems[word] = self._stem(word)
-        yield stemmed
-
-    def _cjk(self, run: str) -> Iterator[str]:
-        if not self._cjk_ngrams:
-            yield run
-            return
-        for i, char in enumerate(run):
-            yield char
-            if i + 1 < len(run):
-                yield run[i : i + 2]
 
 
 def _without_clitics(text: str) -> str:
     """``text`` with English clitics taken off their words ("don't" -> do, "can't" -> can, "I'm" -> I)."""
     if "'" not in text and "’" not in text:
         return text
-    text = _NOT_BASES.sub(lambda m: NEGATION_BASES[m.group(1).lower()], text)
-    return _CLITIC.sub("", text)
-
-
-PHRASE_MARK = "\x1e"
-"""Joins the words of a phrase into one index term; never produced by analysis."""
-
-
-_PHRASE_LENGTHS = range(2, 6)
-
-
-_NOT = re.compile(r"(\w+)n't")
-
-
-def _phrase_spans(text: str) -> list[tuple[str, tuple[int, int]]]:
-    """The words of ``text`` as a phrase reads them, each with where it stands: lower-cased, and a negation's
-    "n't" as the word "not" ("isn't" -> is, not; "can't" -> can, not), so "not true anymore" is said by "that
-    isn't true anymore" and "don't forget" by "do not forget"."""
-    out: list[tuple[str, tuple[int, int]]] = []
-    for match in WORD.finditer(text):
-        word = match.group().lower().replace("’", "'")
-        negated = _NOT.fullmatch(word)
-        if negated is None:
-            out.append((word, match.span()))
-        else:
-            base = negated.group(1)
-            out += [(NEGATION_BASES.get(base, base), match.span()), ("not", match.span())]
-    return out
+    return _CLITIC.sub("", _NOT_BASES.sub(lambda m: NEGATION_BASES[m.group(1).lower()], text))
 
 
 def phrase_words(text: str) -> list[str]:
-    """The words of a keyword phrase as written, lower-cased, a negation's "n't" as "not": "Keep in mind" -> keep,
-    in, mind; "Don't forget" -> do, not, forget."""
-    return [word for word, _ in _phrase_spans(text)]
+    """The words of a phrase, lower-cased, a negation's "n't" as "not" ("Don't forget" -> do, not, forget), so
+    "not true anymore" is said by "that isn't true anymore"."""
+    out: list[str] = []
+    for match in WORD.finditer(text):
+        word = match.group().lower().replace("’", "'")
+        negated = _NOT.fullmatch(word)
+        out += [word] if negated is None else [NEGATION_BASES.get(negated.group(1), negated.group(1)), "not"]
+    return out
 
 
 def phrase_term(words: list[str]) -> str:
@@ -307,21 +210,13 @@ def phrase_term(words: list[str]) -> str:
 
 
 def phrases(text: str) -> list[str]:
-    """Every run of 2 to 5 consecutive words of ``text`` (its first 64 words) as a phrase term: what a declared
-    phrase can match."""
+    """Every run of 2 to 5 consecutive words of ``text`` (its first 64) as a phrase term, as declared phrases are."""
     words = phrase_words(text[:2000])[:64]
-    return list(dict.fromkeys(
-        phrase_term(words[i : i + n]) for n in _PHRASE_LENGTHS for i in range(len(words) - n + 1)
-    ))
-
-
-_LEADING = re.compile(r"\s*([^\W\d_]+)(?:\s*\(([^()]{1,80})\))?")
+    return list(dict.fromkeys(phrase_term(words[i : i + n]) for n in range(2, 6) for i in range(len(words) - n + 1)))
 
 
 def leading_verbs(description: str) -> str:
-    """The word a tool's description opens with, and the words of a parenthesis right after it: the tool's own
-    statement of what it does ("Forget (delete, remove) a memory ..." -> "Forget delete remove")."""
+    """The word a description opens with and the words of a parenthesis right after it: the tool's own statement
+    of what it does ("Forget (delete, remove) a memory ..." -> "Forget delete remove")."""
     match = _LEADING.match(description)
-    if match is None:
-        return ""
-    return f"{match.group(1)} {match.group(2) or ''}".strip()
+    return "" if match is None else f"{match.group(1)} {match.group(2) or ''}".strip()

@@ -1,15 +1,10 @@
 """What the index holds of each tool: its fields' terms and their BM25F weights, and its fingerprint.
 
-Every tool is a document with fields ``name`` (local name and annotation title), ``keywords`` (the words a tool
-declares for what it does, analysed like its text; a phrase is one term), ``description`` (the full text),
-``params`` (parameter names, titles, descriptions and enum values) and ``source`` (source id and description).
-Text analysis is ``analysis``'.
-
-Scoring is BM25F (Robertson & Zaragoza 2009): per field, the term frequency over the field's length norm times
-the field's weight, summed into one pseudo-frequency per term and document, then saturated once per term, so a
-word repeated across fields does not count twice. Length norms need every field's average length, known once
-the whole catalog is analysed, so the pseudo-frequency is computed at build time and written as the posting
-weight of a single Whoosh field, ``terms``, through a small ``Format`` (``whoosh_parts``).
+A tool's fields: ``name`` (local name and annotation title), ``keywords`` (declared; a phrase is one term),
+``description``, ``params`` (``param_text``) and ``source`` (source id and description). Scoring is BM25F
+(Robertson & Zaragoza 2009): per field, term frequency over the field's length norm times the field's weight, summed
+into one pseudo-frequency per term, saturated once at search. Length norms need every field's average length, known
+once the whole catalog is analysed, so the pseudo-frequency is the posting weight of one Whoosh field, ``terms``.
 """
 
 from __future__ import annotations
@@ -24,14 +19,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from junior_core._discovery import switches
-from junior_core._discovery.analysis import (
-    PHRASE_MARK,
-    leading_verbs,
-    param_text,
-    phrase_term,
-    phrase_words,
-    summarize,
-)
+from junior_core._discovery.analysis import PHRASE_MARK, leading_verbs, param_text, phrase_term, phrase_words, summarize
 
 if TYPE_CHECKING:
     from junior_core._catalog.catalog import CatalogTool
@@ -41,7 +29,9 @@ if TYPE_CHECKING:
 __all__ = ["FIELDS", "MENTION", "IndexedDocs", "fields_holding", "fingerprint", "postings", "writes"]
 
 FIELDS = ("name", "keywords", "description", "params", "source")
-
+MENTION = "mention"
+"""The one term of the ``mention`` field: its weight is what one mention of a word in the tool's description counts
+toward the floor, where that is less than 1."""
 _FORMAT_VERSION = 13
 
 
@@ -54,14 +44,13 @@ class IndexedDocs:
     writes: list[int]
 
     def to_json(self) -> dict[str, Any]:
-        return {"names": self.names, "sources": self.sources, "writes": self.writes}
+        return attrs.asdict(self)
 
     @classmethod
     def from_json(cls, data: Any) -> IndexedDocs:
         names, sources, writes = data["names"], data["sources"], data["writes"]
-        if not all(isinstance(v, list) for v in (names, sources, writes)):
-            raise ValueError("malformed index metadata")
-        if len(names) != len(sources) or not all(isinstance(n, str) for n in names + sources):
+        if (not all(isinstance(v, list) for v in (names, sources, writes)) or len(names) != len(sources)
+                or not all(isinstance(n, str) for n in names + sources)):
             raise ValueError("malformed index metadata")
         return cls(names, sources, [int(w) for w in writes])
 
@@ -76,28 +65,10 @@ def writes(tool: Any) -> bool:
     return annotations.get("readOnlyHint") is False or annotations.get("destructiveHint") is True
 
 
-MENTION = "mention"
-"""The one term of the ``mention`` field: its weight in a tool's document is what one mention of a word in the
-tool's description counts toward the floor, where that is less than 1 (``_mention``)."""
-
-
-def _mention(weight: float, b: float, average: float, length: int, k1: float) -> list[tuple[str, float]]:
-    """What one mention in a description of ``length`` terms counts toward the floor, as a share of one in a
-    description of average length: ``(k1 + 1) w / (w + k1)`` of its pseudo-frequency ``w``, recorded only when
-    below 1."""
-    if not average:
-        return []
-    w = weight / (1 - b + b * length / average)
-    share = (k1 + 1) * w / (w + k1)
-    return [(MENTION, share)] if share < 1 else []
-
-
 def fingerprint(tools: Sequence[CatalogTool], source_descriptions: Mapping[str, str], config: RankingConfig,
                 param_texts: Sequence[str]) -> str:
     """A hash of everything an index is built from: indexed text, ranking settings, versions of junior and Whoosh.
-
-    ``tools`` in tool_name order, ``param_texts`` their ``param_text`` (computed once for hashing and indexing).
-    """
+    ``tools`` in tool_name order, ``param_texts`` their ``param_text``."""
     from importlib.metadata import PackageNotFoundError, version
 
     def dist_version(name: str) -> str:
@@ -119,35 +90,21 @@ def fingerprint(tools: Sequence[CatalogTool], source_descriptions: Mapping[str, 
     return digest.hexdigest()
 
 
-def _texts(analyze: Analyzer, tool: Any) -> tuple[list[str], list[str], list[str], list[str]]:
-    """A tool's terms of its name and title, of its one-word keywords, its keyword phrases, and its description."""
+def _document(fields: Sequence[str], analyze: Analyzer, entry: CatalogTool, params: str,
+              source_counts: Mapping[str, Counter[str]]) -> tuple[list[Counter[str]], list[str], list[str]]:
+    """One tool's term counts per field, its name, title and keyword words (``named``), its one-word keywords."""
+    tool = entry.tool
     title = _title(tool)
     name_terms = analyze(f"{tool.name} {title}" if title else tool.name)
     declared = getattr(tool, "keywords", ())
     keyword_terms = analyze(" ".join(k for k in declared if len(phrase_words(k)) < 2))
     keyword_phrases = [phrase_term(words) for words in map(phrase_words, declared) if len(words) > 1]
-    return name_terms, keyword_terms, keyword_phrases, analyze(tool.description)
-
-
-def _field_counts(fields: Sequence[str], analyze: Analyzer, entry: CatalogTool, params_of: str,
-                  source_counts: Mapping[str, Counter[str]],
-                  texts: tuple[list[str], list[str], list[str], list[str]]) -> list[Counter[str]]:
-    """Each of ``fields``' term counts in one tool's document."""
-    name_terms, keyword_terms, keyword_phrases, description_terms = texts
-    doc_counts: list[Counter[str]] = []
-    for field in fields:
-        if field == "name":
-            counts = Counter(name_terms)
-        elif field == "keywords":
-            counts = Counter(keyword_terms + keyword_phrases)
-        elif field == "description":
-            counts = Counter(description_terms)
-        elif field == "params":
-            counts = Counter(analyze(params_of))
-        else:
-            counts = source_counts.get(entry.source_id) or Counter(analyze(entry.source_id))
-        doc_counts.append(counts)
-    return doc_counts
+    terms = {"name": name_terms, "keywords": keyword_terms + keyword_phrases, "description": analyze(tool.description)}
+    counts = [Counter(terms[field]) if field in terms
+              else Counter(analyze(params)) if field == "params"
+              else source_counts.get(entry.source_id) or Counter(analyze(entry.source_id)) for field in fields]
+    words = [t for t in dict.fromkeys(name_terms + keyword_terms) if "_" not in t and not t.isdigit()]
+    return counts, words + keyword_phrases, keyword_terms
 
 
 def fields_holding(config: RankingConfig, analyze: Analyzer, entry: CatalogTool,
@@ -155,10 +112,8 @@ def fields_holding(config: RankingConfig, analyze: Analyzer, entry: CatalogTool,
     """Per field of one tool's document, the terms it holds, as ``postings`` counts them (for ``reasons``)."""
     fields = [f for f in FIELDS if config.weight(f) > 0]
     source = entry.source_id
-    source_counts = {source: Counter(analyze(f"{source} {source_description}"))} if source_description is not None \
-        else {}
-    counts = _field_counts(fields, analyze, entry, param_text(entry.tool.input_schema), source_counts,
-                           _texts(analyze, entry.tool))
+    source_counts = {} if source_description is None else {source: Counter(analyze(f"{source} {source_description}"))}
+    counts = _document(fields, analyze, entry, param_text(entry.tool.input_schema), source_counts)[0]
     return {field: set(held) for field, held in zip(fields, counts, strict=True)}
 
 
@@ -166,77 +121,51 @@ def postings(config: RankingConfig, analyze: Analyzer, entries: Sequence[Catalog
              source_descriptions: Mapping[str, str], param_texts: Sequence[str],
              ) -> Iterator[dict[str, list[tuple[str, float]]]]:
     """Per document, in order, its Whoosh fields: ``terms`` (every term's BM25F pseudo-frequency), ``named``
-    (terms of its name, title and keywords), ``opens`` (the verb its description opens with, the words in
-    parentheses after it, and its one-word keywords: the words it states as its actions), ``identity``
-    (terms of its name, title, summary and keywords, only those few enough tools use to be telling,
-    ``scoring``), ``mention`` (one term, weighted by what one mention of a word in its
-    description counts toward the floor, where the description is long enough for that to be below 1) and
-    ``sourced`` (the terms it holds only through its source's id and description: ``scoring`` counts the tools
-    holding a term that way once per source when it reckons the term's rarity)."""
+    (terms of its name, title and keywords), ``opens`` (its action words: the verb its description opens with, the
+    words in parentheses after it, its one-word keywords), ``identity`` (terms of its name, title, summary and
+    keywords that few enough tools use to be telling), ``mention`` (``MENTION``) and ``sourced`` (the terms it holds
+    only through its source, which ``scoring`` counts once per source when it reckons a term's rarity)."""
     fields = [f for f in FIELDS if config.weight(f) > 0]
-    source_counts = {
-        source: Counter(analyze(f"{source} {description}")) for source, description in source_descriptions.items()
-    }
-    counted: list[list[Counter[str]]] = []
-    lengths: list[list[int]] = []
-    named: list[list[str]] = []
-    opens: list[list[str]] = []
-    identities: list[list[str]] = []
+    source_counts = {source: Counter(analyze(f"{source} {text}")) for source, text in source_descriptions.items()}
+    counted, named, opens, identities = [], [], [], []
     used: Counter[str] = Counter()  # how many tools use each term
-    sizes: Counter[str] = Counter(entry.source_id for entry in entries)
-    for entry, params_of in zip(entries, param_texts, strict=True):
-        tool = entry.tool
-        texts = _texts(analyze, tool)
-        name_terms, keyword_terms, keyword_phrases, _ = texts
-        doc_counts = _field_counts(fields, analyze, entry, params_of, source_counts, texts)
-        counted.append(doc_counts)
-        lengths.append([counts.total() for counts in doc_counts])
-        used.update(set().union(*doc_counts))
-        # A tool's action words: its name's (a tool named list_directory lists), the verb its description
-        # opens with and the words in parentheses after it ("Forget (delete, remove) a memory ..."), its
-        # one-word keywords.
-        # Words only: a whole identifier ("list_directory") or a number is a term of ``terms``, not an action or
-        # a telling word.
-        words = [t for t in dict.fromkeys(name_terms + keyword_terms) if "_" not in t and not t.isdigit()]
-        named.append(words + keyword_phrases)
-        leading = analyze(leading_verbs(tool.description)) if switches.on("leading_verbs") else []
+    for entry, params in zip(entries, param_texts, strict=True):
+        counts, words, keyword_terms = _document(fields, analyze, entry, params, source_counts)
+        counted.append(counts)
+        named.append(words)
+        used.update(set().union(*counts))
+        description = entry.tool.description
+        leading = analyze(leading_verbs(description)) if switches.on("leading_verbs") else []
         opens.append(list(dict.fromkeys(leading + [t for t in keyword_terms if "_" not in t])))
-        identities.append(list(dict.fromkeys(
-                [*words, *keyword_phrases,
-                 *(t for t in analyze.compounds_whole(summarize(tool.description))
-                   if "_" not in t and not t.isdigit())])))
+        summary = [t for t in analyze.compounds_whole(summarize(description)) if "_" not in t and not t.isdigit()]
+        identities.append(list(dict.fromkeys(words + summary)))
     count = len(entries)
+    lengths = [[field.total() for field in counts] for counts in counted]
     averages = [sum(doc[i] for doc in lengths) / count if count else 0.0 for i in range(len(fields))]
-    params = [(config.weight(f), config.b(f), averages[i]) for i, f in enumerate(fields)]
+    params_of = [(config.weight(f), config.b(f), averages[i]) for i, f in enumerate(fields)]
     # A word more tools use than the floor's share, even leaving the largest source aside, is never telling.
+    sizes = Counter(entry.source_id for entry in entries)
     common = config.telling_share * (count + max(config.reference_tools, 0.0)) + max(sizes.values(), default=0)
     described = fields.index("description") if "description" in fields else None
     sourced = fields.index("source") if "source" in fields else None
-    # A word said again and again in one field counts at most ``term_repeats`` times there (its length still
-    # counts every word): a description cannot buy rank by repetition.
+    # A word repeated in one field counts at most ``term_repeats`` times there: no rank bought by repetition.
     cap = config.term_repeats if config.term_repeats > 0 else math.inf
-    for doc, doc_counts in enumerate(counted):
-        acc: dict[str, float] = {}
-        for (weight, b, avg), counts, length in zip(params, doc_counts, lengths[doc], strict=True):
-                factor = weight / (1 - b + b * length / avg) if avg else weight
-                if not acc:  # the first field with terms (0.0 + x is x)
-                    acc = {term: min(tf, cap) * factor for term, tf in counts.items()}
-                    continue
-                get = acc.get
-                for term, tf in counts.items():
-                    acc[term] = get(term, 0.0) + min(tf, cap) * factor
+    for doc, counts in enumerate(counted):
+        factors = [weight / (1 - b + b * length / average) if average else weight
+                   for (weight, b, average), length in zip(params_of, lengths[doc], strict=True)]
+        weights: dict[str, float] = {}
+        for factor, field in zip(factors, counts, strict=True):
+            for term, tf in field.items():
+                weights[term] = weights.get(term, 0.0) + min(tf, cap) * factor
+        # One mention in the description counts (k1 + 1) w / (w + k1) of its pseudo-frequency w: kept below 1.
+        w = factors[described] if described is not None and averages[described] else 0.0
+        share = (config.k1 + 1) * w / (w + config.k1) if w else 1.0
+        own = set().union(*(held for i, held in enumerate(counts) if i != sourced))  # terms not only sourced
         yield {
-                "terms": list(acc.items()),
-                "named": [(term, 1.0) for term in named[doc]],
-                "opens": [(term, 1.0) for term in opens[doc]],
-                "identity": [(term, 1.0) for term in identities[doc] if used[term] <= common or PHRASE_MARK in term],
-                "mention": [] if described is None else _mention(*params[described], lengths[doc][described],
-                                                                  config.k1),
-                "sourced": [] if sourced is None else _sourced_only(doc_counts, sourced),
+            "terms": list(weights.items()),
+            "named": [(term, 1.0) for term in named[doc]],
+            "opens": [(term, 1.0) for term in opens[doc]],
+            "identity": [(term, 1.0) for term in identities[doc] if used[term] <= common or PHRASE_MARK in term],
+            "mention": [(MENTION, share)] if share < 1 else [],
+            "sourced": [] if sourced is None else [(term, 1.0) for term in counts[sourced] if term not in own],
         }
-
-
-def _sourced_only(doc_counts: Sequence[Counter[str]], source_field: int) -> list[tuple[str, float]]:
-    """The terms of a tool's ``source`` field that none of its other fields holds."""
-    own = set().union(*(counts for i, counts in enumerate(doc_counts) if i != source_field))
-    return [(term, 1.0) for term in doc_counts[source_field] if term not in own]
