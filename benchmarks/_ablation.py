@@ -40,6 +40,12 @@ NEUTRAL: dict[str, float] = {
     "intent_chars": 1_000_000,
     "max_verbs": 1_000_000,
     "topic_words": 1_000_000,
+    "phrase_words": 1_000_000,
+    "phrase_window": 1_000_000,
+    # The typo rule's limits: none (any word may be corrected, any way).
+    "typo_length": 1,
+    "swapped_stop_length": 1,
+    "typo_long": 1,
 }
 """Per setting, the value its ablation sets (a setting not named here is an error: every one is measured)."""
 

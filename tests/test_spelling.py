@@ -104,11 +104,11 @@ def test_a_misspelt_grammar_word_is_read_as_the_word(make_runtime: Callable[...,
     ],
 )
 def test_what_cannot_be_a_typo_is_not_a_candidate(query: str) -> None:
-    assert [word for _, word in candidates(query) if word not in {"fetch", "open", "mail"}] == []
+    assert [word for _, word in candidates(query, RankingConfig().typo_length) if word not in {"fetch", "open", "mail"}] == []
 
 
 def test_a_word_that_could_be_a_typo_is_a_candidate() -> None:
-    found = candidates("Rember this, pls: memroy (frget) and Lena. Lsit all!")
+    found = candidates("Rember this, pls: memroy (frget) and Lena. Lsit all!", RankingConfig().typo_length)
     assert [word for _, word in found] == ["Rember", "this", "memroy", "frget", "Lsit"]
 
 

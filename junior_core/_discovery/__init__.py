@@ -4,7 +4,7 @@ The runtime uses ``Discovery`` (``answers``). Each stage writes its part of ``ex
 
 - analyse: ``analysis`` (text to index terms), ``documents`` (a tool's fields, BM25F weights, fingerprint),
   ``whoosh_parts`` (junior's Whoosh posting format, schema and writer), ``index`` (the Whoosh snapshot per catalog
-  version, built or reopened), ``store`` and ``trust`` (indexes kept on disk, checked before Whoosh reads one).
+  version, built or reopened), ``store`` (indexes kept on disk, checked before Whoosh reads one).
 - read: ``scoring`` (a request read once: clauses, terms, verbs, question), ``spelling`` (typos).
 - score: ``scoring`` (BM25F term at a time, the one idf, the request's verbs added).
 - admit: ``floor`` (the relevance floor, and the evidence: matched, unmatched, weak).

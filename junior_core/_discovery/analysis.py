@@ -209,10 +209,12 @@ def phrase_term(words: list[str]) -> str:
     return PHRASE_MARK.join(words)
 
 
-def phrases(text: str) -> list[str]:
-    """Every run of 2 to 5 consecutive words of ``text`` (its first 64) as a phrase term, as declared phrases are."""
-    words = phrase_words(text[:2000])[:64]
-    return list(dict.fromkeys(phrase_term(words[i : i + n]) for n in range(2, 6) for i in range(len(words) - n + 1)))
+def phrases(text: str, longest: int, window: int) -> list[str]:
+    """Every run of 2 to ``longest`` consecutive words of ``text`` (its first ``window``) as a phrase term, as
+    declared phrases are."""
+    words = phrase_words(text)[:window]
+    return list(dict.fromkeys(phrase_term(words[i : i + n])
+                              for n in range(2, longest + 1) for i in range(len(words) - n + 1)))
 
 
 def leading_verbs(description: str) -> str:

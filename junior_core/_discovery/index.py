@@ -143,8 +143,8 @@ class SearchIndex:
         mask = {snapshot.doc_of[name] for name in hidden if name in snapshot.doc_of} or None
         with snapshot.lock:  # typos first: everything below reads the corrected request
             reference = scoring.Reference.of(config, analyzer)
-            fixed = spelling.correct(snapshot, snapshot.reader, query, analyzer, config.typo_weight,
-                                     reference.df if reference else (), config.typo_ratio, config.english_count)
+            fixed = spelling.correct(snapshot, snapshot.reader, query, analyzer, config,
+                                     reference.df if reference else ())
             request = self._request(snapshot, fixed)
             if request is None or (source_id is not None and not allowed):
                 return SearchResult([], 0, fixed.fixes)

@@ -122,7 +122,7 @@ def read_request(query: str, analyze: Analyzer, fixed: Correction, is_action: Ca
         ask = tuple(dict.fromkeys(analyze(asked)))
         extra = tuple(t for t in dict.fromkeys(analyze(handed)) if t not in ask)
         if ask:
-            spoken = tuple(phrases(clause))
+            spoken = tuple(phrases(clause, config.phrase_words, config.phrase_window))
             said.update(spoken)
             parts.append((ask, extra + spoken))
             weights.update({term: config.payload_weight * fixed.boost(term) for term in extra})

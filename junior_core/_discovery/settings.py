@@ -38,6 +38,11 @@ class RankingConfig:
     intent_chars: int = 300  # how much of a request its verbs and whether it is a question are read from
     max_verbs: int = 3
     topic_words: int = 5  # a topic word ("about") opens a clause's payload only among its first this many words
+    phrase_words: int = 5  # a clause's phrase terms (matched against declared keyword phrases): 2 to this many words
+    phrase_window: int = 64  # ... taken from a clause's first this many words
+    typo_length: int = 4  # a shorter word is never corrected, but for a stop word with two letters swapped
+    swapped_stop_length: int = 3  # a stop word of at least this length with two letters swapped ("teh") is read as it
+    typo_long: int = 6  # from this length a letter extra or wrong, or two missing, may be corrected too
 
     def weight(self, field: str) -> float:
         """BM25F weight of ``field``; declared keywords weigh as description words do."""

@@ -20,11 +20,14 @@ import re
 import threading
 import weakref
 from collections.abc import Callable, Container, Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from junior_core._discovery.analysis import has_unspaced, split_identifier
+
+if TYPE_CHECKING:
+    from junior_core._discovery.settings import RankingConfig
 
 __all__ = ["FIELD", "Correction", "Speller", "candidates", "correct", "english", "vocabulary", "with_vocabulary"]
 
@@ -32,7 +35,6 @@ log = logging.getLogger("junior.search")
 
 FIELD = "words"
 """The Whoosh field holding the vocabulary: each word once, as one posting of the last document."""
-MIN_LENGTH, FUNCTION_LENGTH, LONG = 4, 3, 6  # a typo's length; a swapped stop word's ("teh"); a long word's
 _CHUNK = re.compile(r"\S+")
 _EDGE = "\"'`“”‘’()[]{}<>,;:.!?*"
 
@@ -110,10 +112,10 @@ class Speller:
         """Whether ``word`` (lower-case, with its index ``terms``) or its stem is one of the tools' words."""
         return word in self.words or any(term in self.stems for term in terms)
 
-    def suggest(self, word: str, ratio: float = 2.0) -> str | None:
-        """The one clearly best correction of ``word`` (the module's rules), or None."""
-        near = self._within_one(word)
-        if not near and len(word) >= LONG:  # two letters missing: "rember" -> remember
+    def suggest(self, word: str, ratio: float, long: bool) -> str | None:
+        """The one clearly best correction of ``word`` (the module's rules; ``long``: a long word's), or None."""
+        near = self._within_one(word, long)
+        if not near and long:  # two letters missing: "rember" -> remember
             near = [w for w in self.by_shape.get((word[0], len(word) + 2), ()) if _holds(w, word)]
         # Words of one stem ("list", "lists") are one correction, not a tie.
         near = list({tuple(self.analyze(w)): w for w in reversed(near)}.values())
@@ -123,9 +125,8 @@ class Speller:
         (best_count, best), (next_count, _) = ranked[0], ranked[1]
         return best if best_count >= ratio * max(next_count, 1) else None
 
-    def _within_one(self, word: str) -> list[str]:
+    def _within_one(self, word: str, long: bool) -> list[str]:
         """Words one edit from ``word`` that keep its first letter (a letter wrong or extra only in a long word)."""
-        long = len(word) >= LONG
         found = set(self.shortened.get(word, ()))  # a letter missing
         for i in range(1, len(word)):
             less = word[:i] + word[i + 1 :]
@@ -175,11 +176,11 @@ def _speller(key: Any, reader: Any, analyze: Callable[[str], list[str]]) -> Spel
         return speller
 
 
-def candidates(query: str, min_length: int = MIN_LENGTH) -> Iterator[tuple[re.Match[str], str]]:
+def candidates(query: str, min_length: int) -> Iterator[tuple[re.Match[str], str]]:
     """The words of ``query`` that may be corrected: each chunk's match, and its word as written."""
     sentence_start = True
     shouting = query.isupper()
-    for match in _CHUNK.finditer(query[:2000]):
+    for match in _CHUNK.finditer(query):
         chunk = match.group()
         word = chunk.strip(_EDGE)
         starts, sentence_start = sentence_start, chunk[-1:] in ".!?"
@@ -190,26 +191,27 @@ def candidates(query: str, min_length: int = MIN_LENGTH) -> Iterator[tuple[re.Ma
             yield match, word
 
 
-def correct(key: Any, reader: Any, query: str, analyze: Callable[[str], list[str]], weight: float,
-            known: Container[str] = (), ratio: float = 2.0, english_count: int = 500) -> Correction:
+def correct(key: Any, reader: Any, query: str, analyze: Callable[[str], list[str]], config: RankingConfig,
+            known: Container[str] = ()) -> Correction:
     """``query`` with every word the index (``key``, ``reader``) does not know and can clearly correct replaced
     (call under the index's lock); a corrected word counts ``weight``, and 0 corrects nothing. A word with a term
     in ``known`` (the reference catalog's) is a word, not a typo."""
+    weight = config.typo_weight
     if weight <= 0:
         return Correction(query)
     fixes: list[tuple[re.Match[str], str, str]] = []
     speller: Speller | None = None
-    for match, word in candidates(query, FUNCTION_LENGTH):
+    for match, word in candidates(query[: config.request_chars], config.swapped_stop_length):
         lower = word.lower()
         terms = analyze(lower)
         if not terms:
             continue  # a stop word
         speller = speller or _speller(key, reader, analyze)
-        if speller.knows(lower, terms) or any(term in known for term in terms) or lower in english(english_count):
+        if speller.knows(lower, terms) or any(t in known for t in terms) or lower in english(config.english_count):
             continue  # a word some tool uses, or another form of one ("memorys", "logs"), or an English word
         fixed = _function_word(lower, analyze)
-        if fixed is None and len(lower) >= MIN_LENGTH:
-            fixed = speller.suggest(lower, ratio)
+        if fixed is None and len(lower) >= config.typo_length:
+            fixed = speller.suggest(lower, config.typo_ratio, len(lower) >= config.typo_long)
         if fixed is not None:
             fixes.append((match, word, fixed))
     if not fixes:
