@@ -252,3 +252,24 @@ def test_a_word_every_tool_of_one_source_holds_is_matched_not_weak(make_runtime:
     # 12 of 22 tools use "ledger": common here, and still the word the returned tools hold.
     answer = rt.search_tools("ledger entries")
     assert answer["tools"] and "weak" not in answer and answer["unmatched"] == []
+
+
+def test_a_replaced_view_is_freed_when_dropped_not_at_the_next_collection() -> None:
+    # Its caches hold the view's tables, not the view: a view (every cached row) goes as soon as nothing uses it.
+    import gc
+    import weakref
+
+    from junior_core._catalog.catalog import Catalog
+    from junior_core._catalog.exposure import ExposurePolicy, Table
+    from junior_core._discovery.answers import View
+
+    catalog = Catalog()
+    view = View(catalog, Table(catalog, ExposurePolicy(), 1))
+    assert view.eligible(None, frozenset()) == []
+    ref = weakref.ref(view)
+    gc.disable()
+    try:
+        del view
+        assert ref() is None
+    finally:
+        gc.enable()

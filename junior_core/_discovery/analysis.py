@@ -214,7 +214,7 @@ def phrases(text: str, longest: int, window: int) -> list[str]:
     declared phrases are."""
     words = phrase_words(text)[:window]
     return list(dict.fromkeys(phrase_term(words[i : i + n])
-                              for n in range(2, longest + 1) for i in range(len(words) - n + 1)))
+                              for n in range(2, min(longest, len(words)) + 1) for i in range(len(words) - n + 1)))
 
 
 def leading_verbs(description: str) -> str:

@@ -58,26 +58,9 @@ class View:
         self.description = protocol.search_description([(s, d["description"]) for s, d in self.source_dicts.items()])
         self.held: dict[str, frozenset[str]] = {}  # Discovery._held's, per tool_name
         # Made once per view: the tool lists per (tools hidden for some actor, source), each answer row and its size.
-        self.eligible = functools.lru_cache(maxsize=256)(self._eligible)
-        self._made = functools.cache(self._make_row)
-
-    def _eligible(self, source_id: str | None, hidden: frozenset[str]) -> list[CatalogTool]:
-        """The tools searchTools may show (of one source, or all), without ``hidden``."""
-        tools = self.visible if source_id is None else self.by_source.get(source_id, [])
-        return [t for t in tools if t.tool_name not in hidden] if hidden else tools
-
-    def _make_row(self, tool_name: str, with_source: bool, full: bool) -> tuple[dict[str, Any], int]:
-        entry = self.by_name[tool_name]
-        tool, annotations = entry.tool, dict(entry.tool.annotations or {})
-        title = annotations.get("title")
-        if isinstance(title, str) and len(title) > SUMMARY_LIMIT:  # shown with every answer naming the tool
-            annotations["title"] = summarize(title)
-        row = protocol.tool_row(tool_name, summarize(tool.description), entry.source_id if with_source else None,
-                                tool.input_schema, annotations)
-        if not full:
-            row = protocol.brief_row(row, protocol.compact_params(tool.input_schema))
-        return row, len(json.dumps(row))
-
+        # The caches hold the view's tables, not the view, so a replaced view is freed as soon as it is dropped.
+        self.eligible = functools.lru_cache(maxsize=256)(functools.partial(_eligible, self.visible, self.by_source))
+        self._made = functools.cache(functools.partial(_make_row, self.by_name))
     def row(self, entry: CatalogTool, with_source: bool, full: bool = True) -> dict[str, Any]:
         """A copy of a tool's answer row, in full or its parameters in one line."""
         row = self._made(entry.tool_name, with_source, full)[0]
@@ -90,6 +73,28 @@ class View:
 
     def sources(self, ids: list[str] | None = None) -> list[dict[str, str]]:
         return [dict(self.source_dicts[s]) for s in (self.source_ids if ids is None else ids) if s in self.source_dicts]
+
+
+def _eligible(visible: list[CatalogTool], by_source: dict[str, list[CatalogTool]], source_id: str | None,
+              hidden: frozenset[str]) -> list[CatalogTool]:
+    """The tools searchTools may show (of one source, or all), without ``hidden``."""
+    tools = visible if source_id is None else by_source.get(source_id, [])
+    return [t for t in tools if t.tool_name not in hidden] if hidden else tools
+
+
+def _make_row(by_name: dict[str, CatalogTool], tool_name: str, with_source: bool,
+              full: bool) -> tuple[dict[str, Any], int]:
+    """A tool's answer row (in full, or its parameters in one line) and its size."""
+    entry = by_name[tool_name]
+    tool, annotations = entry.tool, dict(entry.tool.annotations or {})
+    title = annotations.get("title")
+    if isinstance(title, str) and len(title) > SUMMARY_LIMIT:  # shown with every answer naming the tool
+        annotations["title"] = summarize(title)
+    row = protocol.tool_row(tool_name, summarize(tool.description), entry.source_id if with_source else None,
+                            tool.input_schema, annotations)
+    if not full:
+        row = protocol.brief_row(row, protocol.compact_params(tool.input_schema))
+    return row, len(json.dumps(row))
 
 
 def _fit(view: View, answer: dict[str, Any], offset: int, budget: int) -> dict[str, Any]:

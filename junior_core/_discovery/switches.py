@@ -11,7 +11,7 @@ __all__ = ["AUX", "EXTRA_STOP_WORDS", "NEGATION_BASES", "OFF", "OPENERS", "PRONO
            "WH", "on", "switched_off"]
 
 SWITCHES: dict[str, str] = {
-    # The request's parse (``query``).
+    # The request's parse (``scoring``).
     "openers": "courtesy before the request (OPENERS: hey, please, just, ...) is skipped when reading its verb",
     "questions": "a clause opening with a question word or an auxiliary (WH, AUX, SUBJECTS) is a question, "
                  "its verb the one after the subject",
