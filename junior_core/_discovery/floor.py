@@ -95,9 +95,9 @@ def telling(snapshot: Snapshot, request: Request, tally: Tally, candidates: set[
         if not n:
             continue
         if term in request.placed and on("named_verbs_only"):
-            docs = holding(reader, "named", term)
+            docs = holding(snapshot, "named", term)
         else:
-            docs = holding(reader, "identity", term)
+            docs = holding(snapshot, "identity", term)
             if saying := snapshot.saying(term):
                 docs.update(doc for doc in candidates if source_of[doc] in saying)
         docs &= candidates
