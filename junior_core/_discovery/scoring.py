@@ -196,6 +196,11 @@ class Snapshot:
         """Per tool with a long description, what one mention of a word there counts toward the floor (below 1)."""
         return dict(zip(*self.postings("mention", MENTION), strict=True))
 
+    @functools.cached_property
+    def vocabulary(self) -> frozenset[str]:
+        """The terms of the ``terms`` field: most of a request's word pairs are none of them (read under the lock)."""
+        return frozenset(self.reader.field_terms("terms"))
+
     def _postings(self, field: str, term: str) -> tuple[tuple[int, ...], tuple[float, ...]]:
         """The documents whose ``field`` holds ``term``, and its weight in each (call under the lock)."""
         docs, weights = [], []
@@ -284,7 +289,8 @@ def score_tools(snapshot: Snapshot, request: Request, config: RankingConfig, ana
     reader, k1 = snapshot.reader, config.k1
     flooring = whole_catalog and (config.relevance_floor > 0 or config.telling_share > 0)
     idf_of = rarity(config, analyzer, reader.doc_count_all())
-    found = {term: len(snapshot.postings("terms", term)[0]) for term in request.weights}
+    found = {term: len(snapshot.postings("terms", term)[0]) if term in snapshot.vocabulary else 0
+             for term in request.weights}
     idf = {term: idf_of(term, n) for term, n in found.items()}
     mentions = snapshot.mentions if flooring and on("long_descriptions") else {}
     clauses = range(len(request.clauses))
