@@ -105,9 +105,10 @@ class SearchIndex:
                            [doc for doc, e in enumerate(entries) if writes(e.tool)])
         source_terms = {source: frozenset(self.analyzer(source) + self.analyzer.compounds_whole(description))
                         for source, description in source_descriptions.items()}
+        id_terms = {source: frozenset(self.analyzer(source.removeprefix(BRIDGED))) for source in set(docs.sources)}
         if self.cache is not None and reopen:
             opened = self.cache.open(
-                print_, docs, lambda index, stored, path: Snapshot(index, stored, print_, path, source_terms))
+                print_, docs, lambda index, stored, path: Snapshot(index, stored, print_, path, source_terms, id_terms))
             if opened is not None:
                 return opened
         from junior_core._discovery.whoosh_parts import MemoryStorage, schema, write_documents
@@ -121,7 +122,7 @@ class SearchIndex:
             documents = spelling.with_vocabulary(documents, lambda: spelling.vocabulary(seen, analyze.stop_words))
         write_documents(index, documents)
         path = self.cache.store(print_, docs, storage) if self.cache is not None else None
-        return Snapshot(index, docs, print_, path, source_terms)
+        return Snapshot(index, docs, print_, path, source_terms, id_terms)
 
     def _request(self, snapshot: Snapshot, fixed: spelling.Correction) -> Request | None:
         """The request ``fixed`` says, its verbs the tools' action words (call under the snapshot's lock)."""
@@ -160,8 +161,7 @@ class SearchIndex:
             return SearchResult([], 0, fixed.fixes)
         writes = snapshot.writes if reads else frozenset()
         named = None if source_id is not None else {  # the sources all of whose id's terms the request says
-            source for source in snapshot.by_source
-            if (own := analyzer(source.removeprefix(BRIDGED))) and all(term in request.weights for term in own)}
+            source for source, own in snapshot.id_terms.items() if own and request.weights.keys() >= own}
         ranked, moved = ordered(snapshot, scores, limit, writes, config, named, trace is not None)
         top = ranked[:limit]
         if trace is not None:

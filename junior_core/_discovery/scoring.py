@@ -174,7 +174,7 @@ class Snapshot:
     one query at a time, under ``lock``), doc numbers, and each source's id and description as terms."""
 
     def __init__(self, index: Any, docs: IndexedDocs, fingerprint: str, path: str | None,
-                 source_terms: Mapping[str, frozenset[str]]) -> None:
+                 source_terms: Mapping[str, frozenset[str]], id_terms: Mapping[str, frozenset[str]]) -> None:
         self.index, self.docs, self.fingerprint, self.path = index, docs, fingerprint, path
         self.reader, self.lock = index.reader(), threading.Lock()
         self.doc_of = {name: doc for doc, name in enumerate(docs.names)}
@@ -182,7 +182,7 @@ class Snapshot:
         for doc, source in enumerate(docs.sources):
             self.by_source.setdefault(source, set()).add(doc)
         self.source_terms, self.writes = dict(source_terms), frozenset(docs.writes)
-
+        self.id_terms = dict(id_terms)  # per source, its id's terms (a bridged server's without "mcp:")
         # Read once per term (a snapshot never changes): postings, and each term's part in a score.
         self.postings = functools.lru_cache(maxsize=8192)(self._postings)
         self.term = functools.lru_cache(maxsize=4096)(self._term)
