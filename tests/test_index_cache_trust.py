@@ -433,8 +433,9 @@ def test_an_index_that_keeps_raising_fails_the_search_after_one_rebuild(
 
     monkeypatch.setattr(SegmentReader, "postings", broken)
     with caplog.at_level(logging.WARNING, logger="junior.search"):
-        # The model is told the search failed (the operator's log has the traceback), both times.
-        assert_error(rt.search_tools("weather forecast"), "tool_failed")
-        assert_error(rt.search_tools("weather forecast"), "tool_failed")
+        # The model is told the search failed (the operator's log has the traceback), both times. Words no
+        # earlier search read: a snapshot keeps the postings it has read.
+        assert_error(rt.search_tools("current temperature and wind"), "tool_failed")
+        assert_error(rt.search_tools("current temperature and wind"), "tool_failed")
     assert builds == [1], "rebuilt once, not once per search"
     assert len([m for m in warnings(caplog) if "failed while searching" in m]) == 1

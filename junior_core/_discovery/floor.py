@@ -47,20 +47,23 @@ def admit(snapshot: Snapshot, request: Request, score: dict[int, float], tally: 
         """What ``doc`` holds of clause ``c``'s rarity, and the share the floor needs."""
         return tally.matched[c].get(doc, 0.0), floor * (tally.need[c] + tally.bonus[c].get(doc, 0.0))
 
-    def covered(doc: int) -> int | None:
-        """The first clause of which ``doc`` holds the share the floor needs."""
-        for c in asks if floor > 0 else ():
-            held, needed = measure(c, doc)
-            if held >= needed - 1e-9:
-                return c
-        return None
-
     def row(c: int, doc: int) -> dict[str, Any]:
         held, needed = measure(c, doc)
         return {"clause": c, "held": round(held, 4), "needed": round(needed, 4)}
 
     admitted = telling(snapshot, request, tally, set(score), config, analyzer)
     sources_in = {source_of[doc] for doc in admitted} if on("source_competes") else set()
+    rest = score.keys() - admitted.keys() - set().union(*(snapshot.by_source[source] for source in sources_in))
+    covered: dict[int, int] = {}  # of the rest, each tool's first clause of which it holds the share the floor needs
+    for c in asks if floor > 0 else ():
+        held, need, bonus = tally.matched[c], tally.need[c], tally.bonus[c]
+        pool = rest - covered.keys()
+        if floor * need > 1e-9:  # else even a tool holding none of the clause would pass
+            pool &= held.keys()
+        covered.update(dict.fromkeys([doc for doc in pool if held.get(doc, 0.0) >= floor * (need + bonus.get(doc, 0.0))
+                                      - 1e-9], c))
+    if trace is None:
+        return {doc: value for doc, value in score.items() if doc not in rest or doc in covered}
     by_source = {source_of[doc]: doc for doc in sorted(admitted, reverse=True)}
     why: dict[int, dict[str, Any]] = {}
     for doc in score:
@@ -70,13 +73,12 @@ def admit(snapshot: Snapshot, request: Request, score: dict[int, float], tally: 
             other = by_source[source_of[doc]]
             why[doc] = {"by": "its source", "source": source_of[doc], "tool": snapshot.docs.names[other],
                         "term": admitted[other]}
-        elif (c := covered(doc)) is not None:
-            why[doc] = {"by": "coverage", **row(c, doc)}
-    if trace is not None:
-        trace.admitted.update(why)
-        if (watched := trace.watch) is not None:
-            trace.floor = {"clauses": [row(c, watched) for c in asks], "telling word": admitted.get(watched),
-                           "its source": source_of[watched] in sources_in}
+        elif doc in covered:
+            why[doc] = {"by": "coverage", **row(covered[doc], doc)}
+    trace.admitted.update(why)
+    if (watched := trace.watch) is not None:
+        trace.floor = {"clauses": [row(c, watched) for c in asks], "telling word": admitted.get(watched),
+                       "its source": source_of[watched] in sources_in}
     return {doc: score[doc] for doc in why}
 
 
@@ -95,11 +97,10 @@ def telling(snapshot: Snapshot, request: Request, tally: Tally, candidates: set[
         if not n:
             continue
         if term in request.placed and on("named_verbs_only"):
-            docs = holding(reader, "named", term)
+            docs = holding(snapshot, "named", term)
         else:
-            docs = holding(reader, "identity", term)
-            if saying := snapshot.saying(term):
-                docs.update(doc for doc in candidates if source_of[doc] in saying)
+            docs = holding(snapshot, "identity", term)
+            docs.update(*(snapshot.by_source.get(source, ()) for source in snapshot.saying(term)))
         docs &= candidates
         if docs and term in request.phrases:
             out.update({doc: out.get(doc, term) for doc in docs})

@@ -3,10 +3,11 @@ in whole, so a search never sees a half-built index and a rebuild never blocks s
 
 from __future__ import annotations
 
+import heapq
 import logging
 import threading
 from collections import Counter
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
@@ -104,9 +105,10 @@ class SearchIndex:
                            [doc for doc, e in enumerate(entries) if writes(e.tool)])
         source_terms = {source: frozenset(self.analyzer(source) + self.analyzer.compounds_whole(description))
                         for source, description in source_descriptions.items()}
+        id_terms = {source: frozenset(self.analyzer(source.removeprefix(BRIDGED))) for source in set(docs.sources)}
         if self.cache is not None and reopen:
             opened = self.cache.open(
-                print_, docs, lambda index, stored, path: Snapshot(index, stored, print_, path, source_terms))
+                print_, docs, lambda index, stored, path: Snapshot(index, stored, print_, path, source_terms, id_terms))
             if opened is not None:
                 return opened
         from junior_core._discovery.whoosh_parts import MemoryStorage, schema, write_documents
@@ -120,7 +122,7 @@ class SearchIndex:
             documents = spelling.with_vocabulary(documents, lambda: spelling.vocabulary(seen, analyze.stop_words))
         write_documents(index, documents)
         path = self.cache.store(print_, docs, storage) if self.cache is not None else None
-        return Snapshot(index, docs, print_, path, source_terms)
+        return Snapshot(index, docs, print_, path, source_terms, id_terms)
 
     def _request(self, snapshot: Snapshot, fixed: spelling.Correction) -> Request | None:
         """The request ``fixed`` says, its verbs the tools' action words (call under the snapshot's lock)."""
@@ -159,9 +161,8 @@ class SearchIndex:
             return SearchResult([], 0, fixed.fixes)
         writes = snapshot.writes if reads else frozenset()
         named = None if source_id is not None else {  # the sources all of whose id's terms the request says
-            source for source in snapshot.by_source
-            if (own := analyzer(source.removeprefix(BRIDGED))) and all(term in request.weights for term in own)}
-        ranked, moved = ordered(snapshot, scores, limit, writes, config, named)
+            source for source, own in snapshot.id_terms.items() if own and request.weights.keys() >= own}
+        ranked, moved = ordered(snapshot, scores, limit, writes, config, named, trace is not None)
         top = ranked[:limit]
         if trace is not None:
             trace.rank = next((rank for rank, (doc, _) in enumerate(ranked, 1) if doc == trace.watch), None)
@@ -231,23 +232,21 @@ class SearchIndex:
 
 
 def ordered(snapshot: Snapshot, scores: Mapping[int, float], places: int, writes: Collection[int],
-            config: RankingConfig, named: Collection[str] | None) -> tuple[list[tuple[int, float]], dict[int, str]]:
-    """Every tool of ``scores`` in answer order (readers first where the request reads, ``writes``; then the score,
+            config: RankingConfig, named: Collection[str] | None, every: bool = True
+            ) -> tuple[list[tuple[int, float]], dict[int, str]]:
+    """The tools of ``scores`` in answer order (readers first where the request reads, ``writes``; then the score,
     a bridged server's lowered by ``bridged_margin``; then tool_name; in a search of every source, ``named`` not
-    None, one source holds at most ``source_share`` of ``places`` while others remain), and why one stands where its
-    score alone would not."""
-    names, sources = snapshot.docs.names, snapshot.docs.sources
+    None, one source holds at most ``source_share`` of ``places`` while others remain): all of them, or with
+    ``every`` False only as many as the first ``places`` need; and why one stands where its score alone would not."""
+    sources = snapshot.docs.sources
     discount = 1.0 - max(0.0, min(config.bridged_margin, 1.0))
-
-    def key(doc: int) -> tuple[bool, float, str]:
-        score = scores[doc] * discount if discount < 1.0 and sources[doc].startswith(BRIDGED) else scores[doc]
-        return (doc in writes, -round(score, 6), names[doc])
-
     cap = -(-places * config.source_share // 1) if named is not None and config.source_share > 0 else 0
     kept: list[int] = []
     deferred: list[int] = []
     held: Counter[str] = Counter()
-    for doc in sorted(scores, key=key):
+    for doc in _by_key(scores, writes, discount, sources):
+        if not every and len(kept) >= places:
+            break
         if cap and held[sources[doc]] >= cap and sources[doc] not in named:  # type: ignore[operator]
             deferred.append(doc)
         else:
@@ -263,3 +262,19 @@ def ordered(snapshot: Snapshot, scores: Mapping[int, float], places: int, writes
             moved[doc] = "after an installed plugin's tool of a near score: it is a bridged server's"
     return ranked, {**moved, **{doc: f"after other sources' tools: its source already holds {int(cap)} of this "
                                 "answer's places" for doc in deferred}}
+
+
+def _by_key(scores: Mapping[int, float], writes: Collection[int], discount: float, sources: Sequence[str]
+            ) -> Iterator[int]:
+    """The docs of ``scores`` by (in ``writes``, score (a bridged server's times ``discount``) rounded to 6 places
+    descending, doc number, which follows tool_name), lazily: a heap on the unrounded score, as rounding keeps its
+    order, each run of equal rounded scores then put in doc order (rounding every score costs more than the rest)."""
+    heap = [(doc in writes, -(score * discount if discount < 1.0 and sources[doc].startswith(BRIDGED) else score),
+             doc) for doc, score in scores.items()]
+    heapq.heapify(heap)
+    while heap:
+        writer, score, doc = heapq.heappop(heap)
+        rounded, run = round(score, 6), [doc]
+        while heap and heap[0][0] == writer and round(heap[0][1], 6) == rounded:
+            run.append(heapq.heappop(heap)[2])
+        yield from sorted(run)

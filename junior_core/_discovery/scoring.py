@@ -174,7 +174,7 @@ class Snapshot:
     one query at a time, under ``lock``), doc numbers, and each source's id and description as terms."""
 
     def __init__(self, index: Any, docs: IndexedDocs, fingerprint: str, path: str | None,
-                 source_terms: Mapping[str, frozenset[str]]) -> None:
+                 source_terms: Mapping[str, frozenset[str]], id_terms: Mapping[str, frozenset[str]]) -> None:
         self.index, self.docs, self.fingerprint, self.path = index, docs, fingerprint, path
         self.reader, self.lock = index.reader(), threading.Lock()
         self.doc_of = {name: doc for doc, name in enumerate(docs.names)}
@@ -182,6 +182,10 @@ class Snapshot:
         for doc, source in enumerate(docs.sources):
             self.by_source.setdefault(source, set()).add(doc)
         self.source_terms, self.writes = dict(source_terms), frozenset(docs.writes)
+        self.id_terms = dict(id_terms)  # per source, its id's terms (a bridged server's without "mcp:")
+        # Read once per term (a snapshot never changes): postings, and each term's part in a score.
+        self.postings = functools.lru_cache(maxsize=8192)(self._postings)
+        self.term = functools.lru_cache(maxsize=4096)(self._term)
 
     def saying(self, term: str) -> set[str]:
         """The sources whose id or description says ``term``."""
@@ -189,25 +193,56 @@ class Snapshot:
 
     @functools.cached_property
     def mentions(self) -> dict[int, float]:
-        """Per tool with a long description, what one mention of a word there counts toward the floor (below 1)
-        (read first under the lock)."""
-        found: dict[int, float] = {}
-        if self.reader.doc_frequency("mention", MENTION):
-            postings = self.reader.postings("mention", MENTION)
+        """Per tool with a long description, what one mention of a word there counts toward the floor (below 1)."""
+        return dict(zip(*self.postings("mention", MENTION), strict=True))
+
+    @functools.cached_property
+    def vocabulary(self) -> frozenset[str]:
+        """The terms of the ``terms`` field: most of a request's word pairs are none of them (read under the lock)."""
+        return frozenset(self.reader.field_terms("terms"))
+
+    def _postings(self, field: str, term: str) -> tuple[tuple[int, ...], tuple[float, ...]]:
+        """The documents whose ``field`` holds ``term``, and its weight in each (call under the lock)."""
+        docs, weights = [], []
+        if self.reader.doc_frequency(field, term):
+            postings = self.reader.postings(field, term)
             while postings.is_active():
-                found[postings.id()] = postings.weight()
+                docs.append(postings.id())
+                weights.append(postings.weight())
                 postings.next()
-        return found
+        return tuple(docs), tuple(weights)
+
+    def _term(self, term: str, k1: float) -> Posted:
+        """``term``'s tools, saturated weights, count per source, and floor shares (call under the lock)."""
+        docs, weights = self.postings("terms", term)
+        saturated = tuple(weight / (weight + k1) for weight in weights)
+        # Said by its name, keywords, stated action or source, a word counts fully toward the floor; else as
+        # strongly as the tool's text holds it, and at least as one mention in its description would.
+        full, saying, mentions = actors(self, term), self.saying(term), self.mentions
+        shares = tuple(1.0 if (share := mentions.get(doc)) is None or doc in full or self.docs.sources[doc] in saying
+                       else min(1.0, max(share, (k1 + 1) * part)) for doc, part in zip(docs, saturated, strict=True))
+        return Posted(docs, saturated, Counter(self.docs.sources[doc] for doc in docs), shares)
 
 
-def holding(reader: Any, field: str, term: str) -> set[int]:
+@attrs.frozen
+class Posted:
+    """One term in the ``terms`` field: the tools holding it, w / (w + k1) in each, how many per source, and the
+    share of the term's rarity each holds toward the floor where long descriptions count less."""
+
+    docs: tuple[int, ...]
+    saturated: tuple[float, ...]
+    per_source: Counter[str]
+    shares: tuple[float, ...]
+
+
+def holding(snapshot: Snapshot, field: str, term: str) -> set[int]:
     """The documents whose ``field`` holds ``term`` (call under the snapshot's lock)."""
-    return set(reader.postings(field, term).all_ids()) if reader.doc_frequency(field, term) else set()
+    return set(snapshot.postings(field, term)[0])
 
 
-def actors(reader: Any, term: str) -> set[int]:
+def actors(snapshot: Snapshot, term: str) -> set[int]:
     """The tools ``term`` is an action word of: in their name, title or keywords, or opening their description."""
-    return holding(reader, "named", term) | holding(reader, "opens", term)
+    return holding(snapshot, "named", term) | holding(snapshot, "opens", term)
 
 
 def rarity(config: RankingConfig, analyzer: Analyzer, installed: int) -> Callable[[str, int], float]:
@@ -228,9 +263,9 @@ def rarity(config: RankingConfig, analyzer: Analyzer, installed: int) -> Callabl
 def action_words(snapshot: Snapshot, config: RankingConfig, analyzer: Analyzer) -> Callable[[str], bool]:
     """Whether a word is an action word: an installed tool states it (``documents``' ``opens``) or a reference tool's
     description opens with it; a word of a tool's name is not enough ("lol-summoner-search") (call under the lock)."""
-    reference, reader = Reference.of(config, analyzer), snapshot.reader
+    reference = Reference.of(config, analyzer)
     opening = reference.opens if reference else frozenset()
-    return lambda word: any(term in opening or reader.doc_frequency("opens", term) for term in analyzer(word))
+    return lambda word: any(term in opening or snapshot.postings("opens", term)[0] for term in analyzer(word))
 
 
 @attrs.frozen
@@ -254,7 +289,8 @@ def score_tools(snapshot: Snapshot, request: Request, config: RankingConfig, ana
     reader, k1 = snapshot.reader, config.k1
     flooring = whole_catalog and (config.relevance_floor > 0 or config.telling_share > 0)
     idf_of = rarity(config, analyzer, reader.doc_count_all())
-    found = {term: reader.doc_frequency("terms", term) for term in request.weights}
+    found = {term: len(snapshot.postings("terms", term)[0]) if term in snapshot.vocabulary else 0
+             for term in request.weights}
     idf = {term: idf_of(term, n) for term, n in found.items()}
     mentions = snapshot.mentions if flooring and on("long_descriptions") else {}
     clauses = range(len(request.clauses))
@@ -267,37 +303,27 @@ def score_tools(snapshot: Snapshot, request: Request, config: RankingConfig, ana
         for term, adds in [(term, False) for term in ask] + [(term, True) for term in extra]:
             roles.setdefault(term, []).append((number, adds))
     score: dict[int, float] = {}
-    source_of = snapshot.docs.sources
     for term, weight in request.weights.items():
         if not found[term] or weight <= 0:
             continue
         its_roles = roles[term] if flooring else []
         scale, strength = idf[term] * weight * (k1 + 1), idf[term] * weight
-        sources = tally.per_source[term] = Counter()
-        # Said by its name, keywords, stated action or source, a word counts fully toward the floor; else as
-        # strongly as the tool's text holds it, and at least as one mention in its description would.
-        full = actors(reader, term) if its_roles and mentions else set()
-        saying = snapshot.saying(term) if its_roles and mentions else set()
-        postings = reader.postings("terms", term)
-        while postings.is_active():
-            doc = postings.id()
-            if flooring:
-                sources[source_of[doc]] += 1
-            if (allowed is None or doc in allowed) and (mask is None or doc not in mask):
-                saturated = postings.weight()
-                saturated /= saturated + k1
-                score[doc] = score.get(doc, 0.0) + scale * saturated
-                if trace is not None:
-                    trace.word(doc, term, scale * saturated)
-                if its_roles:
-                    share = mentions.get(doc)
-                    held = strength if share is None or doc in full or source_of[doc] in saying else \
-                        strength * min(1.0, max(share, (k1 + 1) * saturated))
-                for number, adds in its_roles:
-                    tally.matched[number][doc] += held
-                    if adds:
-                        tally.bonus[number][doc] += held
-            postings.next()
+        posted = snapshot.term(term, k1)
+        tally.per_source[term] = posted.per_source
+        docs, saturated = posted.docs, posted.saturated
+        shares = posted.shares if mentions else (1.0,) * len(docs)
+        if allowed is not None or mask is not None:
+            kept = [(allowed is None or doc in allowed) and (mask is None or doc not in mask) for doc in docs]
+            docs, saturated = tuple(itertools.compress(docs, kept)), tuple(itertools.compress(saturated, kept))
+            shares = tuple(itertools.compress(shares, kept))
+        for doc, part in zip(docs, saturated, strict=True):
+            score[doc] = score.get(doc, 0.0) + scale * part
+            if trace is not None:
+                trace.word(doc, term, scale * part)
+        for number, adds in its_roles:
+            for into in (tally.matched[number], tally.bonus[number]) if adds else (tally.matched[number],):
+                for doc, share in zip(docs, shares, strict=True):
+                    into[doc] += strength * share
     return score, (tally if flooring else None)
 
 
@@ -308,7 +334,7 @@ def add_actions(snapshot: Snapshot, scores: dict[int, float], request: Request, 
     reader, stating = snapshot.reader, set[int]()
     idf = rarity(config, analyzer, reader.doc_count_all())
     for term in request.verb_terms:
-        naming = actors(reader, term) & scores.keys()
+        naming = actors(snapshot, term) & scores.keys()
         stating |= naming
         if boost > 0 and naming:
             gain = boost * fixed.boost(term) * idf(term, reader.doc_frequency("terms", term))
