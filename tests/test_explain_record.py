@@ -127,3 +127,23 @@ def test_junior_search_explain_tool_prints_why_not(runner: CliRunner) -> None:
     assert re.search(r"floor, clause 0: held [\d.]+ of [\d.]+ needed", result.output)
     refused = runner.invoke(cli_module.build_cli(), ["search", "bake", "--tool", "kitchen__bake_bread"])
     assert refused.exit_code == 2 and "--explain" in refused.output
+
+
+def test_a_search_asked_again_after_a_rebuild_records_only_the_second_attempt(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import junior_core._discovery.index as index_module
+
+    real, calls = index_module.admit, []
+
+    def damaged_once(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("damaged block")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(index_module, "admit", damaged_once)
+    with Runtime(plugins=[garden()], index_cache=False) as rt:
+        explained = rt.explain("water the plants", max_results=5)
+    assert len(calls) >= 2, "the search was not asked again"
+    tool = explained["tools"][0]
+    assert sum(w["added"] for w in tool["words"]) == pytest.approx(tool["score"], abs=2e-3), tool

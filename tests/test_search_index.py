@@ -386,3 +386,28 @@ def test_a_number_too_long_to_read_is_invalid_arguments(rt: Runtime) -> None:
     text = '{"query": ' + "1" * 5000 + "}"
     for name in ("searchTools", "executeTool"):
         assert rt.call_model_tool(name, text)["error"]["code"] == "invalid_arguments"
+
+
+def test_a_replaced_snapshot_is_freed_when_dropped_not_at_the_next_collection() -> None:
+    # Its per-term caches reach it through a weak proxy: a snapshot, its postings read and its speller go as soon
+    # as a rebuild drops it.
+    import gc
+    import weakref
+    from types import SimpleNamespace
+
+    from junior_core._discovery.index import SearchIndex
+
+    tool = SimpleNamespace(name="get_forecast", description="Get the weather forecast for a city.", annotations=None,
+                           keywords=(), input_schema={"type": "object", "properties": {}})
+    index = SearchIndex()
+    index.build([SimpleNamespace(tool_name="weather__get_forecast", source_id="weather", tool=tool)],  # type: ignore[list-item]
+                {"weather": "Weather"}, 1)
+    assert index.search("weather forcast", limit=5).tool_names == ["weather__get_forecast"]
+    assert index.snapshot is not None
+    ref = weakref.ref(index.snapshot)
+    gc.disable()
+    try:
+        index.reset()
+        assert ref() is None
+    finally:
+        gc.enable()

@@ -134,7 +134,12 @@ class SearchIndex:
         """Rank tools for ``query`` with BM25F and the request's intent; ties broken by tool_name. ``hidden``
         tool_names are left out as if not indexed; ``trace`` records why each returned tool ranked (``reasons``);
         ``floor`` False ranks every tool that holds a word, as inside one source (for the partial matches)."""
-        return self._recovering(lambda snapshot: self._search(snapshot, query, limit, source_id, hidden, trace, floor))
+        def run(snapshot: Snapshot | None) -> SearchResult:
+            if trace is not None:
+                trace.reset()  # a search asked again after a rebuild must not add to the failed attempt's record
+            return self._search(snapshot, query, limit, source_id, hidden, trace, floor)
+
+        return self._recovering(run)
 
     def _search(self, snapshot: Snapshot | None, query: str, limit: int, source_id: str | None,
                 hidden: Collection[str], trace: Trace | None, floor: bool) -> SearchResult:

@@ -35,6 +35,12 @@ class Trace:
     floor: dict[str, Any] = attrs.field(factory=dict)  # ``watch``'s share held and needed per clause, telling word
     rank: int | None = None  # ``watch``'s place among every tool that passed the floor (1 = first)
 
+    def reset(self) -> None:
+        """Empty the record, keeping ``watch``: a search asked again after its index was rebuilt starts afresh."""
+        fresh = Trace(watch=self.watch)
+        for field in attrs.fields(Trace):
+            setattr(self, field.name, getattr(fresh, field.name))
+
     def word(self, doc: int, term: str, added: float) -> None:
         _add(self.words, doc, term, added)
 

@@ -10,6 +10,7 @@ import logging
 import math
 import re
 import threading
+import weakref
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -183,9 +184,11 @@ class Snapshot:
             self.by_source.setdefault(source, set()).add(doc)
         self.source_terms, self.writes = dict(source_terms), frozenset(docs.writes)
         self.id_terms = dict(id_terms)  # per source, its id's terms (a bridged server's without "mcp:")
-        # Read once per term (a snapshot never changes): postings, and each term's part in a score.
-        self.postings = functools.lru_cache(maxsize=8192)(self._postings)
-        self.term = functools.lru_cache(maxsize=4096)(self._term)
+        # Read once per term (a snapshot never changes): postings, and each term's part in a score. The caches
+        # reach the snapshot through a weak proxy, so a replaced snapshot is freed as soon as it is dropped.
+        me = weakref.proxy(self)
+        self.postings = functools.lru_cache(maxsize=8192)(functools.partial(Snapshot._postings, me))
+        self.term = functools.lru_cache(maxsize=4096)(functools.partial(Snapshot._term, me))
 
     def saying(self, term: str) -> set[str]:
         """The sources whose id or description says ``term``."""
