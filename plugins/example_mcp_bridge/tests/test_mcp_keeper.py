@@ -17,19 +17,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from mcp_bridge_helpers import MISBEHAVING, unmarked
+from mcp_bridge_helpers import MISBEHAVING, alive, misbehaving_runtime, unmarked
 
 from junior_core import Runtime
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the keeper is Linux only")
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 def gone_within(pids: list[int], seconds: float) -> bool:
@@ -61,12 +53,8 @@ def leftovers() -> Iterator[list[int]]:
 
 
 def runtime(pid_file: Path, *extra: str, mode: str = "parricide") -> Runtime:
-    from junior_mcp_bridge import MCPBridge
-    from junior_mcp_bridge.config import ServerConfig
-
-    config = ServerConfig(name="parricide", origin="test", command=sys.executable,
-                          args=(MISBEHAVING, mode, str(pid_file), *extra))
-    return Runtime(plugins=[MCPBridge([config])])
+    rt: Runtime = misbehaving_runtime("parricide", mode, pid_file, *extra)
+    return rt
 
 
 def test_a_server_that_kills_its_keeper_at_start_is_down_and_its_tree_ended(
