@@ -12,7 +12,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,26 +19,27 @@ import pytest
 from mcp_bridge_helpers import MISBEHAVING, alive, misbehaving_runtime, unmarked
 
 from junior_core import Runtime
+from junior_core.testing import wait_until
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the keeper is Linux only")
 
 
 def gone_within(pids: list[int], seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while any(map(alive, pids)) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return not any(map(alive, pids))
+    """Whether every one of ``pids`` ends within ``seconds`` (polled: the processes end on other threads)."""
+    try:
+        wait_until(lambda: not any(map(alive, pids)), timeout=seconds, interval=0.02)
+    except AssertionError:
+        return False
+    return True
 
 
 def pids_of(pid_file: Path) -> list[int]:
     """The detached child's pid and the server's, once the server has written both."""
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
+    def written() -> list[int] | None:
         words = pid_file.read_text().split() if pid_file.exists() else []
-        if len(words) == 2:
-            return [int(word) for word in words]
-        time.sleep(0.02)
-    raise AssertionError(f"the server never wrote {pid_file}")
+        return [int(word) for word in words] if len(words) == 2 else None
+
+    return wait_until(written, timeout=20, what=f"the server to write {pid_file}")
 
 
 @pytest.fixture
