@@ -133,10 +133,11 @@ def bot(db_url: str, monkeypatch: pytest.MonkeyPatch, stopping: list[Any]) -> It
     monkeypatch.setenv("SLACK_API_URL", slack.url)  # how `junior slack serve` points slack-sdk at a Web API
     recorder = Recorder()
     runtime = Runtime(plugins=[MemoryPlugin(url=db_url), recorder])
+    listeners = ThreadPoolExecutor(1)
     events = EventLog(db_url)
     sleeps: list[float] = []
     app = create_app(runtime, model_from_spec(model.spec, env={}), events=events, token="xoxb-test-token",
-                     signing_secret="8f742231b10e8888abcd99yyyzzz85a5", listener_executor=ThreadPoolExecutor(1),
+                     signing_secret="8f742231b10e8888abcd99yyyzzz85a5", listener_executor=listeners,
                      clock=clock, sleep=sleeps.append)
     server = make_server(app, "127.0.0.1", 0, signing_secret="8f742231b10e8888abcd99yyyzzz85a5")
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -146,6 +147,7 @@ def bot(db_url: str, monkeypatch: pytest.MonkeyPatch, stopping: list[Any]) -> It
     finally:
         server.stop_soon()  # no request is under way: `send` returns once the event is answered
         stopping.append(server)
+        listeners.shutdown(wait=True)  # a turn still running finishes before the database goes
         runtime.close()
         events.close()
         model.close()
