@@ -9,85 +9,23 @@ type names a ``Protocol`` of its own (``hookspecs.Host``).
 
 from __future__ import annotations
 
-import ast
-from collections.abc import Iterator
 from pathlib import Path
 
 import junior_core
+from tests.test_layers import architecture
 
 MAX_TYPE_ONLY_CIRCLES = 0
 RUNTIME = "runtime"
 TYPE_ONLY = "type-only"
 
 
-def _modules(root: Path, package: str) -> dict[str, Path]:
-    """Every module of ``package`` (files under ``root``) by dotted name; a package by its own name."""
-    found = {}
-    for path in sorted(root.rglob("*.py")):
-        parts = [package, *path.relative_to(root).with_suffix("").parts]
-        if parts[-1] == "__init__":
-            parts.pop()
-        found[".".join(parts)] = path
-    return found
-
-
-def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
-def _imports(tree: ast.Module) -> Iterator[tuple[ast.Import | ast.ImportFrom, bool]]:
-    """Each import statement of a module, anywhere in it, and whether it stands under ``if TYPE_CHECKING:``."""
-
-    def walk(node: ast.AST, type_only: bool) -> Iterator[tuple[ast.Import | ast.ImportFrom, bool]]:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.Import | ast.ImportFrom):
-                yield child, type_only
-            elif isinstance(child, ast.If) and _is_type_checking(child.test):
-                for inner in child.body:
-                    yield from walk(ast.Module(body=[inner], type_ignores=[]), True)
-                for inner in child.orelse:
-                    yield from walk(ast.Module(body=[inner], type_ignores=[]), type_only)
-            else:
-                yield from walk(child, type_only)
-
-    yield from walk(tree, False)
-
-
-def _targets(node: ast.Import | ast.ImportFrom, importer: str, is_package: bool, modules: set[str]) -> set[str]:
-    """The modules of ``modules`` that one import statement of ``importer`` loads."""
-    if isinstance(node, ast.Import):
-        names = [alias.name for alias in node.names]
-    else:
-        base = node.module or ""
-        if node.level:
-            here = importer.split(".") if is_package else importer.split(".")[:-1]
-            anchor = here[: len(here) - (node.level - 1)]
-            base = ".".join([*anchor, *([base] if base else [])])
-        # ``from package import name``: the submodule ``name`` if there is one, else the package itself.
-        names = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names]
-    out = set()
-    for name in names:
-        while name and name not in modules:  # ``import a.b.c`` of a name inside a module: that module
-            name = name.rpartition(".")[0]
-        if name and name != importer:
-            out.add(name)
-    return out
-
-
 def import_graph(root: Path, package: str) -> dict[str, dict[str, str]]:
-    """``{importer: {imported: "runtime" | "type-only"}}`` over the modules of ``package``; an edge is
-    type-only when every import of that module by that importer stands under ``if TYPE_CHECKING:``."""
-    modules = _modules(root, package)
-    graph: dict[str, dict[str, str]] = {name: {} for name in modules}
-    for name, path in modules.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-        for node, type_only in _imports(tree):
-            for target in _targets(node, name, path.name == "__init__.py", set(modules)):
-                if graph[name].get(target) != RUNTIME:  # one runtime import makes the edge a runtime one
-                    graph[name][target] = TYPE_ONLY if type_only else RUNTIME
-    return graph
+    """``{importer: {imported: "runtime" | "type-only"}}`` over the modules of ``package``: scripts/architecture.py's
+    graph, where an import at load time and one inside a function are both runtime ones."""
+    return {
+        module: {target: TYPE_ONLY if kind == architecture.TYPE else RUNTIME for target, kind in targets.items()}
+        for module, targets in architecture.import_graph(root, package).items()
+    }
 
 
 def circles(graph: dict[str, dict[str, str]], kinds: tuple[str, ...] = (RUNTIME, TYPE_ONLY)) -> list[list[str]]:

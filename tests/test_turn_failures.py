@@ -15,6 +15,7 @@ import pytest
 from junior_core import Message, ModelError, Runtime
 from junior_core.llm import model_from_spec
 from junior_core.llm.agent import arun_turn, run_turn
+from junior_core.llm.openai import OpenAIChatModel
 from junior_core.llm.types import ModelReply, call, say
 from junior_core.testing import ChatCompletionsServer, ScriptView
 
@@ -66,9 +67,12 @@ def test_an_unreachable_model_names_the_model_and_the_address() -> None:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     spec = f"openai-compatible:http://127.0.0.1:{port}/v1#local"
+    assert model_from_spec(spec, env={}).client.max_retries == 2  # type: ignore[attr-defined]
+    # The same client, but failing at once rather than after the SDK's waits between its tries.
+    model = OpenAIChatModel("local", base_url=f"http://127.0.0.1:{port}/v1", api_key="x", name=spec, max_retries=0)
     notes = Notes()
     with Runtime(plugins=[notes]) as rt, pytest.raises(ModelError) as raised:
-        run_turn(model_from_spec(spec, env={}), rt, CONTEXT, HELLO)
+        run_turn(model, rt, CONTEXT, HELLO)
     assert str(raised.value).startswith(f"model {spec} failed: cannot reach http://127.0.0.1:{port}/v1")
     assert raised.value.turn is not None and raised.value.turn.tool_calls == () and len(notes.turns) == 1
 

@@ -213,14 +213,16 @@ class OpenAIChatModel:
         client: Any = None,
         name: str | None = None,
         timeout_s: float = 120.0,
+        max_retries: int = 2,
         **params: Any,
     ) -> None:
+        """``max_retries``: how often the SDK tries a failed request again, waiting between tries (0: never)."""
         self.model = model
         self.name = name or f"openai:{model}"
         self.params = params
         if client is None:
             sdk = wire.import_sdk("openai", "openai")
-            client = sdk.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=2)
+            client = sdk.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=max_retries)
         self.client = client
 
     def complete(self, request: ModelRequest) -> ModelReply:

@@ -600,6 +600,11 @@ class ServerConnection:
         finally:
             self._restarting = False
 
+    @property
+    def relisting(self) -> bool:
+        """Whether a re-listing is waiting for the notifications to stop, or running."""
+        return self._relister is not None and not self._relister.done()
+
     def _relist_soon(self) -> None:
         """Re-list once the notifications stop coming: at most one re-listing runs and one more waits.
 

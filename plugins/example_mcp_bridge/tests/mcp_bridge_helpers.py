@@ -19,6 +19,27 @@ def misbehaving(mode: str, **extra: Any) -> dict[str, Any]:
     return {"command": sys.executable, "args": [MISBEHAVING, mode], **extra}
 
 
+def alive(pid: int) -> bool:
+    """Whether ``pid`` is a process that has not ended (a zombie has)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def misbehaving_runtime(name: str, mode: str, pid_file: Path, *extra: str) -> Any:
+    """A runtime bridging one misbehaving test server, started as ``misbehaving.py mode pid_file *extra``."""
+    from junior_mcp_bridge import MCPBridge
+    from junior_mcp_bridge.config import ServerConfig
+
+    from junior_core import Runtime
+
+    config = ServerConfig(name=name, origin="test", command=sys.executable,
+                          args=(MISBEHAVING, mode, str(pid_file), *extra))
+    return Runtime(plugins=[MCPBridge([config])])
+
+
 def gated(marker: Path, **extra: Any) -> dict[str, Any]:
     """Config of a test server that exits at once until ``marker`` exists."""
     return {"command": sys.executable, "args": [MISBEHAVING, "gated", str(marker)], **extra}

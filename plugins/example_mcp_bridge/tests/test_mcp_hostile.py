@@ -8,12 +8,12 @@ import os
 import socket
 import subprocess
 import sys
-import time
 import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from junior_mcp_bridge import MCPBridge
 from mcp_bridge_helpers import misbehaving, unmarked, write_toml
 
 from junior_core import Runtime
@@ -53,7 +53,10 @@ def test_a_list_changed_storm_is_a_few_refreshes(make_runtime: Callable[..., Run
     assert rt.execute_tool("mcp__storm__storm", {"count": 300})["ok"] is True
     # The last change is the one kept.
     wait_until(lambda: rt.catalog_tool("mcp__storm__wave_299"), timeout=20, what="the last wave's tool")
-    time.sleep(1.5)  # any re-listing still queued has run
+    plugin = rt.plugin("mcp")
+    assert isinstance(plugin, MCPBridge) and plugin.bridge is not None
+    storm = plugin.bridge.connections["storm"]
+    wait_until(lambda: not storm.relisting, timeout=20, what="any re-listing still queued to have run")
     listings = int(rt.execute_tool("mcp__storm__listings", {})["result"]["text"]) - before
     assert 1 <= listings <= 4, f"{listings} tools/list requests for 300 notifications"
 

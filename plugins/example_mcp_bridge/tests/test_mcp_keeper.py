@@ -12,42 +12,34 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from mcp_bridge_helpers import MISBEHAVING, unmarked
+from mcp_bridge_helpers import MISBEHAVING, alive, misbehaving_runtime, unmarked
 
 from junior_core import Runtime
+from junior_core.testing import wait_until
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the keeper is Linux only")
 
 
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
 def gone_within(pids: list[int], seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while any(map(alive, pids)) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return not any(map(alive, pids))
+    """Whether every one of ``pids`` ends within ``seconds`` (polled: the processes end on other threads)."""
+    try:
+        wait_until(lambda: not any(map(alive, pids)), timeout=seconds, interval=0.02)
+    except AssertionError:
+        return False
+    return True
 
 
 def pids_of(pid_file: Path) -> list[int]:
     """The detached child's pid and the server's, once the server has written both."""
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
+    def written() -> list[int] | None:
         words = pid_file.read_text().split() if pid_file.exists() else []
-        if len(words) == 2:
-            return [int(word) for word in words]
-        time.sleep(0.02)
-    raise AssertionError(f"the server never wrote {pid_file}")
+        return [int(word) for word in words] if len(words) == 2 else None
+
+    return wait_until(written, timeout=20, what=f"the server to write {pid_file}")
 
 
 @pytest.fixture
@@ -61,12 +53,8 @@ def leftovers() -> Iterator[list[int]]:
 
 
 def runtime(pid_file: Path, *extra: str, mode: str = "parricide") -> Runtime:
-    from junior_mcp_bridge import MCPBridge
-    from junior_mcp_bridge.config import ServerConfig
-
-    config = ServerConfig(name="parricide", origin="test", command=sys.executable,
-                          args=(MISBEHAVING, mode, str(pid_file), *extra))
-    return Runtime(plugins=[MCPBridge([config])])
+    rt: Runtime = misbehaving_runtime("parricide", mode, pid_file, *extra)
+    return rt
 
 
 def test_a_server_that_kills_its_keeper_at_start_is_down_and_its_tree_ended(

@@ -553,6 +553,26 @@ REPO = HERE.parents[2]
 DOC_MARK = "<!-- the lines below are run by test_the_docs_oauth_example_runs_as_written -->"
 
 
+def _free_ports(*names: str) -> dict[str, str]:
+    return {name: str(_free_port()) for name in names}
+
+
+def _run_doc_lines(script: Path, tmp_path: Path, timeout: float, variables: dict[str, str]) -> tuple[str, str]:
+    """Run a doc's lines under ``bash -e`` from the clone's root with ``variables`` set and junior's data, cache
+    and browser log in ``tmp_path``; the servers they started are stopped even if a line failed."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}", **variables,
+           "XDG_DATA_HOME": str(tmp_path / "data"), "JUNIOR_CACHE_DIR": str(tmp_path / "cache"),
+           "JUNIOR_LOAD_PLUGINS": "mcp", "JUNIOR_TEST_BROWSER_LOG": str(tmp_path / "browser.log")}
+    env.pop("BROWSER", None)
+    proc = subprocess.Popen(["bash", "-e", str(script)], cwd=REPO, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        return proc.communicate(timeout=timeout)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+
+
 @pytest.mark.slow
 def test_the_docs_oauth_example_runs_as_written(tmp_path: Path) -> None:
     """docs/mcp-bridge.md's lines that start the example authorization and resource servers and log in, run by
@@ -563,19 +583,8 @@ def test_the_docs_oauth_example_runs_as_written(tmp_path: Path) -> None:
     assert "junior mcp check --url http://localhost:$MCP_PORT/mcp" in block
     script = tmp_path / "example.sh"
     script.write_text(block)
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-           "AUTH_PORT": str(_free_port()), "MCP_PORT": str(_free_port()),
-           "XDG_DATA_HOME": str(tmp_path / "data"), "JUNIOR_CACHE_DIR": str(tmp_path / "cache"),
-           "JUNIOR_LOAD_PLUGINS": "mcp", "JUNIOR_TEST_BROWSER_LOG": str(tmp_path / "browser.log")}
-    env.pop("BROWSER", None)
-    proc = subprocess.Popen(["bash", "-e", str(script)], cwd=REPO, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=240)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)  # the servers, if a line failed before `kill`
     # (under `bash -e` a failing line stops the script before its `ok` line)
+    out, err = _run_doc_lines(script, tmp_path, 240, _free_ports("AUTH_PORT", "MCP_PORT"))
     assert any(line.startswith("ok      mcp:localhost: MCP Resource Server, 1 tools") for line in out.splitlines()), \
         out + err
     assert "        - get_time" in out.splitlines(), out
@@ -597,23 +606,12 @@ def test_the_docs_cimd_example_runs_as_written(tmp_path: Path) -> None:
     script = tmp_path / "cimd.sh"
     # The servers are stopped when a line fails too (under `bash -e` the `kill` line is never reached then).
     script.write_text("trap 'kill $(jobs -p) 2>/dev/null' EXIT\n" + block)
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-           "AUTH_PORT": str(_free_port()), "MCP_PORT": str(_free_port()), "DOC_PORT": str(_free_port()),
-           "CALLBACK_PORT": str(_free_port()), "CIMD_CERT": str(tmp_path / "cert.pem"),
-           "XDG_DATA_HOME": str(tmp_path / "data"), "JUNIOR_CACHE_DIR": str(tmp_path / "cache"),
-           "JUNIOR_LOAD_PLUGINS": "mcp", "JUNIOR_TEST_BROWSER_LOG": str(tmp_path / "browser.log")}
-    env.pop("BROWSER", None)
-    proc = subprocess.Popen(["bash", "-e", str(script)], cwd=REPO, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=120)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
+    ports = _free_ports("AUTH_PORT", "MCP_PORT", "DOC_PORT", "CALLBACK_PORT")
+    out, err = _run_doc_lines(script, tmp_path, 120, {**ports, "CIMD_CERT": str(tmp_path / "cert.pem")})
     assert any(line.startswith("ok      mcp:localhost: MCP Resource Server, 1 tools") for line in out.splitlines()), \
         out + err
     browsed = (tmp_path / "browser.log").read_text()
     assert "/login/callback" in browsed  # signed in on the form
     # The authorization request carried the document's URL as client_id; nothing was registered.
-    assert f"client_id=https%3A%2F%2Flocalhost%3A{env['DOC_PORT']}%2Fclient.json" in browsed, browsed
+    assert f"client_id=https%3A%2F%2Flocalhost%3A{ports['DOC_PORT']}%2Fclient.json" in browsed, browsed
     assert "POST /register" not in err, err

@@ -8,18 +8,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from mcp_bridge_helpers import MISBEHAVING, misbehaving, unmarked
+from mcp_bridge_helpers import alive, misbehaving, misbehaving_runtime, unmarked
 
 from junior_core import Runtime
 from junior_core.testing import wait_until
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
 
 
 def test_a_server_that_writes_invalid_utf8_is_restarted(
@@ -49,13 +41,8 @@ def test_a_server_that_writes_invalid_utf8_is_restarted(
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="finding a daemonised child needs /proc")
 def test_a_daemonised_child_of_a_server_does_not_outlive_close(tmp_path: Path, no_orphans: None) -> None:
-    from junior_mcp_bridge import MCPBridge
-    from junior_mcp_bridge.config import ServerConfig
-
     pid_file = tmp_path / "daemon.pid"
-    config = ServerConfig(name="daemon", origin="test", command=sys.executable,
-                          args=(MISBEHAVING, "daemon", str(pid_file)))
-    rt = Runtime(plugins=[MCPBridge([config])])
+    rt = misbehaving_runtime("daemon", "daemon", pid_file)
     try:
         assert unmarked(rt.execute_tool("mcp__daemon__echo", {"text": "hi"})["result"]) == {"text": "hi"}
         daemon = int(pid_file.read_text())
@@ -73,13 +60,8 @@ def test_a_detached_child_with_a_cleared_environment_ends_with_its_server(
 ) -> None:
     """A daemon that left the server's session and process group and cleared its environment (no marker of
     junior's left in it) still ends: with the runtime, or when its server exits."""
-    from junior_mcp_bridge import MCPBridge
-    from junior_mcp_bridge.config import ServerConfig
-
     pid_file = tmp_path / "detached.pid"
-    config = ServerConfig(name="detach", origin="test", command=sys.executable,
-                          args=(MISBEHAVING, "detach", str(pid_file)))
-    rt = Runtime(plugins=[MCPBridge([config])])
+    rt = misbehaving_runtime("detach", "detach", pid_file)
     try:
         assert unmarked(rt.execute_tool("mcp__detach__echo", {"text": "hi"})["result"]) == {"text": "hi"}
         detached = int(pid_file.read_text())

@@ -457,6 +457,7 @@ class Semantic:
         embedder: Embedder,
         *,
         wait: float = WAIT_S,
+        related_wait: float = RELATED_WAIT,
         min_similarity: float = MIN_SIMILARITY,
         related_similarity: float = RELATED_SIMILARITY,
         marker: Path | None = None,
@@ -464,6 +465,7 @@ class Semantic:
     ) -> None:
         self.embedder = embedder
         self.wait = wait
+        self.related_wait = related_wait  # how long remember waits for its vector to find related memories
         self.min_similarity = min_similarity
         self.related_similarity = related_similarity
         # ``marker``: a file other processes read, so a model that cannot load is tried once per RETRY_S, not once

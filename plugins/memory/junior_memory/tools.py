@@ -18,7 +18,6 @@ from junior_memory.replay import forgotten_answer, forgotten_by_call
 from junior_memory.review import Review
 from junior_memory.rules import refuse_query_operators, search_terms
 from junior_memory.scope import KINDS, Kind, Scope, read_scopes, source_key, write_scope
-from junior_memory.semantic import RELATED_WAIT
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -304,11 +303,12 @@ class MemoryTools:
             check_write(store, context.actor.key if context.actor else None, idempotency_key)
             # Read before the write, so the weights of the words are those of the memories already kept: in a
             # scope of few memories the new one would make every word it shares with an old one look common. The
-            # write waits for the model at most RELATED_WAIT; without its answer, by keyword. Not answering that
-            # soon is no failure of the model (a first load takes seconds): the vector writer waits for it longer.
+            # write waits for the model at most ``semantic.related_wait``; without its answer, by keyword. Not
+            # answering that soon is no failure of the model (a first load takes seconds): the vector writer waits
+            # for it longer.
             vector = None
             if semantic is not None and begun is not None:
-                futures.wait([begun], timeout=RELATED_WAIT)
+                futures.wait([begun], timeout=semantic.related_wait)
                 vector = semantic.finish(begun, wait=0) if begun.done() else None
             near = store.related(scope, content, limit=RELATED + 2, now=now, vector=vector[0] if vector else None)
             try:

@@ -1,5 +1,6 @@
-"""Memory test fixtures: every database test runs on SQLite and on Postgres, each in its own schema (a table of
-cases runs only its first case on Postgres under ``-m "not slow"``; ``make test`` runs them all).
+"""Memory test fixtures: every database test runs on SQLite and on Postgres (a table of cases runs only its first
+case on Postgres under ``-m "not slow"``; ``make test`` runs them all). Each test gets a database of its own,
+already migrated (``db_url``) or without tables (``empty_db_url``).
 
 Postgres comes from ``JUNIOR_TEST_POSTGRES_URL``. Without a reachable server its tests skip, unless
 ``JUNIOR_REQUIRE_POSTGRES=1`` (CI), where any skipped Postgres test fails the run.
@@ -8,6 +9,7 @@ Postgres comes from ``JUNIOR_TEST_POSTGRES_URL``. Without a reachable server its
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import uuid
 from collections.abc import Callable, Iterator
@@ -15,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from junior_memory import MemoryPlugin
+from junior_memory import MemoryPlugin, MemoryStore
 
 from junior_core import Runtime
 
@@ -23,7 +25,7 @@ from junior_core import Runtime
 if str(Path(__file__).parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).parent))
 
-from memory_helpers import POSTGRES_URL, ThrowawayPostgres, admin_conninfo, schema_url
+from memory_helpers import POSTGRES_URL, ReusedSchema, ThrowawayPostgres, admin_conninfo, schema_url
 
 REQUIRE_POSTGRES = os.environ.get("JUNIOR_REQUIRE_POSTGRES", "") == "1"
 
@@ -58,25 +60,55 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.longrepr = f"JUNIOR_REQUIRE_POSTGRES=1 and this Postgres test was skipped: {reason}"
 
 
-@pytest.fixture
-def postgres_schema() -> Iterator[str]:
-    """A fresh Postgres schema, dropped afterwards; fails instead of skipping under JUNIOR_REQUIRE_POSTGRES=1."""
+def _admin_connection() -> Any:
+    """An autocommit connection to the test server; fails instead of skipping under JUNIOR_REQUIRE_POSTGRES=1."""
     try:
         import psycopg
 
-        conn = psycopg.connect(admin_conninfo(), autocommit=True, connect_timeout=3)
+        return psycopg.connect(admin_conninfo(), autocommit=True, connect_timeout=3)
     except Exception as exc:  # noqa: BLE001 - any reason Postgres is not usable is reported the same way
         message = f"Postgres at {POSTGRES_URL} is not reachable: {exc}"
         if REQUIRE_POSTGRES:
             pytest.fail(message)
         pytest.skip(message)
+
+
+@pytest.fixture
+def postgres_schema() -> Iterator[str]:
+    """A fresh Postgres schema, dropped afterwards."""
     schema = f"jm_{uuid.uuid4().hex[:12]}"
-    with conn:
+    with _admin_connection() as conn:
         conn.execute(f'CREATE SCHEMA "{schema}"')
         try:
             yield schema
         finally:
             conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+def _migrate(url: str) -> None:
+    store = MemoryStore(url)
+    try:
+        store.ensure_schema()
+    finally:
+        store.close()
+
+
+@pytest.fixture(scope="session")
+def _reused_schema() -> Iterator[ReusedSchema]:
+    with _admin_connection() as conn:
+        reused = ReusedSchema(conn, "jm")
+        try:
+            yield reused
+        finally:
+            reused.close()
+
+
+@pytest.fixture(scope="session")
+def _sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite database migrated once, copied for each test that wants a migrated one."""
+    path = tmp_path_factory.mktemp("memory-template") / "memory.sqlite3"
+    _migrate(f"sqlite:///{path}")
+    return path
 
 
 @pytest.fixture(scope="module")
@@ -96,12 +128,25 @@ def throwaway_postgres() -> Iterator[ThrowawayPostgres]:
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def db_url(request: pytest.FixtureRequest, tmp_path: Any) -> str:
-    """A database URL for one isolated, empty database: a SQLite file, or a Postgres schema."""
+def empty_db_url(request: pytest.FixtureRequest, tmp_path: Any) -> str:
+    """A database URL for one isolated database with no tables yet: a SQLite file, or a new Postgres schema."""
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'memory.sqlite3'}"
     schema: str = request.getfixturevalue("postgres_schema")
     return schema_url(schema)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Any) -> str:
+    """A database URL for one isolated database, migrated to head and empty: a copy of a migrated SQLite file, or
+    a Postgres schema migrated once per session and emptied for each test. A test that needs the database
+    before its first migration takes ``empty_db_url``."""
+    if request.param == "sqlite":
+        path = tmp_path / "memory.sqlite3"
+        shutil.copyfile(request.getfixturevalue("_sqlite_template"), path)
+        return f"sqlite:///{path}"
+    reused: ReusedSchema = request.getfixturevalue("_reused_schema")
+    return schema_url(reused.fresh(_migrate))
 
 
 @pytest.fixture

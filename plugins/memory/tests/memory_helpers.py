@@ -70,6 +70,88 @@ def schema_url(schema: str) -> str:
     return url.render_as_string(hide_password=False)
 
 
+# What a reused schema must still be for a test to get it as if new: its tables, columns, indexes, constraints,
+# triggers and schema revision. A test that changed any of them leaves a schema that is dropped, not reused.
+_SHAPE = """
+SELECT string_agg(line, E'\\n' ORDER BY line) FROM (
+  SELECT 'column ' || c.relname || '.' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod) || ' '
+         || a.attnotnull || ' ' || coalesce(pg_get_expr(d.adbin, d.adrelid), '') AS line
+  FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+  LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+  WHERE n.nspname = %(schema)s AND a.attnum > 0 AND NOT a.attisdropped
+  UNION ALL SELECT 'relation ' || c.relkind::text || ' ' || c.relname
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = %(schema)s
+  UNION ALL SELECT 'index ' || indexdef FROM pg_indexes WHERE schemaname = %(schema)s
+  UNION ALL SELECT 'constraint ' || conname || ' ' || pg_get_constraintdef(k.oid)
+  FROM pg_constraint k JOIN pg_namespace n ON n.oid = k.connamespace WHERE n.nspname = %(schema)s
+  UNION ALL SELECT 'trigger ' || tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+  JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = %(schema)s AND NOT t.tgisinternal
+  UNION ALL SELECT 'function ' || p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+  WHERE n.nspname = %(schema)s
+) AS shape
+"""
+
+
+class ReusedSchema:
+    """One Postgres schema, migrated once and emptied between tests instead of made and migrated for each.
+
+    ``fresh(migrate)`` hands it out with no rows and its sequences restarted, as a new schema migrated by
+    ``migrate(url)`` would be. When a test left it another shape or revision (or a lock that stops emptying it),
+    it is dropped and a new one made, so nothing one test did reaches the next.
+    """
+
+    def __init__(self, conn: Any, prefix: str) -> None:
+        self.conn, self.prefix = conn, prefix
+        self.schema: str | None = None
+        self.shape: str | None = None
+        self.made: list[str] = []
+
+    def fresh(self, migrate: Callable[[str], None]) -> str:
+        if self.schema is None or not self._emptied():
+            self._make(migrate)
+        assert self.schema is not None
+        return self.schema
+
+    def _make(self, migrate: Callable[[str], None]) -> None:
+        self.schema = f"{self.prefix}_{uuid.uuid4().hex[:12]}"
+        self.made.append(self.schema)
+        self.conn.execute(f'CREATE SCHEMA "{self.schema}"')
+        migrate(schema_url(self.schema))
+        self.shape = self._shape()
+
+    def _shape(self) -> str:
+        versions = self.conn.execute(
+            "SELECT string_agg(c.relname, ',') FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = %(schema)s AND c.relname LIKE '%%alembic_version'", {"schema": self.schema}).fetchone()
+        revisions = [self.conn.execute(f'SELECT array_agg(version_num) FROM "{self.schema}"."{table}"').fetchone()[0]
+                     for table in (versions[0] or "").split(",") if table]
+        shape = self.conn.execute(_SHAPE, {"schema": self.schema}).fetchone()[0]
+        return f"{shape}\nrevisions {revisions}"
+
+    def _emptied(self) -> bool:
+        """Empty the schema's tables and restart its sequences; False when it is no longer as migrated."""
+        try:
+            if self._shape() != self.shape:
+                return False
+            with self.conn.transaction():
+                self.conn.execute("SET LOCAL lock_timeout = '2s'")
+                tables = self.conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = %(schema)s "
+                                           "AND tablename NOT LIKE '%%alembic_version'", {"schema": self.schema})
+                for (table,) in tables.fetchall():
+                    self.conn.execute(f'DELETE FROM "{self.schema}"."{table}"')
+                sequences = self.conn.execute("SELECT sequencename FROM pg_sequences WHERE schemaname = %(schema)s",
+                                              {"schema": self.schema})
+                for (sequence,) in sequences.fetchall():
+                    self.conn.execute(f'ALTER SEQUENCE "{self.schema}"."{sequence}" RESTART')
+            return True
+        except Exception:  # noqa: BLE001 - a schema that cannot be emptied is replaced, whatever the reason
+            return False
+
+    def close(self) -> None:
+        for schema in self.made:
+            self.conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
 class ThrowawayPostgres:
     """A private Postgres cluster on a free port, started for a test that freezes it (never the shared server)."""
 

@@ -36,8 +36,8 @@ def invoke(group: click.Group, *args: str) -> Any:
     return json.loads(result.output) if "--json" in args else result.output
 
 
-def test_hook_register_commands(db_url: str) -> None:
-    plugin = MemoryPlugin(url=db_url)
+def test_hook_register_commands(empty_db_url: str) -> None:
+    plugin = MemoryPlugin(url=empty_db_url)
     group = cli_for(plugin)
     assert sorted(group.commands["memory"].commands) == [
         "forget", "history", "info", "list", "make-private", "migrate", "purge", "reindex", "show", "stats",

@@ -215,7 +215,8 @@ def test_a_slow_model_does_not_hold_up_the_call(make_runtime: Any, rows: Any) ->
     embedder = BlockingEmbedder()  # holds every call until released (a minute at most)
     rt = make_runtime(embedder=embedder)
     try:
-        rt.plugin("memory").store().semantic.wait = 0.05
+        semantic = rt.plugin("memory").store().semantic
+        semantic.wait = semantic.related_wait = 0.05  # each wait for the model bounded, and short
         saved = within(5.0, lambda: rt.execute_tool("memory__remember", {"content": "Deploys are frozen on Fridays",
                                                                           "kind": "procedure"}, ctx()))
         assert ok(saved)["created"] is True
@@ -469,6 +470,7 @@ def test_a_search_after_a_burst_of_writes_waits_for_one_chunk_not_the_batch(make
     rt = make_runtime(embedder=embedder)
     store = rt.plugin("memory").store()
     store.semantic.wait = 10.0
+    store.semantic.related_wait = 0.0  # each write finds related memories by keyword: the model is held
 
     def remember(n: int) -> None:
         ok(rt.execute_tool("memory__remember", {"content": f"Fact {n} about builds", "kind": "knowledge"}, ctx()))

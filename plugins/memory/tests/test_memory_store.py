@@ -17,6 +17,7 @@ from junior_memory import MemoryPlugin, MemoryStore
 from junior_memory.scope import personal_scope, read_scopes
 from junior_memory.store import HEAD_REVISION
 from memory_helpers import ALICE, PUBLIC, admin_conninfo, ctx, err, ok, schema_url
+from sqlalchemy import create_engine, text
 
 from junior_core import Runtime, Source, Tool, hookimpl
 
@@ -66,17 +67,20 @@ def test_concurrent_different_calls_with_the_same_content_make_one_row(make_runt
 
 
 @pytest.mark.slow
-def test_processes_migrating_at_once_leave_one_schema(db_url: str, rows: Any) -> None:
+def test_processes_migrating_at_once_leave_one_schema(empty_db_url: str) -> None:
     script = "import sys; from junior_memory import MemoryStore; print(MemoryStore(sys.argv[1]).migrate())"
     procs = [
-        subprocess.Popen([sys.executable, "-c", script, db_url], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        subprocess.Popen([sys.executable, "-c", script, empty_db_url], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True)
         for _ in range(4)
     ]
     outputs = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0, 0, 0, 0], outputs
     assert [out.strip() for out, _ in outputs] == [HEAD_REVISION] * 4
-    assert rows("SELECT version_num FROM junior_memory_alembic_version") == [{"version_num": HEAD_REVISION}]
+    engine = create_engine(empty_db_url)
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT version_num FROM junior_memory_alembic_version")).all() == [(HEAD_REVISION,)]
+    engine.dispose()
 
 
 def test_head_revision_constant_matches_the_migrations() -> None:

@@ -98,6 +98,12 @@ def write_v01_database(url: str) -> None:
         engine.dispose()
 
 
+@pytest.fixture
+def db_url(empty_db_url: str) -> str:
+    """Every test here starts from a database no junior-memory has migrated yet."""
+    return empty_db_url
+
+
 def read(url: str, sql: str) -> list[dict[str, Any]]:
     """Rows straight from the tables (the ``rows`` fixture would migrate the database before 0.1 writes it)."""
     engine = sa.create_engine(url)

@@ -100,8 +100,19 @@ class Bot:
                    if body["messages"][-1]["role"] == "user" and text in body["messages"][-1]["content"])
 
 
+@pytest.fixture(scope="module")
+def stopping() -> Iterator[list[Any]]:
+    """The bots' HTTP servers, each told to stop as its test ends and waited for once, here, at the module's end:
+    uvicorn takes a tenth of a second or more to stop, which each test would otherwise wait out on its own."""
+    servers: list[Any] = []
+    yield servers
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
 @pytest.fixture
-def bot(db_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Bot]:
+def bot(db_url: str, monkeypatch: pytest.MonkeyPatch, stopping: list[Any]) -> Iterator[Bot]:
     slack = FakeSlack()
     slack.channels = {
         PUBLIC: {"id": PUBLIC, "is_channel": True, "is_private": False, "name": "general"},
@@ -122,10 +133,11 @@ def bot(db_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Bot]:
     monkeypatch.setenv("SLACK_API_URL", slack.url)  # how `junior slack serve` points slack-sdk at a Web API
     recorder = Recorder()
     runtime = Runtime(plugins=[MemoryPlugin(url=db_url), recorder])
+    listeners = ThreadPoolExecutor(1)
     events = EventLog(db_url)
     sleeps: list[float] = []
     app = create_app(runtime, model_from_spec(model.spec, env={}), events=events, token="xoxb-test-token",
-                     signing_secret="8f742231b10e8888abcd99yyyzzz85a5", listener_executor=ThreadPoolExecutor(1),
+                     signing_secret="8f742231b10e8888abcd99yyyzzz85a5", listener_executor=listeners,
                      clock=clock, sleep=sleeps.append)
     server = make_server(app, "127.0.0.1", 0, signing_secret="8f742231b10e8888abcd99yyyzzz85a5")
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -133,8 +145,9 @@ def bot(db_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Bot]:
         yield Bot(f"http://127.0.0.1:{server.server_port}/slack/events", slack, model, recorder, runtime, events,
                   sleeps)
     finally:
-        server.shutdown()
-        server.server_close()
+        server.stop_soon()  # no request is under way: `send` returns once the event is answered
+        stopping.append(server)
+        listeners.shutdown(wait=True)  # a turn still running finishes before the database goes
         runtime.close()
         events.close()
         model.close()
