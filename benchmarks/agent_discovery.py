@@ -519,68 +519,64 @@ def misses(records: Sequence[Mapping[str, Any]]) -> list[str]:
 
 
 def replay_records(records: Sequence[Mapping[str, Any]], folder: Path,
-                   index_factory: Callable[[], Any] | None = None) -> list[dict[str, Any]]:
-    """Each request with its searchTools calls re-run today (other calls dropped; what ran is kept)."""
+                   index_factory: Callable[[], Any] | None = None, baseline: bool = False) -> list[dict[str, Any]]:
+    """Each request with its searchTools calls re-run today (other calls dropped; what ran is kept); with
+    ``baseline``, its queries ranked by rank-bm25 instead (``bm25_ranker``)."""
     out = []
     with catalog(folder, index_factory=index_factory) as rt:
+        rank = bm25_ranker(rt) if baseline else None
         for record in records:
             context = conversation(str(record["id"]))
             calls = []
             for n, call in enumerate(c for c in record["calls"] if c["name"] == "searchTools"):
-                answer = rt.call_model_tool("searchTools", call["arguments"], context.for_call(f"replay_{n}"))
+                answer = rank(call["arguments"]) if rank is not None else None
+                if answer is None:
+                    answer = rt.call_model_tool("searchTools", call["arguments"], context.for_call(f"replay_{n}"))
                 calls.append(call_record("searchTools", call["arguments"], answer))
             out.append({**record, "calls": calls})
     return out
 
 
-def bm25_records(records: Sequence[Mapping[str, Any]], folder: Path) -> list[dict[str, Any]]:
-    """Each request with its searchTools queries ranked instead by rank-bm25's ``BM25Okapi`` over the same tools
-    (name, description, parameters; ``benchmarks/search.py``'s text and tokens), top 5 per query, inside
-    ``source`` when one is given: the baseline junior's ranking is compared with. A call without query text (a
-    source's listing, ``tool_names``) keeps the answer junior gives it, so only ranking differs."""
+def bm25_ranker(rt: Runtime) -> Callable[[Any], dict[str, Any] | None]:
+    """searchTools' queries ranked by rank-bm25's ``BM25Okapi`` over the runtime's tools (name, description,
+    parameters; ``benchmarks/search.py``'s text and tokens), top 5 per query, inside ``source`` when one is given:
+    the baseline junior's ranking is compared with. None for a call without query text (a source's listing,
+    ``tool_names``), which keeps junior's answer, so only ranking differs."""
     import numpy
     from rank_bm25 import BM25Okapi
     from search import bm25_tokens, document
 
-    out = []
-    with catalog(folder) as rt:
-        entries = sorted(rt.catalog_tools(), key=lambda e: e.tool_name)
-        bm25 = BM25Okapi([bm25_tokens(document(e)) for e in entries])
-        sources = numpy.array([e.source_id for e in entries])
+    entries = sorted(rt.catalog_tools(), key=lambda e: e.tool_name)
+    bm25 = BM25Okapi([bm25_tokens(document(e)) for e in entries])
+    sources = numpy.array([e.source_id for e in entries])
 
-        def top(query: str, source: Any) -> list[str]:
-            scores = bm25.get_scores(bm25_tokens(query))
-            if isinstance(source, str) and source:
-                scores = numpy.where(sources == source, scores, -numpy.inf)
-            order = [int(i) for i in numpy.argsort(-scores, kind="stable")[:TOP] if numpy.isfinite(scores[i])]
-            return [entries[i].tool_name for i in order if scores[i] > 0]
+    def top(query: str, source: Any) -> list[str]:
+        scores = bm25.get_scores(bm25_tokens(query))
+        if isinstance(source, str) and source:
+            scores = numpy.where(sources == source, scores, -numpy.inf)
+        order = [int(i) for i in numpy.argsort(-scores, kind="stable")[:TOP] if numpy.isfinite(scores[i])]
+        return [entries[i].tool_name for i in order if scores[i] > 0]
 
-        for record in records:
-            context = conversation(str(record["id"]))
-            calls = []
-            for n, call in enumerate(c for c in record["calls"] if c["name"] == "searchTools"):
-                arguments = call["arguments"] if isinstance(call["arguments"], Mapping) else {}
-                texts = [arguments["query"]] if isinstance(arguments.get("query"), str) else []
-                texts += [q for q in arguments.get("queries") or () if isinstance(q, str)]
-                texts = [t for t in texts if t.strip()]
-                if texts:
-                    ranked = [top(t, arguments.get("source")) for t in texts]
-                    answer: dict[str, Any] = {"queries": [{"tools": [{"tool_name": t} for t in r]} for r in ranked]}
-                else:
-                    answer = rt.call_model_tool("searchTools", call["arguments"], context.for_call(f"bm25_{n}"))
-                calls.append(call_record("searchTools", call["arguments"], answer))
-            out.append({**record, "calls": calls})
-    return out
+    def rank(arguments: Any) -> dict[str, Any] | None:
+        arguments = arguments if isinstance(arguments, Mapping) else {}
+        texts = [arguments["query"]] if isinstance(arguments.get("query"), str) else []
+        texts += [q for q in arguments.get("queries") or () if isinstance(q, str)]
+        texts = [t for t in texts if t.strip()]
+        if not texts:
+            return None
+        return {"queries": [{"tools": [{"tool_name": t} for t in top(text, arguments.get("source"))]}
+                            for text in texts]}
+
+    return rank
 
 
 def replay(path: Path, *, missed: list[str] | None = None,
            index_factory: Callable[[], Any] | None = None, baseline: bool = False) -> dict[str, Any]:
-    """The figures of ``path``'s searches re-run today (``baseline``: ranked by rank-bm25 instead, ``bm25_records``);
+    """The figures of ``path``'s searches re-run today (``baseline``: ranked by rank-bm25 instead, ``bm25_ranker``);
     ``missed`` collects the lines of ``misses``."""
     _, records = read_transcript(path)
     with tempfile.TemporaryDirectory(prefix="junior-agent-replay-") as scratch:
-        replayed = (bm25_records(records, Path(scratch)) if baseline
-                    else replay_records(records, Path(scratch), index_factory))
+        replayed = replay_records(records, Path(scratch), index_factory, baseline)
     if missed is not None:
         missed.extend(misses(replayed))
     return figures(replayed, with_execution=False)

@@ -287,7 +287,7 @@ def test_the_ablation_merges_the_model_queries_figures_into_each_variants_costs(
 @needs_livemcpbench
 def test_the_bm25_baseline_ranks_the_same_queries_inside_their_source(tmp_path: Path) -> None:
     _, records = agent.read_transcript(TINY)
-    replayed = agent.bm25_records(records, tmp_path)
+    replayed = agent.replay_records(records, tmp_path, baseline=True)
     memory_search, git_search = replayed[0]["calls"][0], replayed[1]["calls"][0]
     assert memory_search["top"] and all(t.startswith("memory__") for t in memory_search["top"])
     assert "mcp__git__git_log" in git_search["top"] and len(git_search["top"]) == agent.TOP

@@ -56,12 +56,10 @@ def admit(snapshot: Snapshot, request: Request, score: dict[int, float], tally: 
     rest = score.keys() - admitted.keys() - set().union(*(snapshot.by_source[source] for source in sources_in))
     covered: dict[int, int] = {}  # of the rest, each tool's first clause of which it holds the share the floor needs
     for c in asks if floor > 0 else ():
-        held, need, bonus = tally.matched[c], tally.need[c], tally.bonus[c]
         pool = rest - covered.keys()
-        if floor * need > 1e-9:  # else even a tool holding none of the clause would pass
-            pool &= held.keys()
-        covered.update(dict.fromkeys([doc for doc in pool if held.get(doc, 0.0) >= floor * (need + bonus.get(doc, 0.0))
-                                      - 1e-9], c))
+        if floor * tally.need[c] > 1e-9:  # else even a tool holding none of the clause would pass
+            pool &= tally.matched[c].keys()
+        covered.update(dict.fromkeys([doc for doc in pool if (m := measure(c, doc))[0] >= m[1] - 1e-9], c))
     if trace is None:
         return {doc: value for doc, value in score.items() if doc not in rest or doc in covered}
     by_source = {source_of[doc]: doc for doc in sorted(admitted, reverse=True)}
